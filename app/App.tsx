@@ -1,0 +1,80 @@
+// The main screen: header, canvas, chat, settings — connected to one stack worker.
+import { ReactFlowProvider } from '@xyflow/react';
+import { useEffect, useMemo } from 'preact/hooks';
+import { Canvas } from './canvas/Canvas.tsx';
+import { ChatPanel } from './chat/ChatPanel.tsx';
+import { SettingsDialog } from './settings/SettingsDialog.tsx';
+import { connectStack } from './stack-client.ts';
+import { StackClientContext } from './stack-context.ts';
+import { useAppStore } from './store.ts';
+
+const STACK_ID = 'default';
+
+export function App() {
+  const client = useMemo(() => connectStack(STACK_ID), []);
+  const connection = useAppStore((state) => state.connection);
+  const model = useAppStore((state) => state.view.model);
+  const openSettings = useAppStore((state) => state.setSettingsOpen);
+
+  useEffect(() => {
+    const { loadSnapshot, receive, setConnection } = useAppStore.getState();
+    let cancelled = false;
+    (async () => {
+      try {
+        const snapshot = await client.snapshot();
+        if (cancelled) return;
+        loadSnapshot(snapshot);
+        await client.subscribe(snapshot.last_seq, (events) => receive(events));
+        setConnection({ state: 'ready' });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        setConnection({ state: 'failed', message: `This stack could not be opened: ${message}` });
+      }
+    })();
+    return () => {
+      cancelled = true;
+    };
+  }, [client]);
+
+  return (
+    <StackClientContext.Provider value={client}>
+      <div class="app" data-connection={connection.state}>
+        <header class="topbar">
+          <h1 class="brand">Stackdocs</h1>
+          <span class={`status-pill status-pill--${model.state}`} aria-label={`Model: ${modelLabel(model.state)}`}>
+            {modelLabel(model.state)}
+          </span>
+          <span class="topbar-spacer" />
+          <button type="button" class="button" onClick={() => openSettings(true)} aria-label="Settings">
+            Settings
+          </button>
+        </header>
+        {connection.state === 'failed' && (
+          <p class="fatal" role="alert">
+            {connection.message}
+          </p>
+        )}
+        <main class="workspace">
+          <ReactFlowProvider>
+            <Canvas />
+          </ReactFlowProvider>
+          <ChatPanel />
+        </main>
+        <SettingsDialog />
+      </div>
+    </StackClientContext.Provider>
+  );
+}
+
+function modelLabel(state: string): string {
+  switch (state) {
+    case 'ready':
+      return 'Model ready';
+    case 'not_configured':
+      return 'No model';
+    case 'unreachable':
+      return 'Offline';
+    default:
+      return 'Checking model…';
+  }
+}

@@ -1,0 +1,94 @@
+// The infinite canvas of windows. The agent decides what is in a window; the user where it is.
+import {
+  applyNodeChanges,
+  Background,
+  BackgroundVariant,
+  Controls,
+  MiniMap,
+  ReactFlow,
+  type NodeChange,
+} from '@xyflow/react';
+import '@xyflow/react/dist/style.css';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import type { CanvasWindow } from '../../worker/protocol.ts';
+import { placeNewWindow, useAppStore, type Geometry } from '../store.ts';
+import { NotesWindowNode, type NotesWindowNodeType } from './NotesWindowNode.tsx';
+
+type WindowNode = NotesWindowNodeType;
+
+const nodeTypes = { notes: NotesWindowNode };
+
+export function Canvas() {
+  const windows = useAppStore((state) => state.view.windows);
+  const geometry = useAppStore((state) => state.geometry);
+  const setGeometry = useAppStore((state) => state.setGeometry);
+  const [nodes, setNodes] = useState<WindowNode[]>([]);
+
+  // A window the user has not placed yet gets a spot once, and keeps it.
+  useEffect(() => {
+    windows.forEach((window, index) => {
+      if (!geometry[window.id]) setGeometry(window.id, placeNewWindow(index));
+    });
+  }, [windows, geometry, setGeometry]);
+
+  useEffect(() => {
+    setNodes((previous) => buildNodes(windows, geometry, previous));
+  }, [windows, geometry]);
+
+  const onNodesChange = useCallback(
+    (changes: NodeChange<WindowNode>[]) => {
+      setNodes((current) => applyNodeChanges(changes, current));
+      for (const change of changes) {
+        if (change.type === 'position' && change.position && change.dragging === false) {
+          setGeometry(change.id, { x: change.position.x, y: change.position.y });
+        }
+        if (change.type === 'dimensions' && change.dimensions && change.resizing === false) {
+          setGeometry(change.id, { width: change.dimensions.width, height: change.dimensions.height });
+        }
+      }
+    },
+    [setGeometry],
+  );
+
+  return (
+    <div class="canvas" aria-label="Canvas">
+      <ReactFlow
+        nodes={nodes}
+        edges={[]}
+        nodeTypes={nodeTypes}
+        onNodesChange={onNodesChange}
+        minZoom={0.2}
+        maxZoom={2}
+        snapToGrid
+        snapGrid={[8, 8]}
+        deleteKeyCode={null}
+        proOptions={{ hideAttribution: true }}
+      >
+        <Background variant={BackgroundVariant.Dots} gap={24} size={1.2} />
+        <MiniMap pannable zoomable ariaLabel="Canvas overview" />
+        <Controls showInteractive={false} />
+      </ReactFlow>
+      {windows.length === 0 && (
+        <p class="canvas-empty">Windows the agent opens appear here. Ask it something in the chat.</p>
+      )}
+    </div>
+  );
+}
+
+function buildNodes(windows: CanvasWindow[], geometry: Record<string, Geometry>, previous: WindowNode[]): WindowNode[] {
+  const before = new Map(previous.map((node) => [node.id, node]));
+  return windows.map((window, index) => {
+    const place = geometry[window.id] ?? placeNewWindow(index);
+    const old = before.get(window.id);
+    return {
+      ...old,
+      id: window.id,
+      type: window.kind,
+      position: old?.dragging ? old.position : { x: place.x, y: place.y },
+      width: place.width,
+      height: place.height,
+      dragHandle: '.window-titlebar',
+      data: { window },
+    };
+  });
+}

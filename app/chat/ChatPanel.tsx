@@ -1,0 +1,115 @@
+// The chat: the conversation with streaming replies and tool activity, the composer, stop.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { assertNever } from '../../worker/protocol.ts';
+import type { ChatEntry } from '../events.ts';
+import { Markdown } from '../Markdown.tsx';
+import { StackCallError } from '../stack-client.ts';
+import { useStackClient } from '../stack-context.ts';
+import { useAppStore } from '../store.ts';
+import { ModelBanner } from './ModelBanner.tsx';
+
+export function ChatPanel() {
+  const client = useStackClient();
+  const chat = useAppStore((state) => state.view.chat);
+  const busy = useAppStore((state) => state.view.activeMissions.length > 0);
+  const ready = useAppStore((state) => state.connection.state === 'ready');
+  const [draft, setDraft] = useState('');
+  const [sendError, setSendError] = useState<string | null>(null);
+  const log = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    log.current?.scrollTo({ top: log.current.scrollHeight });
+  }, [chat]);
+
+  const send = async () => {
+    const text = draft.trim();
+    if (!text || !ready) return;
+    setSendError(null);
+    try {
+      await client.call('mission', { text });
+      setDraft('');
+    } catch (error) {
+      setSendError(error instanceof StackCallError ? error.message : 'The stack did not answer. Reload the page.');
+    }
+  };
+  const stop = () => void client.call('abort', {}).catch(() => {});
+
+  return (
+    <aside class="chat" aria-label="Chat">
+      <ModelBanner />
+      <div class="chat-log" ref={log} role="log" aria-live="polite" aria-label="Conversation">
+        {chat.length === 0 && <p class="chat-empty">Ask your computer anything. Replies stream here; results open as windows.</p>}
+        {chat.map((entry) => (
+          <ChatItem key={entry.key} entry={entry} />
+        ))}
+      </div>
+      <form
+        class="chat-composer"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void send();
+        }}
+      >
+        {sendError && <p class="chat-send-error" role="alert">{sendError}</p>}
+        <textarea
+          id="chat-input"
+          aria-label="Message"
+          placeholder={ready ? 'Message your computer…' : 'Starting…'}
+          value={draft}
+          disabled={!ready}
+          rows={3}
+          onInput={(event) => setDraft(event.currentTarget.value)}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter' && !event.shiftKey) {
+              event.preventDefault();
+              void send();
+            }
+          }}
+        />
+        <div class="chat-actions">
+          {busy && (
+            <button type="button" class="button button--danger" onClick={stop} aria-label="Stop">
+              Stop
+            </button>
+          )}
+          <button type="submit" class="button button--primary" disabled={!ready || !draft.trim()} aria-label="Send">
+            Send
+          </button>
+        </div>
+      </form>
+    </aside>
+  );
+}
+
+function ChatItem({ entry }: { entry: ChatEntry }) {
+  switch (entry.kind) {
+    case 'user':
+      return <div class="msg msg--user" data-role="user">{entry.text}</div>;
+    case 'assistant':
+      return (
+        <div class={entry.streaming ? 'msg msg--assistant msg--streaming' : 'msg msg--assistant'} data-role="assistant">
+          <Markdown text={entry.text} />
+        </div>
+      );
+    case 'tool':
+      return (
+        <details class={`tool tool--${entry.status}`} data-role="tool">
+          <summary>
+            <span class="tool-status" aria-hidden="true">{entry.status === 'running' ? '…' : entry.status === 'ok' ? '✓' : '!'}</span>
+            {entry.title}
+          </summary>
+          {entry.summary && <pre class="tool-detail">{entry.summary}</pre>}
+        </details>
+      );
+    case 'notice':
+      return <div class="msg msg--notice" data-role="notice">{entry.text}</div>;
+    case 'error':
+      return (
+        <div class="msg msg--error" role="alert" data-role="error" data-code={entry.code}>
+          {entry.text}
+        </div>
+      );
+    default:
+      return assertNever(entry, 'chat entry');
+  }
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import type { StackEvent, StackEventBody } from '../worker/protocol.ts';
+import { applyEvents, emptyView } from './events.ts';
+
+let seq = 0;
+const ev = (body: StackEventBody): StackEvent => ({ ...body, seq: ++seq, at: 0 }) as StackEvent;
+
+describe('applyEvents', () => {
+  it('folds a mission into chat entries: user, streamed text, tool, error', () => {
+    seq = 0;
+    const events = [
+      ev({ type: 'mission_started', mission_id: 'm', request_id: 'r', text: 'hi' }),
+      ev({ type: 'assistant_delta', mission_id: 'm', text: 'Hel' }),
+      ev({ type: 'assistant_delta', mission_id: 'm', text: 'lo' }),
+      ev({ type: 'assistant_message_end', mission_id: 'm', stop_reason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 } }),
+      ev({ type: 'tool_started', mission_id: 'm', tool_use_id: 't1', name: 'create_window', title: 'Opening' }),
+      ev({ type: 'tool_finished', mission_id: 'm', tool_use_id: 't1', name: 'create_window', ok: true, summary: 'done' }),
+      ev({ type: 'mission_finished', mission_id: 'm', status: 'failed', error: { code: 'model_error', message: 'boom' } }),
+    ];
+    const view = applyEvents(emptyView, events);
+    expect(view.lastSeq).toBe(7);
+    expect(view.activeMissions).toEqual([]);
+    expect(view.chat.map((entry) => entry.kind)).toEqual(['user', 'assistant', 'tool', 'error']);
+    expect(view.chat[1]).toMatchObject({ text: 'Hello', streaming: false });
+    expect(view.chat[2]).toMatchObject({ status: 'ok', summary: 'done' });
+    expect(view.chat[3]).toMatchObject({ code: 'model_error', text: 'boom' });
+  });
+
+  it('ignores events it has already applied', () => {
+    seq = 0;
+    const opened = ev({ type: 'window_opened', window: { id: 'w', kind: 'notes', title: 't', content: '', created_at: 0, updated_at: 0 } });
+    const once = applyEvents(emptyView, [opened]);
+    expect(applyEvents(once, [opened])).toBe(once);
+    const closed = applyEvents(once, [ev({ type: 'window_closed', window_id: 'w' })]);
+    expect(closed.windows).toEqual([]);
+  });
+});

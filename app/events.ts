@@ -1,0 +1,107 @@
+// Folds the stack's events into what the UI shows. Pure, so it is unit tested.
+import { assertNever, type CanvasWindow, type ModelStatus, type Settings, type StackEvent } from '../worker/protocol.ts';
+
+export type ChatEntry =
+  | { kind: 'user'; key: string; mission_id: string; text: string }
+  | { kind: 'assistant'; key: string; mission_id: string; text: string; streaming: boolean }
+  | { kind: 'tool'; key: string; mission_id: string; name: string; title: string; status: 'running' | 'ok' | 'error'; summary: string }
+  | { kind: 'notice'; key: string; mission_id: string; text: string }
+  | { kind: 'error'; key: string; mission_id: string; code: string; text: string };
+
+export interface StackView {
+  lastSeq: number;
+  settings: Settings | null;
+  model: ModelStatus;
+  windows: CanvasWindow[];
+  chat: ChatEntry[];
+  /** Missions started and not yet finished, oldest first. */
+  activeMissions: string[];
+}
+
+export const emptyView: StackView = {
+  lastSeq: 0,
+  settings: null,
+  model: { state: 'unknown' },
+  windows: [],
+  chat: [],
+  activeMissions: [],
+};
+
+export function applyEvents(view: StackView, events: StackEvent[]): StackView {
+  let next = view;
+  for (const event of events) {
+    if (event.seq <= next.lastSeq) continue;
+    next = { ...applyEvent(next, event), lastSeq: event.seq };
+  }
+  return next;
+}
+
+function applyEvent(view: StackView, event: StackEvent): StackView {
+  const key = `e${event.seq}`;
+  switch (event.type) {
+    case 'mission_started':
+      return {
+        ...view,
+        activeMissions: [...view.activeMissions, event.mission_id],
+        chat: [...view.chat, { kind: 'user', key, mission_id: event.mission_id, text: event.text }],
+      };
+    case 'assistant_delta': {
+      const last = view.chat.at(-1);
+      if (last?.kind === 'assistant' && last.streaming && last.mission_id === event.mission_id) {
+        return { ...view, chat: [...view.chat.slice(0, -1), { ...last, text: last.text + event.text }] };
+      }
+      return {
+        ...view,
+        chat: [...view.chat, { kind: 'assistant', key, mission_id: event.mission_id, text: event.text, streaming: true }],
+      };
+    }
+    case 'assistant_message_end':
+      return { ...view, chat: view.chat.map((entry) => (entry.kind === 'assistant' && entry.streaming && entry.mission_id === event.mission_id ? { ...entry, streaming: false } : entry)) };
+    case 'tool_started':
+      return {
+        ...view,
+        chat: [
+          ...view.chat,
+          { kind: 'tool', key: event.tool_use_id, mission_id: event.mission_id, name: event.name, title: event.title, status: 'running', summary: '' },
+        ],
+      };
+    case 'tool_finished':
+      return {
+        ...view,
+        chat: view.chat.map((entry) =>
+          entry.kind === 'tool' && entry.key === event.tool_use_id
+            ? { ...entry, status: event.ok ? 'ok' : 'error', summary: event.summary }
+            : entry,
+        ),
+      };
+    case 'model_retry':
+      return {
+        ...view,
+        chat: [
+          ...view.chat,
+          { kind: 'notice', key, mission_id: event.mission_id, text: `${event.reason} Retrying in ${(event.delay_ms / 1000).toFixed(1)} s (attempt ${event.attempt + 1}).` },
+        ],
+      };
+    case 'mission_finished': {
+      const activeMissions = view.activeMissions.filter((id) => id !== event.mission_id);
+      const chat = view.chat.map((entry) => (entry.kind === 'assistant' && entry.mission_id === event.mission_id ? { ...entry, streaming: false } : entry));
+      if (event.status === 'aborted') chat.push({ kind: 'notice', key, mission_id: event.mission_id, text: 'Stopped.' });
+      if (event.status === 'failed' && event.error) {
+        chat.push({ kind: 'error', key, mission_id: event.mission_id, code: event.error.code, text: event.error.message });
+      }
+      return { ...view, activeMissions, chat };
+    }
+    case 'window_opened':
+      return { ...view, windows: [...view.windows.filter((w) => w.id !== event.window.id), event.window] };
+    case 'window_updated':
+      return { ...view, windows: view.windows.map((w) => (w.id === event.window.id ? event.window : w)) };
+    case 'window_closed':
+      return { ...view, windows: view.windows.filter((w) => w.id !== event.window_id) };
+    case 'settings_changed':
+      return { ...view, settings: event.settings };
+    case 'model_status':
+      return { ...view, model: event.status };
+    default:
+      return assertNever(event, 'stack event');
+  }
+}

@@ -1,0 +1,51 @@
+// The app's handle on a stack worker: typed requests with ids, and the event stream.
+import * as Comlink from 'comlink';
+import type {
+  ErrorShape,
+  EventListener,
+  Method,
+  ParamsOf,
+  ResultOf,
+  StackApi,
+  StackRequest,
+  StackResponse,
+  StackSnapshot,
+} from '../worker/protocol.ts';
+
+export class StackCallError extends Error {
+  constructor(readonly shape: ErrorShape) {
+    super(shape.message);
+    this.name = 'StackCallError';
+  }
+}
+
+export interface StackClient {
+  readonly stackId: string;
+  /** Resolves with the result, or rejects with a StackCallError carrying the worker's error. */
+  call<M extends Method>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>>;
+  snapshot(): Promise<StackSnapshot>;
+  subscribe(afterSeq: number, listener: EventListener): Promise<{ last_seq: number }>;
+}
+
+export function connectStack(stackId: string): StackClient {
+  const worker = new Worker(new URL('../worker/stack-worker.ts', import.meta.url), {
+    type: 'module',
+    name: `stack:${stackId}`,
+  });
+  const api = Comlink.wrap<StackApi>(worker);
+  return {
+    stackId,
+    async call(method, params) {
+      const request = { id: crypto.randomUUID(), method, params } as StackRequest;
+      // comlink's Remote<> drops the method's generic, so the pairing is restored here.
+      const response = (await api.request(request)) as StackResponse<typeof method>;
+      if (response.request_id !== request.id) {
+        throw new StackCallError({ code: 'internal', message: `Response for ${response.request_id} answered ${request.id}.` });
+      }
+      if (!response.ok) throw new StackCallError(response.error);
+      return response.result;
+    },
+    snapshot: () => api.snapshot(),
+    subscribe: (afterSeq, listener) => api.subscribe(afterSeq, Comlink.proxy(listener)),
+  };
+}

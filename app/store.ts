@@ -1,0 +1,89 @@
+// UI state only: the view folded from the stack's events, window geometry, panels.
+// Durable data (windows' content, settings) lives in the stack worker.
+import { create } from 'zustand';
+import { createJSONStorage, persist } from 'zustand/middleware';
+import type { StackEvent, StackSnapshot } from '../worker/protocol.ts';
+import { applyEvents, emptyView, type StackView } from './events.ts';
+
+export interface Geometry {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+type Connection = { state: 'connecting' } | { state: 'ready' } | { state: 'failed'; message: string };
+
+interface ViewSlice {
+  view: StackView;
+  connection: Connection;
+  loadSnapshot(snapshot: StackSnapshot): void;
+  receive(events: StackEvent[]): void;
+  setConnection(connection: Connection): void;
+}
+
+interface LayoutSlice {
+  /** Where the user put each window. The user owns geometry; the agent never moves a window. */
+  geometry: Record<string, Geometry>;
+  setGeometry(windowId: string, geometry: Partial<Geometry>): void;
+  forgetGeometry(windowId: string): void;
+}
+
+interface PanelSlice {
+  settingsOpen: boolean;
+  setSettingsOpen(open: boolean): void;
+}
+
+export type AppState = ViewSlice & LayoutSlice & PanelSlice;
+
+export const DEFAULT_WINDOW_SIZE = { width: 420, height: 320 };
+
+export const useAppStore = create<AppState>()(
+  persist(
+    (set) => ({
+      view: emptyView,
+      connection: { state: 'connecting' },
+      loadSnapshot: (snapshot) =>
+        set((state) => ({
+          view: {
+            ...state.view,
+            lastSeq: snapshot.last_seq,
+            settings: snapshot.settings,
+            model: snapshot.model,
+            windows: snapshot.windows,
+          },
+        })),
+      receive: (events) => set((state) => ({ view: applyEvents(state.view, events) })),
+      setConnection: (connection) => set({ connection }),
+
+      geometry: {},
+      setGeometry: (windowId, patch) =>
+        set((state) => {
+          const current = state.geometry[windowId] ?? { x: 0, y: 0, ...DEFAULT_WINDOW_SIZE };
+          return { geometry: { ...state.geometry, [windowId]: { ...current, ...patch } } };
+        }),
+      forgetGeometry: (windowId) =>
+        set((state) => {
+          const { [windowId]: _gone, ...rest } = state.geometry;
+          return { geometry: rest };
+        }),
+
+      settingsOpen: false,
+      setSettingsOpen: (settingsOpen) => set({ settingsOpen }),
+    }),
+    {
+      name: 'stackdocs:layout:default',
+      version: 1,
+      storage: createJSONStorage(() => localStorage),
+      // Only the user's layout is kept here; everything else comes back from the worker.
+      partialize: (state) => ({ geometry: state.geometry }),
+      migrate: (persisted) => persisted as { geometry: Record<string, Geometry> },
+    },
+  ),
+);
+
+/** Where a new window goes: cascaded so several new windows never stack exactly. */
+export function placeNewWindow(existing: number): Geometry {
+  const step = (existing % 8) * 32;
+  return { x: 40 + step, y: 40 + step, ...DEFAULT_WINDOW_SIZE };
+}

@@ -1,0 +1,72 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { findViolations, type SourceFile } from './import-rules.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+
+function sources(folder: string): SourceFile[] {
+  const out: SourceFile[] = [];
+  const walk = (dir: string) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (entry.name === 'node_modules' || entry.name === 'dist') continue;
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/\.(ts|tsx|mts)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+        out.push({ path: relative(root, full).split('\\').join('/'), source: readFileSync(full, 'utf8') });
+      }
+    }
+  };
+  walk(join(root, folder));
+  return out;
+}
+
+describe('dependency direction', () => {
+  it('holds for the whole tree', () => {
+    const files = ['app', 'worker', 'vm', 'memory', 'cloudflare-proxy/src'].flatMap(sources);
+    expect(files.length).toBeGreaterThan(10);
+    expect(findViolations(files)).toEqual([]);
+  });
+
+  it('catches each kind of violation', () => {
+    const bad: SourceFile[] = [
+      { path: 'worker/a.ts', source: "import { h } from 'preact';\nimport { useStore } from 'zustand';" },
+      { path: 'worker/b.ts', source: "import { App } from '../app/App.tsx';" },
+      { path: 'worker/c.ts', source: 'const el = document.createElement("div");' },
+      { path: 'worker/d.tsx', source: 'export const x = 1;' },
+      { path: 'vm/e.ts', source: "import { x } from '../memory/db.ts';" },
+      { path: 'memory/f.ts', source: "export { y } from '../worker/stack.ts';" },
+      { path: 'app/g.ts', source: "import { createStack } from '../worker/stack.ts';" },
+      { path: 'app/h.ts', source: "const m = await import('../vm/machine.ts');" },
+      { path: 'cloudflare-proxy/src/i.ts', source: "import type { Settings } from '../../worker/protocol.ts';" },
+    ];
+    const problems = findViolations(bad);
+    expect(problems).toEqual([
+      'worker/a.ts:1 worker/ must not import preact',
+      'worker/a.ts:2 worker/ must not import zustand',
+      'worker/b.ts:1 worker/ must not import app/',
+      'worker/c.ts:1 uses the DOM-only global document',
+      'worker/d.tsx:1 JSX belongs in app/',
+      'vm/e.ts:1 vm/ must not import memory/',
+      'memory/f.ts:1 memory/ must not import worker/',
+      'app/g.ts:1 app/ may import only types from worker/ (use `import type`): ../worker/stack.ts',
+      'app/h.ts:1 app/ must not import vm/ (go through the stack worker)',
+      'cloudflare-proxy/src/i.ts:1 cloudflare-proxy/ is its own package and must not import worker/',
+    ]);
+  });
+
+  it('allows type imports and the protocol module from app/', () => {
+    const ok: SourceFile[] = [
+      { path: 'app/a.ts', source: "import type { StackApi } from '../worker/protocol.ts';\nimport { type Settings } from '../worker/settings.ts';" },
+      { path: 'app/b.ts', source: "import { assertNever } from '../worker/protocol.ts';" },
+      { path: 'worker/c.ts', source: "import type { Disk } from '../vm/disk.ts';\nconst win = { id: 1 };" },
+    ];
+    expect(findViolations(ok)).toEqual([]);
+  });
+});

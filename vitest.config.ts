@@ -1,0 +1,33 @@
+// Test projects: `unit` runs in Node beside the code; `browser` runs in real Chromium.
+// End-to-end tests are Playwright's (playwright.config.ts), not vitest's.
+import { defineConfig } from 'vitest/config';
+import { playwright } from '@vitest/browser-playwright';
+import { chromiumArgs, chromiumPath } from './tests/support/chromium.ts';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          environment: 'node',
+          include: ['{app,worker,vm,memory,tests,cloudflare-proxy,scripts,bench}/**/*.test.ts'],
+          exclude: ['**/node_modules/**', 'tests/e2e/**', '**/*.browser.test.ts'],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: 'browser',
+          include: ['{app,worker,vm,memory,tests}/**/*.browser.test.ts'],
+          browser: {
+            enabled: true,
+            headless: true,
+            provider: playwright({ launchOptions: { executablePath: chromiumPath, args: chromiumArgs } }),
+            instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+    ],
+  },
+});

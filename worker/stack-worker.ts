@@ -1,0 +1,30 @@
+// Entry of a dedicated stack worker: wires one stack to OPFS, the network and comlink.
+import * as Comlink from 'comlink';
+import { createAnthropicStream } from './agent/anthropic.ts';
+import type { StackApi } from './protocol.ts';
+import { DEFAULT_MODEL } from './settings.ts';
+import { createStack } from './stack.ts';
+import { openOpfsStorage } from './storage.ts';
+
+const DEFAULT_ENDPOINT = import.meta.env.VITE_PROXY_URL || 'http://127.0.0.1:8787';
+
+// The app names the worker `stack:<id>`; one worker serves one stack.
+const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length) : 'default';
+
+const stack: Promise<StackApi> = openOpfsStorage(stackId).then((storage) =>
+  createStack({
+    storage,
+    defaults: { endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL },
+    fetch: (input, init) => fetch(input, init),
+    createStream: (endpoint) => createAnthropicStream({ baseURL: endpoint }),
+  }),
+);
+
+// Calls wait for the stack to open; comlink forwards a rejected open as an error to the caller.
+const api: StackApi = {
+  request: async (request) => (await stack).request(request),
+  subscribe: async (afterSeq, listener) => (await stack).subscribe(afterSeq, listener),
+  snapshot: async () => (await stack).snapshot(),
+};
+
+Comlink.expose(api);

@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest';
+import type { ModelStreamEvent, StreamFn } from './agent/types.ts';
+import type { StackApi, StackEvent } from './protocol.ts';
+import { createStack } from './stack.ts';
+import { createMemoryStorage } from './storage.ts';
+
+const healthy = (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch;
+
+function message(content: unknown[]): ModelStreamEvent {
+  return {
+    type: 'message',
+    message: {
+      id: 'msg', type: 'message', role: 'assistant', model: 'm', stop_sequence: null,
+      content, stop_reason: content.some((b) => (b as { type: string }).type === 'tool_use') ? 'tool_use' : 'end_turn',
+      usage: { input_tokens: 3, output_tokens: 4 },
+    } as never,
+  };
+}
+
+async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetchFn = healthy) {
+  let n = 0;
+  const stack = await createStack({
+    storage,
+    defaults: { endpoint: 'http://proxy.test', model: 'test-model' },
+    fetch: fetchFn,
+    createStream: () => stream,
+    newId: (prefix) => `${prefix}_${++n}`,
+  });
+  const events: StackEvent[] = [];
+  await stack.subscribe(0, (batch) => events.push(...batch));
+  return { stack, events, storage };
+}
+
+async function until(events: StackEvent[], type: StackEvent['type']) {
+  for (let i = 0; i < 200; i++) {
+    if (events.some((e) => e.type === type)) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`no ${type} event; got ${events.map((e) => e.type).join(', ')}`);
+}
+
+const mission = (stack: StackApi, text: string, id = 'req-1') => stack.request({ id, method: 'mission', params: { text } });
+
+describe('stack', () => {
+  it('answers a request with its request_id and streams a mission as events with increasing seq', async () => {
+    const stream: StreamFn = async function* () {
+      yield { type: 'text_delta', text: 'Hi ' };
+      yield { type: 'text_delta', text: 'there' };
+      yield message([{ type: 'text', text: 'Hi there' }]);
+    };
+    const { stack, events } = await openStack(stream);
+    const response = await mission(stack, 'hello');
+    expect(response).toEqual({ request_id: 'req-1', ok: true, result: { mission_id: 'm_1' } });
+    await until(events, 'mission_finished');
+    // The health check answers whenever it answers; everything else comes in order.
+    const types = events.map((e) => e.type).filter((type) => type !== 'model_status');
+    expect(types).toEqual(['mission_started', 'assistant_delta', 'assistant_delta', 'assistant_message_end', 'mission_finished']);
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(events.at(-1)).toMatchObject({ status: 'completed', mission_id: 'm_1' });
+  });
+
+  it('opens a notes window through create_window and keeps it in storage', async () => {
+    let call = 0;
+    const stream: StreamFn = async function* () {
+      call++;
+      if (call === 1) yield message([{ type: 'tool_use', id: 'tu1', name: 'create_window', input: { kind: 'notes', title: 'Plan', content: '# Steps' } }]);
+      else yield message([{ type: 'text', text: 'Opened.' }]);
+    };
+    const { stack, events, storage } = await openStack(stream);
+    await mission(stack, 'make a plan');
+    await until(events, 'mission_finished');
+    const opened = events.find((e) => e.type === 'window_opened');
+    expect(opened).toMatchObject({ window: { id: 'w_2', kind: 'notes', title: 'Plan', content: '# Steps' } });
+    expect(events.find((e) => e.type === 'tool_finished')).toMatchObject({ ok: true, summary: 'Opened notes window "Plan" (id: w_2).' });
+
+    const again = await openStack(stream, storage);
+    expect((await again.stack.snapshot()).windows.map((w) => w.title)).toEqual(['Plan']);
+    await again.stack.request({ id: 'r', method: 'canvas_interaction', params: { type: 'window_closed', window_id: 'w_2' } });
+    expect((await again.stack.snapshot()).windows).toEqual([]);
+  });
+
+  it('runs missions one at a time in arrival order', async () => {
+    const order: string[] = [];
+    const stream: StreamFn = async function* (request) {
+      const last = request.messages.at(-1)!;
+      const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+      order.push(`start ${text}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      order.push(`end ${text}`);
+      yield message([{ type: 'text', text: 'ok' }]);
+    };
+    const { stack, events } = await openStack(stream);
+    await mission(stack, 'one', 'a');
+    await mission(stack, 'two', 'b');
+    for (let i = 0; i < 100 && events.filter((e) => e.type === 'mission_finished').length < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(order).toEqual(['start one', 'end one', 'start two', 'end two']);
+  });
+
+  it('rejects malformed requests as data, never throwing', async () => {
+    const { stack } = await openStack(async function* () {});
+    expect(await mission(stack, '   ')).toMatchObject({ request_id: 'req-1', ok: false, error: { code: 'bad_request' } });
+    expect(await stack.request({ id: '', method: 'mission', params: { text: 'x' } })).toMatchObject({ ok: false, error: { code: 'bad_request' } });
+    expect(await stack.request({ id: 'z', method: 'nope' as never, params: {} as never })).toMatchObject({ ok: false, request_id: 'z' });
+    expect(await stack.request({ id: 's', method: 'update_settings', params: { endpoint: 'ftp://x' } })).toMatchObject({
+      ok: false, error: { code: 'bad_request', message: 'The model endpoint must be an http:// or https:// address.' },
+    });
+  });
+
+  it('persists settings and reports them as an event', async () => {
+    const { stack, events, storage } = await openStack(async function* () {});
+    const response = await stack.request({ id: 's', method: 'update_settings', params: { model: 'claude-x', endpoint: 'https://proxy.example/' } });
+    expect(response).toEqual({ request_id: 's', ok: true, result: { model: 'claude-x', endpoint: 'https://proxy.example' } });
+    expect(events.find((e) => e.type === 'settings_changed')).toBeTruthy();
+    const again = await openStack(async function* () {}, storage);
+    expect((await again.stack.snapshot()).settings.model).toBe('claude-x');
+  });
+
+  it('reports a proxy without a key as not configured', async () => {
+    const noKey = (async () => Response.json({ ok: true, anthropic: false })) as typeof fetch;
+    const { events } = await openStack(async function* () {}, createMemoryStorage(), noKey);
+    await until(events, 'model_status');
+    expect(events[0]).toMatchObject({ type: 'model_status', status: { state: 'not_configured' } });
+    expect((events[0] as { status: { message: string } }).status.message).toContain('ANTHROPIC_API_KEY');
+  });
+
+  it('replays events after an offset without duplicates', async () => {
+    const stream: StreamFn = async function* () {
+      yield message([{ type: 'text', text: 'ok' }]);
+    };
+    const { stack, events } = await openStack(stream);
+    await mission(stack, 'x');
+    await until(events, 'mission_finished');
+    const late: StackEvent[] = [];
+    await stack.subscribe(2, (batch) => late.push(...batch));
+    expect(late.map((e) => e.seq)).toEqual(events.filter((e) => e.seq > 2).map((e) => e.seq));
+  });
+
+  it('aborts a running mission', async () => {
+    const stream: StreamFn = async function* (_request, signal) {
+      yield { type: 'text_delta', text: 'thinking' };
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      throw new Error('aborted');
+    };
+    const { stack, events } = await openStack(stream);
+    await mission(stack, 'long');
+    await until(events, 'assistant_delta');
+    expect(await stack.request({ id: 'a', method: 'abort', params: {} })).toEqual({ request_id: 'a', ok: true, result: { aborted: true } });
+    await until(events, 'mission_finished');
+    expect(events.at(-1)).toMatchObject({ type: 'mission_finished', status: 'aborted' });
+  });
+});

@@ -1,0 +1,220 @@
+// One stack: its settings, canvas, event log and missions, behind the StackApi protocol.
+// Framework-free and DOM-free; the worker entry wires it to OPFS, fetch and comlink.
+import { runAgentLoop } from './agent/loop.ts';
+import { toErrorShape } from './agent/errors.ts';
+import { systemPrompt } from './agent/system-prompt.ts';
+import type { LoopEvent, MessageParam, StreamFn } from './agent/types.ts';
+import { loadCanvas } from './canvas.ts';
+import { createEventLog } from './event-log.ts';
+import { checkModelEndpoint } from './model-health.ts';
+import {
+  assertNever,
+  type ErrorShape,
+  type EventListener,
+  type Method,
+  type ModelStatus,
+  type ResultOf,
+  type Settings,
+  type StackApi,
+  type StackRequest,
+  type StackResponse,
+} from './protocol.ts';
+import { loadSettings, mergeSettings, saveSettings, SettingsError } from './settings.ts';
+import type { StackStorage } from './storage.ts';
+import { createCreateWindowTool } from './tools/create-window.ts';
+
+export interface StackDeps {
+  storage: StackStorage;
+  defaults: Settings;
+  fetch: typeof fetch;
+  /** Builds the model stream for an endpoint; swapped for a fake in unit tests. */
+  createStream(endpoint: string): StreamFn;
+  newId?: (prefix: string) => string;
+  maxRetries?: number;
+}
+
+class RequestError extends Error {
+  constructor(readonly shape: ErrorShape) {
+    super(shape.message);
+  }
+}
+
+export async function createStack(deps: StackDeps): Promise<StackApi> {
+  const newId = deps.newId ?? ((prefix: string) => `${prefix}_${crypto.randomUUID().slice(0, 12)}`);
+  const log = createEventLog();
+  const emit = log.append;
+  let settings = await loadSettings(deps.storage, deps.defaults);
+  let model: ModelStatus = { state: 'unknown' };
+  const canvas = await loadCanvas(deps.storage, emit, () => newId('w'));
+  const tools = [createCreateWindowTool(canvas)];
+
+  // Missions run one at a time, in the order they arrived.
+  let lock: Promise<void> = Promise.resolve();
+  let history: MessageParam[] = [];
+  const running = new Map<string, AbortController>();
+
+  async function checkModel(): Promise<ModelStatus> {
+    model = await checkModelEndpoint(settings.endpoint, deps.fetch);
+    emit({ type: 'model_status', status: model });
+    return model;
+  }
+
+  function startMission(requestId: string, text: string): string {
+    const missionId = newId('m');
+    const controller = new AbortController();
+    running.set(missionId, controller);
+    lock = lock.then(() => runMission(missionId, requestId, text, controller));
+    return missionId;
+  }
+
+  async function runMission(missionId: string, requestId: string, text: string, controller: AbortController) {
+    emit({ type: 'mission_started', mission_id: missionId, request_id: requestId, text });
+    try {
+      if (controller.signal.aborted) {
+        emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted' });
+        return;
+      }
+      const outcome = await runAgentLoop({
+        stream: deps.createStream(settings.endpoint),
+        tools,
+        model: settings.model,
+        system: systemPrompt(),
+        messages: withUserText(history, text),
+        signal: controller.signal,
+        onEvent: (event) => forwardLoopEvent(missionId, event),
+        ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
+      });
+      history = outcome.messages;
+      const error = outcome.status === 'failed' ? outcome.error : undefined;
+      emit({ type: 'mission_finished', mission_id: missionId, status: outcome.status, ...(error ? { error } : {}) });
+      if (error?.code === 'model_not_configured' || error?.code === 'model_unreachable') void checkModel();
+    } catch (error) {
+      emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', error: toErrorShape(error) });
+    } finally {
+      running.delete(missionId);
+    }
+  }
+
+  function forwardLoopEvent(missionId: string, event: LoopEvent) {
+    const mission_id = missionId;
+    switch (event.type) {
+      case 'text_delta':
+        return emit({ type: 'assistant_delta', mission_id, text: event.text });
+      case 'message_end':
+        return emit({ type: 'assistant_message_end', mission_id, stop_reason: event.stop_reason, usage: event.usage });
+      case 'tool_started':
+        return emit({ type: 'tool_started', mission_id, tool_use_id: event.tool_use_id, name: event.name, title: event.title });
+      case 'tool_finished':
+        return emit({
+          type: 'tool_finished',
+          mission_id,
+          tool_use_id: event.tool_use_id,
+          name: event.name,
+          ok: !event.result.is_error,
+          summary: event.result.content.slice(0, 500),
+        });
+      case 'retry':
+        return emit({ type: 'model_retry', mission_id, attempt: event.attempt, delay_ms: event.delay_ms, reason: event.reason });
+      default:
+        return assertNever(event, 'loop event');
+    }
+  }
+
+  async function handle<M extends Method>(request: StackRequest<M>): Promise<ResultOf<M>> {
+    // Narrowing a generic request needs the union view; each branch returns its own result type.
+    const req = request as StackRequest;
+    switch (req.method) {
+      case 'mission': {
+        const text = typeof req.params?.text === 'string' ? req.params.text.trim() : '';
+        if (!text) throw new RequestError({ code: 'bad_request', message: 'A mission needs some text.' });
+        return { mission_id: startMission(req.id, text) } as ResultOf<M>;
+      }
+      case 'abort': {
+        const targets = req.params?.mission_id ? [req.params.mission_id] : [...running.keys()];
+        let aborted = false;
+        for (const id of targets) {
+          const controller = running.get(id);
+          if (controller && !controller.signal.aborted) {
+            controller.abort();
+            aborted = true;
+          }
+        }
+        return { aborted } as ResultOf<M>;
+      }
+      case 'get_settings':
+        return settings as ResultOf<M>;
+      case 'update_settings': {
+        const next = mergeSettings(settings, req.params ?? {});
+        const endpointChanged = next.endpoint !== settings.endpoint;
+        settings = next;
+        await saveSettings(deps.storage, settings);
+        emit({ type: 'settings_changed', settings });
+        if (endpointChanged) void checkModel();
+        return settings as ResultOf<M>;
+      }
+      case 'check_model':
+        return (await checkModel()) as ResultOf<M>;
+      case 'canvas_interaction': {
+        const interaction = req.params;
+        if (interaction?.type !== 'window_closed') {
+          throw new RequestError({ code: 'bad_request', message: 'Unknown canvas interaction.' });
+        }
+        await canvas.closeWindow(interaction.window_id);
+        return {} as ResultOf<M>;
+      }
+      default:
+        return assertNever(req, 'request');
+    }
+  }
+
+  void checkModel();
+
+  return {
+    async request<M extends Method>(request: StackRequest<M>): Promise<StackResponse<M>> {
+      const requestId = typeof request?.id === 'string' ? request.id : '';
+      if (!requestId || typeof request.method !== 'string') {
+        return { request_id: requestId, ok: false, error: { code: 'bad_request', message: 'A request needs an id and a method.' } };
+      }
+      try {
+        return { request_id: requestId, ok: true, result: await handle(request) };
+      } catch (error) {
+        return { request_id: requestId, ok: false, error: describeRequestError(error, request.method) };
+      }
+    },
+
+    async subscribe(afterSeq: number, listener: EventListener) {
+      const backlog = log.since(afterSeq);
+      let delivered = backlog.at(-1)?.seq ?? afterSeq;
+      if (backlog.length) listener(backlog);
+      log.subscribe((batch) => {
+        const fresh = batch.filter((event) => event.seq > delivered);
+        if (!fresh.length) return;
+        delivered = fresh.at(-1)!.seq;
+        listener(fresh);
+      });
+      return { last_seq: delivered };
+    },
+
+    async snapshot() {
+      return { windows: canvas.windows(), settings, model, last_seq: log.lastSeq };
+    },
+  };
+}
+
+/** The user's new text joins a trailing user turn (e.g. tool results of a stopped mission). */
+function withUserText(history: MessageParam[], text: string): MessageParam[] {
+  const last = history.at(-1);
+  if (last?.role !== 'user') return [...history, { role: 'user', content: text }];
+  const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content;
+  return [...history.slice(0, -1), { role: 'user', content: [...content, { type: 'text', text }] }];
+}
+
+function describeRequestError(error: unknown, method: string): ErrorShape {
+  if (error instanceof RequestError) return error.shape;
+  if (error instanceof SettingsError) return { code: 'bad_request', message: error.message };
+  if (error instanceof DOMException && error.name === 'QuotaExceededError') {
+    return { code: 'storage', message: 'The browser ran out of storage for this stack. Free some space and try again.' };
+  }
+  const shape = toErrorShape(error);
+  return { ...shape, message: `${method} failed: ${shape.message}` };
+}
