@@ -2,7 +2,8 @@
 import type { Settings } from './protocol.ts';
 import type { StackStorage } from './storage.ts';
 
-export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+// The newest Sonnet the SDK lists; users pick another in Settings.
+export const DEFAULT_MODEL = 'claude-sonnet-5-5';
 const FILE = 'settings.json';
 
 export class SettingsError extends Error {}
@@ -14,7 +15,7 @@ export function mergeSettings(current: Settings, patch: Partial<Settings>): Sett
   if (patch.model !== undefined) {
     const model = String(patch.model).trim();
     if (!/^[\w.:@/-]{1,100}$/.test(model)) {
-      throw new SettingsError('Model name must be 1-100 letters, digits or . : @ / - _ (e.g. claude-sonnet-4-5).');
+      throw new SettingsError('Model name must be 1-100 letters, digits or . : @ / - _ (e.g. claude-sonnet-5-5).');
     }
     next.model = model;
   }

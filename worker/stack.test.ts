@@ -102,7 +102,7 @@ describe('stack', () => {
     const { stack } = await openStack(async function* () {});
     expect(await mission(stack, '   ')).toMatchObject({ request_id: 'req-1', ok: false, error: { code: 'bad_request' } });
     expect(await stack.request({ id: '', method: 'mission', params: { text: 'x' } })).toMatchObject({ ok: false, error: { code: 'bad_request' } });
-    expect(await stack.request({ id: 'z', method: 'nope' as never, params: {} as never })).toMatchObject({ ok: false, request_id: 'z' });
+    expect(await stack.request({ id: 'z', method: 'nope', params: {} } as never)).toMatchObject({ ok: false, request_id: 'z' });
     expect(await stack.request({ id: 's', method: 'update_settings', params: { endpoint: 'ftp://x' } })).toMatchObject({
       ok: false, error: { code: 'bad_request', message: 'The model endpoint must be an http:// or https:// address.' },
     });

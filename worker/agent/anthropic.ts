@@ -59,11 +59,11 @@ export function toModelError(error: unknown, endpoint: string, signal?: AbortSig
       retryable: true,
     });
   }
-  if (error instanceof APIError && error.status !== undefined) {
+  if (error instanceof APIError) {
     return new ModelError(apiErrorShape(error), retryAfterMs(error.headers));
   }
   const message = error instanceof Error ? error.message : String(error);
-  // The SDK reports a stream cut off mid-way as a plain error from its SSE parser.
+  // The SDK reports a stream cut off mid-way as a plain AnthropicError ("terminated").
   return new ModelError({
     code: 'model_stream_broken',
     message: `The model's reply was cut off: ${message || 'the stream ended unexpectedly'}.`,
@@ -71,6 +71,7 @@ export function toModelError(error: unknown, endpoint: string, signal?: AbortSig
   });
 }
 
+/** Status is undefined for an `event: error` sent mid-stream; its type still names the cause. */
 function apiErrorShape(error: APIError): ErrorShape {
   const status = error.status ?? 0;
   const detail = error.apiMessage ?? error.message;
@@ -85,6 +86,9 @@ function apiErrorShape(error: APIError): ErrorShape {
   }
   if (status >= 500) {
     return { code: 'model_error', message: `The model service failed (${status}): ${detail}`, retryable: true };
+  }
+  if (status === 0) {
+    return { code: 'model_error', message: `The model stream failed: ${detail}`, retryable: true };
   }
   return { code: 'model_rejected', message: `The model refused the request (${status}): ${detail}` };
 }
