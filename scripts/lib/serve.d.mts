@@ -1,0 +1,18 @@
+// Types for serve.mjs, for TypeScript callers (end-to-end setup, benchmarks).
+export interface ServeOptions {
+  host?: string;
+  appPort: number;
+  proxyPort: number;
+  apiKey?: string;
+  upstream?: string;
+  skipBuild?: boolean;
+  quiet?: boolean;
+}
+export interface ServedStack {
+  appUrl: string;
+  proxyUrl: string;
+  close(): Promise<void>;
+}
+export function serveStack(options: ServeOptions): Promise<ServedStack>;
+export function buildApp(options: { proxyUrl: string; quiet?: boolean }): Promise<void>;
+export function assertPortFree(port: number, host: string, what: string): Promise<void>;

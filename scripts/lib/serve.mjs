@@ -1,0 +1,46 @@
+// Builds the app and serves the production build beside the local proxy: what `npm start` runs,
+// and what the end-to-end tests and benchmarks run on their own ports.
+import { createServer } from 'node:net';
+import { build, preview } from 'vite';
+import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
+import { root } from './setup.mjs';
+
+/** Fails early, with a clear message, when a port is taken. */
+export async function assertPortFree(port, host, what) {
+  await new Promise((resolve, reject) => {
+    const probe = createServer()
+      .once('error', () =>
+        reject(new Error(`Port ${port} on ${host} is in use, so the ${what} cannot start. Is Stackdocs already running? Stop it, or pick another port.`)),
+      )
+      .once('listening', () => probe.close(resolve))
+      .listen(port, host);
+  });
+}
+
+/** The production build, with the proxy's address as the default model endpoint. */
+export async function buildApp({ proxyUrl, quiet = false }) {
+  process.env.VITE_PROXY_URL = proxyUrl;
+  await build({ root, logLevel: quiet ? 'warn' : 'info' });
+}
+
+/**
+ * Starts the local proxy and serves dist/. Resolves to the URLs and a `close()` that stops both.
+ * @param {{ host?: string, appPort: number, proxyPort: number, apiKey?: string, upstream?: string, skipBuild?: boolean, quiet?: boolean }} options
+ */
+export async function serveStack({ host = '127.0.0.1', appPort, proxyPort, apiKey, upstream, skipBuild = false, quiet = false }) {
+  await assertPortFree(proxyPort, host, 'model proxy');
+  await assertPortFree(appPort, host, 'app server');
+  const proxyUrl = `http://${host}:${proxyPort}`;
+  if (!skipBuild) await buildApp({ proxyUrl, quiet });
+  const appOrigins = [`http://${host}:${appPort}`, `http://localhost:${appPort}`];
+  const proxy = await startLocalProxy({ port: proxyPort, host, apiKey, upstream, allowedOrigins: appOrigins });
+  const server = await preview({ root, logLevel: quiet ? 'silent' : 'warn', preview: { port: appPort, host, strictPort: true, open: false } });
+  return {
+    appUrl: appOrigins[0],
+    proxyUrl: proxy.url,
+    async close() {
+      await new Promise((resolve) => server.httpServer.close(resolve));
+      await proxy.dispose();
+    },
+  };
+}

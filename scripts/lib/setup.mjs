@@ -1,0 +1,46 @@
+// What `npm start`, `npm test` and `npm run bench` need on a fresh machine: dependencies and a
+// Chromium. Each step is skipped when already done.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { stdio: 'inherit', cwd: root, ...options });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+export function step(message) {
+  console.log(`\n▸ ${message}`);
+}
+
+/** Installs npm dependencies when node_modules is missing or older than package-lock.json. */
+export function ensureDependencies() {
+  const lock = readFileSync(new URL('package-lock.json', `file://${root}`));
+  const hash = createHash('sha256').update(lock).digest('hex');
+  const stamp = `${root}node_modules/.stackdocs-lock-hash`;
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return;
+  step('Installing dependencies (npm ci)');
+  if (run('npm', ['ci', '--no-audit', '--no-fund']) !== 0) throw new Error('npm ci failed (see above).');
+  writeFileSync(stamp, hash);
+}
+
+/** Installs Debian's chromium when it is missing (browser downloads are not available here). */
+export function ensureChromium() {
+  if (existsSync(chromiumPath)) return;
+  if (process.getuid?.() !== 0) {
+    throw new Error(
+      `Chromium is missing at ${chromiumPath}. Install it with \`sudo apt-get install -y chromium\`, ` +
+        'or set CHROMIUM_PATH to a Chromium or Chrome binary.',
+    );
+  }
+  step('Installing Chromium (apt-get install chromium)');
+  run('apt-get', ['update', '-qq']);
+  if (run('apt-get', ['install', '-y', '-qq', 'chromium'], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }) !== 0) {
+    throw new Error('apt-get install chromium failed (see above).');
+  }
+}

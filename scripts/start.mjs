@@ -1,0 +1,29 @@
+// `npm start`: installs what is missing, builds, starts the local proxy and serves the app.
+import { ensureDependencies, step } from './lib/setup.mjs';
+
+try {
+  ensureDependencies();
+  const { serveStack } = await import('./lib/serve.mjs');
+  const appPort = Number(process.env.PORT ?? 4173);
+  const proxyPort = Number(process.env.PROXY_PORT ?? 8787);
+  const apiKey = process.env.ANTHROPIC_API_KEY || undefined;
+  step('Building and starting Stackdocs');
+  const stack = await serveStack({ appPort, proxyPort, apiKey, upstream: process.env.ANTHROPIC_UPSTREAM || undefined });
+  console.log(`\nStackdocs is running at ${stack.appUrl}\n`);
+  console.log(`  Model proxy  ${stack.proxyUrl}`);
+  console.log(
+    apiKey
+      ? '  Model        ANTHROPIC_API_KEY is set: the proxy holds it; the browser never sees it.'
+      : '  Model        no ANTHROPIC_API_KEY: the app works, and the chat says how to connect a model.',
+  );
+  console.log('\nPress Ctrl+C to stop.');
+  const stop = async () => {
+    await stack.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+} catch (error) {
+  console.error(`\nnpm start failed: ${error instanceof Error ? error.message : error}`);
+  process.exit(1);
+}

@@ -1,0 +1,21 @@
+// Builds the app and starts the scripted model, the real proxy in front of it, and the server of
+// the production build. Tests find the fake model's admin URL in E2E_FAKE_URL.
+import { serveStack } from '../../scripts/lib/serve.mjs';
+import { startFakeModel } from '../fake-model/server.ts';
+import { E2E_APP_PORT, E2E_PROXY_PORT, E2E_PROXY_SECRET } from './ports.ts';
+
+export default async function globalSetup() {
+  const fake = await startFakeModel({ port: 0 });
+  const stack = await serveStack({
+    appPort: E2E_APP_PORT,
+    proxyPort: E2E_PROXY_PORT,
+    apiKey: E2E_PROXY_SECRET,
+    upstream: fake.url,
+    quiet: true,
+  });
+  process.env.E2E_FAKE_URL = fake.url;
+  return async () => {
+    await stack.close();
+    await fake.close();
+  };
+}

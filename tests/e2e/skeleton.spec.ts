@@ -1,0 +1,192 @@
+// The spine end to end: chat -> stack worker -> proxy -> scripted model, and back to the canvas.
+import { expect, test, type Page } from '@playwright/test';
+import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
+import { fakeState, loadScript } from './fake.ts';
+import { E2E_APP_URL, E2E_PROXY_SECRET } from './ports.ts';
+
+async function openApp(page: Page) {
+  await page.goto('/');
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+}
+
+async function send(page: Page, text: string) {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+const assistant = (page: Page) => page.locator('[data-role=assistant]');
+
+test('a chat message streams the scripted reply through the proxy', async ({ page }) => {
+  const reply = 'Hello! I am your computer, streaming this reply a few characters at a time.';
+  await loadScript({
+    name: 'stream',
+    turns: [
+      {
+        expect: {
+          last_user_text: 'Say hello',
+          headers: { authorization: null, 'x-api-key': E2E_PROXY_SECRET },
+          has_tools: ['create_window'],
+        },
+        reply: { content: [{ type: 'text', text: reply }], chunk_chars: 4, delay_ms: 25 },
+      },
+    ],
+  });
+  await openApp(page);
+  await send(page, 'Say hello');
+  await expect(page.locator('[data-role=user]')).toHaveText('Say hello');
+  // Seen mid-stream: some text, not all of it, still marked as streaming.
+  const streaming = page.locator('.msg--streaming');
+  await expect(streaming).toContainText('Hello!');
+  const partial = await streaming.innerText();
+  expect(partial.length).toBeLessThan(reply.length);
+  await expect(assistant(page)).toHaveText(reply);
+  await expect(page.locator('.msg--streaming')).toHaveCount(0);
+  const state = await fakeState();
+  expect(state.failures).toEqual([]);
+  expect(state.requests).toHaveLength(1);
+});
+
+test('a scripted create_window opens a notes window that survives a reload', async ({ page }) => {
+  await loadScript({
+    name: 'window',
+    turns: [
+      {
+        reply: {
+          content: [
+            { type: 'text', text: 'Opening your list.' },
+            { type: 'tool_use', name: 'create_window', input: { kind: 'notes', title: 'Shopping list', content: '# Groceries\n\n- milk\n- eggs' } },
+          ],
+        },
+      },
+      {
+        expect: { tool_result: { contains: 'Opened notes window "Shopping list"', is_error: false } },
+        reply: { content: [{ type: 'text', text: 'Your list is on the canvas.' }] },
+      },
+    ],
+  });
+  await openApp(page);
+  await send(page, 'Make me a shopping list');
+  const win = page.getByRole('region', { name: 'Notes window: Shopping list' });
+  await expect(win).toBeVisible();
+  await expect(win.getByRole('heading', { name: 'Groceries' })).toBeVisible();
+  await expect(win.getByRole('listitem')).toHaveText(['milk', 'eggs']);
+  await expect(assistant(page).last()).toHaveText('Your list is on the canvas.');
+  await expect(page.locator('[data-role=tool]')).toContainText('Opening a notes window: Shopping list');
+  expect((await fakeState()).failures).toEqual([]);
+
+  await page.reload();
+  await expect(page.getByRole('region', { name: 'Notes window: Shopping list' })).toBeVisible();
+  await page.getByRole('button', { name: 'Close Shopping list' }).click();
+  await expect(page.getByRole('region', { name: 'Notes window: Shopping list' })).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await expect(page.getByRole('region', { name: 'Notes window: Shopping list' })).toHaveCount(0);
+});
+
+test('upstream 500s end with a clear error, and the app keeps working', async ({ page }) => {
+  await loadScript({
+    name: '500',
+    turns: [
+      { reply: { error: { status: 500, message: 'upstream exploded' } }, repeat: 3 },
+      { reply: { content: [{ type: 'text', text: 'Back to normal.' }] } },
+    ],
+  });
+  await openApp(page);
+  await send(page, 'Try something');
+  const error = page.locator('[data-role=error]');
+  await expect(error).toContainText('The model service failed (500): upstream exploded');
+  await expect(page.locator('[data-role=notice]')).toHaveCount(2); // two retries, then the error
+  await send(page, 'Again');
+  await expect(assistant(page).last()).toHaveText('Back to normal.');
+  expect((await fakeState()).failures).toEqual([]);
+});
+
+test('a broken SSE stream shows a clear error, and the app keeps working', async ({ page }) => {
+  await loadScript({
+    name: 'broken',
+    turns: [
+      { reply: { content: [{ type: 'text', text: 'This answer will be cut off in the middle.' }], chunk_chars: 4, break_after_events: 6 } },
+      { reply: { content: [{ type: 'text', text: 'Complete answer.' }] } },
+    ],
+  });
+  await openApp(page);
+  await send(page, 'Tell me something');
+  await expect(page.locator('[data-role=error]')).toContainText("The model's reply was cut off");
+  await send(page, 'Again please');
+  await expect(assistant(page).last()).toHaveText('Complete answer.');
+});
+
+test('the page never holds the key', async ({ page, context }) => {
+  const seen: { url: string; headers: Record<string, string> }[] = [];
+  context.on('request', async (request) => seen.push({ url: request.url(), headers: await request.allHeaders() }));
+  await loadScript({
+    name: 'key',
+    turns: [{ expect: { headers: { 'x-api-key': E2E_PROXY_SECRET, authorization: null } }, reply: { content: [{ type: 'text', text: 'ok' }] } }],
+  });
+  await openApp(page);
+  await send(page, 'hi');
+  await expect(assistant(page)).toHaveText('ok');
+  expect(seen.some((r) => r.url.endsWith('/v1/messages'))).toBe(true);
+  for (const request of seen) {
+    expect(request.headers['x-api-key'], request.url).toBeUndefined();
+    expect(JSON.stringify(request.headers)).not.toContain(E2E_PROXY_SECRET);
+  }
+  const stored = await page.evaluate(async () => {
+    const parts = [document.documentElement.outerHTML, JSON.stringify({ ...localStorage })];
+    const walk = async (dir: FileSystemDirectoryHandle): Promise<void> => {
+      for await (const handle of (dir as unknown as { values(): AsyncIterable<FileSystemHandle> }).values()) {
+        if (handle.kind === 'directory') await walk(handle as FileSystemDirectoryHandle);
+        else parts.push(await (await (handle as FileSystemFileHandle).getFile()).text());
+      }
+    };
+    await walk(await navigator.storage.getDirectory());
+    return parts.join('\n');
+  });
+  expect(stored).not.toContain(E2E_PROXY_SECRET);
+  expect((await fakeState()).failures).toEqual([]);
+});
+
+test('without a key the chat says how to connect a model, and the rest works', async ({ page }) => {
+  const keyless = await startLocalProxy({ port: 0, allowedOrigins: [E2E_APP_URL] });
+  try {
+    await openApp(page);
+    await page.getByRole('button', { name: 'Settings' }).click();
+    const endpoint = page.getByRole('textbox', { name: 'Model endpoint' });
+    await endpoint.fill('not a url');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByRole('dialog')).toBeVisible();
+    await endpoint.fill('ftp://example.com');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByRole('alert').filter({ hasText: 'http:// or https://' })).toBeVisible();
+    await endpoint.fill(keyless.url);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByRole('dialog')).toBeHidden();
+
+    const banner = page.locator('.model-banner');
+    await expect(banner).toContainText('No model connected');
+    await expect(banner).toContainText('ANTHROPIC_API_KEY');
+    await send(page, 'hello?');
+    await expect(page.locator('[data-role=error]')).toContainText('ANTHROPIC_API_KEY');
+    await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+    await page.reload();
+    await expect(page.locator('.model-banner')).toContainText('No model connected');
+  } finally {
+    await keyless.dispose();
+  }
+});
+
+test('an offline reload still shows the app', async ({ page, context }) => {
+  await openApp(page);
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+    if (!navigator.serviceWorker.controller) {
+      await new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', resolve, { once: true }));
+    }
+  });
+  await context.setOffline(true);
+  await page.reload();
+  await expect(page.getByRole('heading', { name: 'Stackdocs' })).toBeVisible();
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await expect(page.locator('.model-banner')).toContainText('Could not reach the model endpoint');
+  await context.setOffline(false);
+});
