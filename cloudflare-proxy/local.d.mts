@@ -1,0 +1,27 @@
+// Types for local.mjs, so TypeScript callers (`npm start`, tests, benchmarks) get them.
+
+export interface LocalProxyOptions {
+  /** Port to listen on; 0 picks a free one. Default 8787. */
+  port?: number;
+  /** Interface to listen on. Default 127.0.0.1. */
+  host?: string;
+  /** Anthropic API base URL. Default https://api.anthropic.com. */
+  upstream?: string;
+  /** Anthropic API key; without one, POST /v1/messages answers 503 proxy_not_configured. */
+  apiKey?: string;
+  /** Browser origins allowed to call the proxy. Default: ALLOWED_ORIGINS in wrangler.toml. */
+  allowedOrigins?: readonly string[];
+}
+
+export interface LocalProxy {
+  /** Origin the proxy listens on, with the real port, e.g. `http://127.0.0.1:8787`. */
+  url: string;
+  /** Stops the runtime; safe to call more than once. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Builds the Worker and runs it under Miniflare. Resolves once it accepts requests; rejects, with
+ * nothing left running, if the build or the runtime fails.
+ */
+export function startLocalProxy(options?: LocalProxyOptions): Promise<LocalProxy>;

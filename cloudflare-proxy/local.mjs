@@ -1,0 +1,125 @@
+// Runs the proxy Worker on this machine under Miniflare (the workerd runtime that Cloudflare runs),
+// for `npm start` and tests. Run directly: `node cloudflare-proxy/local.mjs`.
+import { Miniflare } from 'miniflare';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { buildWorker } from './build.mjs';
+
+/**
+ * @typedef {object} LocalProxyOptions
+ * @property {number} [port] Port to listen on; 0 picks a free one. Default 8787.
+ * @property {string} [host] Interface to listen on. Default 127.0.0.1.
+ * @property {string} [upstream] Anthropic API base URL. Default https://api.anthropic.com.
+ * @property {string} [apiKey] Anthropic API key; without one, /v1/messages answers 503.
+ * @property {readonly string[]} [allowedOrigins] Browser origins allowed; default wrangler.toml's.
+ */
+
+/**
+ * @typedef {object} LocalProxy
+ * @property {string} url Origin the proxy listens on, e.g. http://127.0.0.1:8787 (real port).
+ * @property {() => Promise<void>} dispose Stops the runtime; safe to call more than once.
+ */
+
+const wranglerTomlPath = fileURLToPath(new URL('./wrangler.toml', import.meta.url));
+
+/**
+ * Reads the two settings local runs share with deployment, so they cannot drift. wrangler.toml is
+ * ours and keeps each on one line; a missing one is an error, not a silent default.
+ * @returns {Promise<{ compatibilityDate: string, allowedOrigins: string[] }>}
+ */
+async function readWranglerConfig() {
+  const toml = await readFile(wranglerTomlPath, 'utf8');
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  const origins = /^ALLOWED_ORIGINS\s*=\s*"([^"]*)"/m.exec(toml)?.[1];
+  if (date === undefined || origins === undefined) {
+    throw new Error(`${wranglerTomlPath} must set compatibility_date and [vars] ALLOWED_ORIGINS`);
+  }
+  return { compatibilityDate: date, allowedOrigins: splitOrigins(origins) };
+}
+
+/** @param {string} list */
+function splitOrigins(list) {
+  return list.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
+}
+
+/**
+ * Builds the Worker and starts it under Miniflare. Resolves once it accepts requests; rejects (with
+ * nothing left running) if the build or the runtime fails.
+ * @param {LocalProxyOptions} [options]
+ * @returns {Promise<LocalProxy>}
+ */
+export async function startLocalProxy({ port = 8787, host = '127.0.0.1', upstream, apiKey, allowedOrigins } = {}) {
+  const [scriptPath, config] = await Promise.all([buildWorker(), readWranglerConfig()]);
+  /** @type {Record<string, string>} */
+  const bindings = { ALLOWED_ORIGINS: (allowedOrigins ?? config.allowedOrigins).join(',') };
+  if (upstream) bindings.ANTHROPIC_UPSTREAM = upstream;
+  // Absent rather than empty, as in production when the secret was never set.
+  if (apiKey) bindings.ANTHROPIC_API_KEY = apiKey;
+
+  const miniflare = new Miniflare({
+    modules: true,
+    scriptPath,
+    compatibilityDate: config.compatibilityDate,
+    bindings,
+    port,
+    host,
+  });
+  /** @type {URL} */
+  let ready;
+  try {
+    ready = await miniflare.ready;
+  } catch (error) {
+    await miniflare.dispose().catch(() => {});
+    throw error;
+  }
+
+  /** @type {Promise<void> | undefined} */
+  let disposing;
+  return {
+    url: ready.origin,
+    dispose: () => (disposing ??= miniflare.dispose()),
+  };
+}
+
+/** @param {string | undefined} value */
+function parsePort(value) {
+  if (value === undefined || value === '') return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`PROXY_PORT must be a port number (0-65535), got "${value}"`);
+  }
+  return port;
+}
+
+async function main() {
+  const env = process.env;
+  const apiKey = env.ANTHROPIC_API_KEY || undefined;
+  const proxy = await startLocalProxy({
+    port: parsePort(env.PROXY_PORT),
+    host: env.PROXY_HOST || undefined,
+    upstream: env.ANTHROPIC_UPSTREAM || undefined,
+    apiKey,
+    allowedOrigins: env.ALLOWED_ORIGINS ? splitOrigins(env.ALLOWED_ORIGINS) : undefined,
+  });
+  const keyState = apiKey ? 'Anthropic key configured' : 'no Anthropic key: set ANTHROPIC_API_KEY';
+  console.log(`Stackdocs proxy listening on ${proxy.url} (${keyState})`);
+
+  const stop = () => {
+    proxy.dispose().then(
+      () => process.exit(0),
+      (error) => {
+        console.error('Stackdocs proxy: failed to stop cleanly:', error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    console.error(`Stackdocs proxy failed to start: ${error instanceof Error ? error.message : error}`);
+    process.exit(1);
+  });
+}

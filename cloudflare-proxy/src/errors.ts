@@ -1,0 +1,24 @@
+// Every error the proxy itself produces, in Anthropic's error shape so @anthropic-ai/sdk surfaces
+// `error.type` and `error.message` exactly as it does for the real API.
+export type ProxyErrorType =
+  | 'proxy_not_configured'
+  | 'proxy_upstream_unreachable'
+  | 'proxy_internal_error'
+  | 'origin_not_allowed'
+  | 'not_found'
+  | 'method_not_allowed';
+
+export interface ProxyErrorBody {
+  type: 'error';
+  error: { type: ProxyErrorType; message: string };
+}
+
+export function errorResponse(
+  status: number,
+  type: ProxyErrorType,
+  message: string,
+  headers?: Record<string, string>,
+): Response {
+  const body: ProxyErrorBody = { type: 'error', error: { type, message } };
+  return Response.json(body, { status, headers: { 'cache-control': 'no-store', ...headers } });
+}
