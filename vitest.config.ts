@@ -17,6 +17,8 @@ export default defineConfig({
         },
       },
       {
+        // Pre-bundled up front: a mid-run re-optimisation reloads the page under a running test.
+        optimizeDeps: { include: ['@anthropic-ai/sdk', 'zod', 'comlink'] },
         test: {
           name: 'browser',
           include: ['{app,worker,vm,memory,tests}/**/*.browser.test.ts'],
