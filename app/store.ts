@@ -82,8 +82,16 @@ export const useAppStore = create<AppState>()(
   ),
 );
 
-/** Where a new window goes: cascaded so several new windows never stack exactly. */
-export function placeNewWindow(existing: number): Geometry {
-  const step = (existing % 8) * 32;
-  return { x: 40 + step, y: 40 + step, ...DEFAULT_WINDOW_SIZE };
+const GAP = 24;
+const PER_ROW = 3;
+
+/** Where the n-th window goes when the user has not placed it: a grid, so none hides another. */
+export function placeNewWindow(index: number): Geometry {
+  const column = index % PER_ROW;
+  const row = Math.floor(index / PER_ROW);
+  return {
+    x: 40 + column * (DEFAULT_WINDOW_SIZE.width + GAP),
+    y: 40 + row * (DEFAULT_WINDOW_SIZE.height + GAP),
+    ...DEFAULT_WINDOW_SIZE,
+  };
 }

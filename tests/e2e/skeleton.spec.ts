@@ -74,8 +74,21 @@ test('a scripted create_window opens a notes window that survives a reload', asy
   await expect(page.locator('[data-role=tool]')).toContainText('Opening a notes window: Shopping list');
   expect((await fakeState()).failures).toEqual([]);
 
+  // The user moves the window; the move survives the reload.
+  const title = (await win.locator('.window-titlebar').boundingBox())!;
+  await page.mouse.move(title.x + 60, title.y + 10);
+  await page.mouse.down();
+  await page.mouse.move(title.x + 260, title.y + 170, { steps: 10 });
+  await page.mouse.up();
+  const moved = (await win.boundingBox())!;
+  expect(moved.x).toBeGreaterThan(title.x + 150);
+
   await page.reload();
-  await expect(page.getByRole('region', { name: 'Notes window: Shopping list' })).toBeVisible();
+  const again = page.getByRole('region', { name: 'Notes window: Shopping list' });
+  await expect(again).toBeVisible();
+  const restored = (await again.boundingBox())!;
+  expect(Math.abs(restored.x - moved.x)).toBeLessThan(1);
+  expect(Math.abs(restored.y - moved.y)).toBeLessThan(1);
   await page.getByRole('button', { name: 'Close Shopping list' }).click();
   await expect(page.getByRole('region', { name: 'Notes window: Shopping list' })).toHaveCount(0);
   await page.reload();

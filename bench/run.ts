@@ -1,0 +1,26 @@
+// `npm run bench [-- NAME...]`: runs the benchmarks whose name starts with NAME (all by default)
+// and prints one JSON object per line.
+import { benchApp } from './app.ts';
+import { benchProxy } from './proxy.ts';
+
+const BENCHES: Record<string, () => Promise<void>> = {
+  'proxy.overhead': benchProxy,
+  'app.offline_reload_interactive': benchApp,
+};
+
+const filters = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
+const chosen = Object.entries(BENCHES).filter(([name]) => filters.length === 0 || filters.some((f) => name.startsWith(f)));
+if (chosen.length === 0) {
+  console.error(`No benchmark matches ${filters.join(', ')}. Known: ${Object.keys(BENCHES).join(', ')}`);
+  process.exit(2);
+}
+let failed = false;
+for (const [name, run] of chosen) {
+  try {
+    await run();
+  } catch (error) {
+    failed = true;
+    console.error(`${name} failed: ${error instanceof Error ? error.stack : error}`);
+  }
+}
+process.exit(failed ? 1 : 0);
