@@ -1,5 +1,5 @@
 // Folds the stack's events into what the UI shows. Pure, so it is unit tested.
-import { assertNever, type CanvasWindow, type ModelStatus, type Settings, type StackEvent } from '../worker/protocol.ts';
+import { applyWindowPatch, assertNever, type CanvasWindow, type ModelStatus, type Settings, type StackEvent } from '../worker/protocol.ts';
 
 export type ChatEntry =
   | { kind: 'user'; key: string; mission_id: string; text: string }
@@ -93,8 +93,11 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
     }
     case 'window_opened':
       return { ...view, windows: [...view.windows.filter((w) => w.id !== event.window.id), event.window] };
-    case 'window_updated':
-      return { ...view, windows: view.windows.map((w) => (w.id === event.window.id ? event.window : w)) };
+    case 'window_patched':
+      return {
+        ...view,
+        windows: view.windows.map((w) => (w.id === event.window_id ? applyWindowPatch(w, event.patch, event.updated_at) : w)),
+      };
     case 'window_closed':
       return { ...view, windows: view.windows.filter((w) => w.id !== event.window_id) };
     case 'settings_changed':

@@ -1,8 +1,15 @@
-// The canvas windows the agent opened: their content, persisted in the stack's folder.
-// Geometry (where a window sits, its size) belongs to the user and lives in the app.
-import type { CanvasWindow, StackEventBody } from './protocol.ts';
+// The canvas windows: their content (the agent's), persisted in the stack's system space, and the
+// user's interactions with them, queued for the agent's next turn. Geometry (where a window sits,
+// its size) belongs to the user and lives in the app.
+import {
+  applyWindowPatch,
+  assertNever,
+  type CanvasInteraction,
+  type CanvasWindow,
+  type StackEventBody,
+  type WindowPatch,
+} from './protocol.ts';
 import type { StackStorage } from './storage.ts';
-import type { CanvasOperations, CreateWindowInput } from './tools/create-window.ts';
 
 const FILE = 'canvas.json';
 
@@ -11,10 +18,29 @@ interface CanvasFile {
   windows: CanvasWindow[];
 }
 
-export interface Canvas extends CanvasOperations {
+/** A window as the agent describes it: everything but the id and timestamps. */
+export type NewWindow = CanvasWindow extends infer W
+  ? W extends CanvasWindow
+    ? Omit<W, 'id' | 'created_at' | 'updated_at'>
+    : never
+  : never;
+
+export class CanvasError extends Error {}
+
+export interface Canvas {
   windows(): CanvasWindow[];
+  get(windowId: string): CanvasWindow | undefined;
+  openWindow(window: NewWindow): Promise<CanvasWindow>;
+  /** Throws CanvasError when the window is missing or the patch does not fit its kind. */
+  patchWindow(windowId: string, patch: WindowPatch): Promise<CanvasWindow>;
   /** Returns false when no such window is open. */
   closeWindow(windowId: string): Promise<boolean>;
+  /** Applies what the user did and remembers it for the agent. Throws CanvasError on a bad target. */
+  interact(interaction: CanvasInteraction): Promise<void>;
+  /** The user's actions since the last call, in words the model reads; clears them. */
+  takeInteractionNotes(): string[];
+  /** What is on the canvas, for the agent's context. */
+  describe(): string;
 }
 
 export async function loadCanvas(
@@ -24,26 +50,125 @@ export async function loadCanvas(
   now: () => number = Date.now,
 ): Promise<Canvas> {
   const stored = await storage.readJson<CanvasFile>(FILE);
-  const windows = new Map<string, CanvasWindow>(
-    stored?.version === 1 ? stored.windows.map((win) => [win.id, win]) : [],
-  );
-  const save = () => storage.writeJson(FILE, { version: 1, windows: [...windows.values()] } satisfies CanvasFile);
+  const windows = new Map<string, CanvasWindow>(stored?.version === 1 ? stored.windows.map((win) => [win.id, win]) : []);
+  const notes: string[] = [];
+  // Writes are chained so a slow write never lands after a newer one.
+  let saving: Promise<void> = Promise.resolve();
+  const save = () => {
+    const snapshot: CanvasFile = { version: 1, windows: [...windows.values()] };
+    saving = saving.catch(() => {}).then(() => storage.writeJson(FILE, snapshot));
+    return saving;
+  };
+
+  const require = (windowId: string): CanvasWindow => {
+    const win = windows.get(windowId);
+    if (!win) {
+      const open = [...windows.values()].map((w) => `${w.id} (${w.kind} "${w.title}")`).join(', ');
+      throw new CanvasError(`No window with id "${windowId}" is open. Open windows: ${open || 'none'}.`);
+    }
+    return win;
+  };
+
+  const patch = async (windowId: string, change: WindowPatch): Promise<CanvasWindow> => {
+    const before = require(windowId);
+    checkPatchFits(before, change);
+    const at = now();
+    const after = applyWindowPatch(before, change, at);
+    windows.set(windowId, after);
+    await save();
+    emit({ type: 'window_patched', window_id: windowId, patch: change, updated_at: at });
+    return after;
+  };
+
+  const close = async (windowId: string) => {
+    if (!windows.delete(windowId)) return false;
+    await save();
+    emit({ type: 'window_closed', window_id: windowId });
+    return true;
+  };
 
   return {
     windows: () => [...windows.values()],
-    async openWindow(input: CreateWindowInput) {
+    get: (windowId) => windows.get(windowId),
+    async openWindow(input) {
       const at = now();
-      const opened: CanvasWindow = { id: newId(), kind: input.kind, title: input.title, content: input.content, created_at: at, updated_at: at };
+      const opened = { ...input, id: newId(), created_at: at, updated_at: at } as CanvasWindow;
       windows.set(opened.id, opened);
       await save();
       emit({ type: 'window_opened', window: opened });
       return opened;
     },
-    async closeWindow(windowId) {
-      if (!windows.delete(windowId)) return false;
-      await save();
-      emit({ type: 'window_closed', window_id: windowId });
-      return true;
+    patchWindow: patch,
+    closeWindow: close,
+    async interact(interaction) {
+      switch (interaction.type) {
+        case 'window_closed': {
+          const win = windows.get(interaction.window_id);
+          if (await close(interaction.window_id)) notes.push(`The user closed the ${win!.kind} window "${win!.title}" (${win!.id}).`);
+          return;
+        }
+        case 'window_renamed': {
+          const title = interaction.title.trim().slice(0, 120);
+          if (!title) throw new CanvasError('A window title cannot be empty.');
+          const before = require(interaction.window_id);
+          await patch(interaction.window_id, { op: 'set', title });
+          notes.push(`The user renamed window ${before.id} from "${before.title}" to "${title}".`);
+          return;
+        }
+        case 'cell_edited': {
+          const table = require(interaction.window_id);
+          if (table.kind !== 'table') throw new CanvasError(`Window ${table.id} is not a table.`);
+          const row = table.rows.find((r) => r.id === interaction.row_id);
+          if (!row) throw new CanvasError(`Table ${table.id} has no row ${interaction.row_id}.`);
+          const column = table.columns.find((c) => c.key === interaction.column);
+          if (!column) throw new CanvasError(`Table ${table.id} has no column ${interaction.column}.`);
+          const old = row.cells[column.key] ?? null;
+          await patch(table.id, { op: 'upsert_rows', rows: [{ id: row.id, cells: { [column.key]: interaction.value } }] });
+          notes.push(
+            `The user edited table "${table.title}" (${table.id}), row ${row.id}, column "${column.label}" (${column.key}): ` +
+              `${JSON.stringify(old)} -> ${JSON.stringify(interaction.value)}.`,
+          );
+          return;
+        }
+        default:
+          return assertNever(interaction, 'canvas interaction');
+      }
+    },
+    takeInteractionNotes: () => notes.splice(0),
+    describe() {
+      if (windows.size === 0) return 'The canvas is empty.';
+      return [...windows.values()].map(describeWindow).join('\n');
     },
   };
+}
+
+function describeWindow(win: CanvasWindow): string {
+  switch (win.kind) {
+    case 'notes':
+      return `- ${win.id}: notes "${win.title}" (${win.content.length} characters)`;
+    case 'table':
+      return `- ${win.id}: table "${win.title}" with ${win.rows.length} rows; columns ${win.columns.map((c) => `${c.key} (${c.type})`).join(', ')}`;
+    case 'chart':
+      return `- ${win.id}: ${win.chart} chart "${win.title}"${win.source.type === 'table' ? ` of table ${win.source.table_id}` : ''}`;
+    case 'document':
+      return `- ${win.id}: document "${win.title}" showing ${win.path}`;
+    default:
+      return assertNever(win, 'window');
+  }
+}
+
+function checkPatchFits(win: CanvasWindow, patch: WindowPatch): void {
+  if (patch.op === 'set') {
+    const fields = Object.entries(patch).filter(([key, value]) => key !== 'op' && value !== undefined).map(([key]) => key);
+    const allowed: Record<CanvasWindow['kind'], string[]> = {
+      notes: ['title', 'content'],
+      table: ['title'],
+      chart: ['title', 'chart', 'source'],
+      document: ['title', 'path', 'mime'],
+    };
+    const wrong = fields.filter((field) => !allowed[win.kind].includes(field));
+    if (wrong.length) throw new CanvasError(`A ${win.kind} window has no ${wrong.join(', ')} to set.`);
+    return;
+  }
+  if (win.kind !== 'table') throw new CanvasError(`Window ${win.id} is a ${win.kind} window; only tables have rows and columns.`);
 }

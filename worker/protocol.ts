@@ -11,6 +11,7 @@ export interface ErrorShape {
 
 export type ErrorCode =
   | 'bad_request'
+  | 'not_found'
   | 'busy'
   | 'model_not_configured'
   | 'model_unreachable'
@@ -37,19 +38,76 @@ export interface Settings {
 // ---------------------------------------------------------------------------------------------
 // Canvas windows (the agent owns content; the user owns geometry, which lives in the app)
 
-export type WindowKind = 'notes';
+export type WindowKind = CanvasWindow['kind'];
 
-export interface NotesWindow {
+interface WindowBase {
   id: string;
-  kind: 'notes';
   title: string;
-  /** Markdown. */
-  content: string;
   created_at: number;
   updated_at: number;
 }
 
-export type CanvasWindow = NotesWindow;
+export interface NotesWindow extends WindowBase {
+  kind: 'notes';
+  /** Markdown. */
+  content: string;
+}
+
+export type ColumnType = 'text' | 'number' | 'currency' | 'date' | 'boolean';
+export type CellValue = string | number | boolean | null;
+
+export interface TableColumn {
+  /** The key of this column's values in each row's cells. */
+  key: string;
+  label: string;
+  type: ColumnType;
+  /** ISO 4217 code for currency columns, e.g. "EUR". */
+  currency?: string;
+}
+
+export interface TableRow {
+  /** Stable across edits and reloads; a cell edit names its row by it. */
+  id: string;
+  cells: Record<string, CellValue>;
+}
+
+export interface TableWindow extends WindowBase {
+  kind: 'table';
+  columns: TableColumn[];
+  rows: TableRow[];
+}
+
+export type ChartType = 'bar' | 'line' | 'pie';
+
+/** A chart draws either a table window's columns (and follows its edits) or its own numbers. */
+export type ChartSource =
+  | { type: 'table'; table_id: string; x: string; y: string[] }
+  | { type: 'inline'; labels: string[]; series: { name: string; values: number[] }[] };
+
+export interface ChartWindow extends WindowBase {
+  kind: 'chart';
+  chart: ChartType;
+  source: ChartSource;
+}
+
+export interface DocumentWindow extends WindowBase {
+  kind: 'document';
+  /** Path in the stack's user space, e.g. `documents/invoice.pdf`. */
+  path: string;
+  mime: string;
+}
+
+export type CanvasWindow = NotesWindow | TableWindow | ChartWindow | DocumentWindow;
+
+/**
+ * A change to one window. Tables change by rows, so a cell edit in a 10k-row table sends one row,
+ * not the table. Applied the same way in the worker and the app (`applyWindowPatch`).
+ */
+export type WindowPatch =
+  | { op: 'set'; title?: string; content?: string; chart?: ChartType; source?: ChartSource; path?: string; mime?: string }
+  | { op: 'set_columns'; columns: TableColumn[] }
+  | { op: 'upsert_rows'; rows: TableRow[] }
+  | { op: 'delete_rows'; row_ids: string[] };
 
 // ---------------------------------------------------------------------------------------------
 // Requests and responses: `{id, method, params}` answered by `{request_id, ok, result | error}`
@@ -63,8 +121,10 @@ export interface RequestMap {
   update_settings: { params: Partial<Settings>; result: Settings };
   /** Re-check that the model endpoint answers (emits `model_status`). */
   check_model: { params: Record<string, never>; result: ModelStatus };
-  /** A user action on the canvas the agent should know about. */
+  /** A user action on the canvas; applied at once, and the agent hears of it in its next turn. */
   canvas_interaction: { params: CanvasInteraction; result: Record<string, never> };
+  /** A file from the stack's user space, e.g. for a document window. */
+  read_file: { params: { path: string }; result: { path: string; size: number; mime: string; bytes: Uint8Array } };
 }
 
 export type Method = keyof RequestMap;
@@ -79,7 +139,11 @@ export type StackResponse<M extends Method = Method> =
   | { request_id: string; ok: true; result: ResultOf<M> }
   | { request_id: string; ok: false; error: ErrorShape };
 
-export type CanvasInteraction = { type: 'window_closed'; window_id: string };
+/** What the user did on the canvas; the agent hears of each in its next turn. */
+export type CanvasInteraction =
+  | { type: 'window_closed'; window_id: string }
+  | { type: 'window_renamed'; window_id: string; title: string }
+  | { type: 'cell_edited'; window_id: string; row_id: string; column: string; value: CellValue };
 
 // ---------------------------------------------------------------------------------------------
 // Events: every one carries a monotonic `seq` so a client can resume after an offset
@@ -113,7 +177,7 @@ export type StackEventBody =
   | { type: 'model_retry'; mission_id: string; attempt: number; delay_ms: number; reason: string }
   | { type: 'mission_finished'; mission_id: string; status: MissionStatus; error?: ErrorShape }
   | { type: 'window_opened'; window: CanvasWindow }
-  | { type: 'window_updated'; window: CanvasWindow }
+  | { type: 'window_patched'; window_id: string; patch: WindowPatch; updated_at: number }
   | { type: 'window_closed'; window_id: string }
   | { type: 'settings_changed'; settings: Settings }
   | { type: 'model_status'; status: ModelStatus };
@@ -143,6 +207,44 @@ export interface StackSnapshot {
   settings: Settings;
   model: ModelStatus;
   last_seq: number;
+}
+
+/**
+ * Applies a patch and returns the new window (the input is not changed). Returns the window as it
+ * was when the patch does not fit its kind; validation happens before a patch is emitted.
+ */
+export function applyWindowPatch<W extends CanvasWindow>(window: W, patch: WindowPatch, updatedAt: number): W {
+  switch (patch.op) {
+    case 'set': {
+      const { op: _op, ...fields } = patch;
+      const defined = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+      return { ...window, ...defined, updated_at: updatedAt };
+    }
+    case 'set_columns':
+      return window.kind === 'table' ? { ...window, columns: patch.columns, updated_at: updatedAt } : window;
+    case 'upsert_rows': {
+      if (window.kind !== 'table') return window;
+      const rows = [...window.rows];
+      const index = new Map(rows.map((row, i) => [row.id, i]));
+      for (const row of patch.rows) {
+        const at = index.get(row.id);
+        if (at === undefined) {
+          index.set(row.id, rows.length);
+          rows.push(row);
+        } else {
+          rows[at] = { id: row.id, cells: { ...rows[at]!.cells, ...row.cells } };
+        }
+      }
+      return { ...window, rows, updated_at: updatedAt };
+    }
+    case 'delete_rows': {
+      if (window.kind !== 'table') return window;
+      const gone = new Set(patch.row_ids);
+      return { ...window, rows: window.rows.filter((row) => !gone.has(row.id)), updated_at: updatedAt };
+    }
+    default:
+      return assertNever(patch, 'window patch');
+  }
 }
 
 /** For exhaustive switches over the unions above: a compile error when a case is missing. */

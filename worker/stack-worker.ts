@@ -4,16 +4,18 @@ import { createAnthropicStream } from './agent/anthropic.ts';
 import type { StackApi } from './protocol.ts';
 import { DEFAULT_MODEL } from './settings.ts';
 import { createStack } from './stack.ts';
-import { openOpfsStorage } from './storage.ts';
+import { openOpfsStorage, openStackDirectory } from './storage.ts';
+import { createOpfsUserFiles } from './user-files.ts';
 
 const DEFAULT_ENDPOINT = import.meta.env.VITE_PROXY_URL || 'http://127.0.0.1:8787';
 
 // The app names the worker `stack:<id>`; one worker serves one stack.
 const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length) : 'default';
 
-const stack: Promise<StackApi> = openOpfsStorage(stackId).then((storage) =>
+const stack: Promise<StackApi> = Promise.all([openOpfsStorage(stackId), openStackDirectory(stackId)]).then(([storage, dir]) =>
   createStack({
     storage,
+    files: createOpfsUserFiles(dir),
     defaults: { endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL },
     fetch: (input, init) => fetch(input, init),
     createStream: (endpoint) => createAnthropicStream({ baseURL: endpoint }),

@@ -3,6 +3,7 @@ import type { ModelStreamEvent, StreamFn } from './agent/types.ts';
 import type { StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
 import { createMemoryStorage } from './storage.ts';
+import { createMemoryUserFiles } from './user-files.ts';
 
 const healthy = (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch;
 
@@ -21,6 +22,7 @@ async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetc
   let n = 0;
   const stack = await createStack({
     storage,
+    files: createMemoryUserFiles(),
     defaults: { endpoint: 'http://proxy.test', model: 'test-model' },
     fetch: fetchFn,
     createStream: () => stream,
@@ -149,5 +151,36 @@ describe('stack', () => {
     expect(await stack.request({ id: 'a', method: 'abort', params: {} })).toEqual({ request_id: 'a', ok: true, result: { aborted: true } });
     await until(events, 'mission_finished');
     expect(events.at(-1)).toMatchObject({ type: 'mission_finished', status: 'aborted' });
+  });
+
+  it('applies a cell edit and tells the agent in its next turn', async () => {
+    const requests: string[] = [];
+    let call = 0;
+    const stream: StreamFn = async function* (request) {
+      call++;
+      requests.push(JSON.stringify(request.messages.at(-1)));
+      if (call === 1) {
+        yield message([{ type: 'tool_use', id: 'tu1', name: 'create_window', input: { kind: 'table', title: 'Invoices', columns: [{ key: 'vendor' }], rows: [{ vendor: 'acme' }] } }]);
+      } else yield message([{ type: 'text', text: 'ok' }]);
+    };
+    const { stack, events } = await openStack(stream);
+    await mission(stack, 'make a table');
+    await until(events, 'mission_finished');
+    const edit = await stack.request({ id: 'e', method: 'canvas_interaction', params: { type: 'cell_edited', window_id: 'w_2', row_id: 'r1', column: 'vendor', value: 'ACME' } });
+    expect(edit).toEqual({ request_id: 'e', ok: true, result: {} });
+    expect((await stack.snapshot()).windows[0]).toMatchObject({ rows: [{ id: 'r1', cells: { vendor: 'ACME' } }] });
+    const bad = await stack.request({ id: 'b', method: 'canvas_interaction', params: { type: 'cell_edited', window_id: 'w_2', row_id: 'r9', column: 'vendor', value: 'x' } });
+    expect(bad).toMatchObject({ ok: false, error: { code: 'bad_request', message: 'Table w_2 has no row r9.' } });
+
+    await mission(stack, 'thanks', 'req-2');
+    for (let i = 0; i < 100 && events.filter((e) => e.type === 'mission_finished').length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(requests.at(-1)).toContain('The user edited table \\"Invoices\\" (w_2), row r1, column \\"vendor\\" (vendor): \\"acme\\" -> \\"ACME\\".');
+    expect(requests.at(-1)).toContain('thanks');
+  });
+
+  it('reads a file from user space and refuses paths outside it', async () => {
+    const { stack } = await openStack(async function* () {});
+    expect(await stack.request({ id: 'f', method: 'read_file', params: { path: 'documents/none.pdf' } })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect(await stack.request({ id: 'g', method: 'read_file', params: { path: '.os/settings.json' } })).toMatchObject({ ok: false, error: { code: 'bad_request' } });
   });
 });

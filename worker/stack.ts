@@ -4,7 +4,7 @@ import { runAgentLoop } from './agent/loop.ts';
 import { toErrorShape } from './agent/errors.ts';
 import { systemPrompt } from './agent/system-prompt.ts';
 import type { LoopEvent, MessageParam, StreamFn } from './agent/types.ts';
-import { loadCanvas } from './canvas.ts';
+import { CanvasError, loadCanvas } from './canvas.ts';
 import { createEventLog } from './event-log.ts';
 import { checkModelEndpoint } from './model-health.ts';
 import {
@@ -21,10 +21,14 @@ import {
 } from './protocol.ts';
 import { loadSettings, mergeSettings, saveSettings, SettingsError } from './settings.ts';
 import type { StackStorage } from './storage.ts';
+import { createCloseWindowTool } from './tools/close-window.ts';
 import { createCreateWindowTool } from './tools/create-window.ts';
+import { createUpdateWindowTool } from './tools/update-window.ts';
+import { UserPathError, type UserFiles } from './user-files.ts';
 
 export interface StackDeps {
   storage: StackStorage;
+  files: UserFiles;
   defaults: Settings;
   fetch: typeof fetch;
   /** Builds the model stream for an endpoint; swapped for a fake in unit tests. */
@@ -46,7 +50,12 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   let settings = await loadSettings(deps.storage, deps.defaults);
   let model: ModelStatus = { state: 'unknown' };
   const canvas = await loadCanvas(deps.storage, emit, () => newId('w'));
-  const tools = [createCreateWindowTool(canvas)];
+  const fileType = async (path: string) => (await deps.files.stat(path))?.mime ?? null;
+  const tools = [
+    createCreateWindowTool({ openWindow: canvas.openWindow, get: canvas.get, fileType }),
+    createUpdateWindowTool(canvas),
+    createCloseWindowTool(canvas),
+  ];
 
   // Missions run one at a time, in the order they arrived.
   let lock: Promise<void> = Promise.resolve();
@@ -78,8 +87,8 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         stream: deps.createStream(settings.endpoint),
         tools,
         model: settings.model,
-        system: systemPrompt(),
-        messages: withUserText(history, text),
+        system: systemPrompt({ canvas: canvas.describe() }),
+        messages: withUserText(history, withInteractions(canvas.takeInteractionNotes(), text)),
         signal: controller.signal,
         onEvent: (event) => forwardLoopEvent(missionId, event),
         ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
@@ -154,13 +163,13 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       }
       case 'check_model':
         return (await checkModel()) as ResultOf<M>;
-      case 'canvas_interaction': {
-        const interaction = req.params;
-        if (interaction?.type !== 'window_closed') {
-          throw new RequestError({ code: 'bad_request', message: 'Unknown canvas interaction.' });
-        }
-        await canvas.closeWindow(interaction.window_id);
+      case 'canvas_interaction':
+        await canvas.interact(req.params);
         return {} as ResultOf<M>;
+      case 'read_file': {
+        const info = await deps.files.stat(req.params.path);
+        if (!info) throw new RequestError({ code: 'not_found', message: `There is no file at ${req.params.path}.` });
+        return { ...info, bytes: await deps.files.read(info.path) } as ResultOf<M>;
       }
       default:
         return assertNever(req, 'request');
@@ -201,6 +210,12 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   };
 }
 
+/** What the user did on the canvas since the last turn goes before their message, as context. */
+function withInteractions(notes: string[], text: string): string {
+  if (notes.length === 0) return text;
+  return `<canvas_interactions>\n${notes.map((note) => `- ${note}`).join('\n')}\n</canvas_interactions>\n\n${text}`;
+}
+
 /** The user's new text joins a trailing user turn (e.g. tool results of a stopped mission). */
 function withUserText(history: MessageParam[], text: string): MessageParam[] {
   const last = history.at(-1);
@@ -211,7 +226,9 @@ function withUserText(history: MessageParam[], text: string): MessageParam[] {
 
 function describeRequestError(error: unknown, method: string): ErrorShape {
   if (error instanceof RequestError) return error.shape;
-  if (error instanceof SettingsError) return { code: 'bad_request', message: error.message };
+  if (error instanceof SettingsError || error instanceof CanvasError || error instanceof UserPathError) {
+    return { code: 'bad_request', message: error.message };
+  }
   if (error instanceof DOMException && error.name === 'QuotaExceededError') {
     return { code: 'storage', message: 'The browser ran out of storage for this stack. Free some space and try again.' };
   }

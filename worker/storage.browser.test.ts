@@ -6,7 +6,7 @@ const stackId = `test-${crypto.randomUUID()}`;
 
 async function stackDir() {
   const root = await navigator.storage.getDirectory();
-  return (await root.getDirectoryHandle('stacks')).getDirectoryHandle(stackId);
+  return (await (await root.getDirectoryHandle('stacks')).getDirectoryHandle(stackId)).getDirectoryHandle('.os');
 }
 
 afterEach(async () => {

@@ -33,11 +33,17 @@ export function createMemoryStorage(initial: Record<string, string> = {}): Stack
   };
 }
 
-/** The stack's folder in the Origin Private File System: `stacks/<stackId>/`. Worker only. */
-export async function openOpfsStorage(stackId: string): Promise<StackStorage> {
+/** The stack's folder in the Origin Private File System: `stacks/<stackId>/`. */
+export async function openStackDirectory(stackId: string): Promise<FileSystemDirectoryHandle> {
+  if (!/^[\w-]{1,64}$/.test(stackId)) throw new Error(`"${stackId}" is not a valid stack id.`);
   const root = await navigator.storage.getDirectory();
   const stacks = await root.getDirectoryHandle('stacks', { create: true });
-  const dir = await stacks.getDirectoryHandle(stackId, { create: true });
+  return stacks.getDirectoryHandle(stackId, { create: true });
+}
+
+/** JSON state in the stack's system space, `stacks/<stackId>/.os/`. */
+export async function openOpfsStorage(stackId: string): Promise<StackStorage> {
+  const dir = await (await openStackDirectory(stackId)).getDirectoryHandle('.os', { create: true });
 
   async function readText(name: string): Promise<string | undefined> {
     try {

@@ -6,6 +6,7 @@ import {
   Controls,
   MiniMap,
   ReactFlow,
+  type Node,
   type NodeChange,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
@@ -14,7 +15,7 @@ import type { CanvasWindow } from '../../worker/protocol.ts';
 import { placeNewWindow, useAppStore, type Geometry } from '../store.ts';
 import { NotesWindowNode, type NotesWindowNodeType } from './NotesWindowNode.tsx';
 
-type WindowNode = NotesWindowNodeType;
+type WindowNode = NotesWindowNodeType | Node<{ window: CanvasWindow }, Exclude<CanvasWindow['kind'], 'notes'>>;
 
 const nodeTypes = { notes: NotesWindowNode };
 
@@ -89,6 +90,6 @@ function buildNodes(windows: CanvasWindow[], geometry: Record<string, Geometry>,
       height: place.height,
       dragHandle: '.window-titlebar',
       data: { window },
-    };
+    } as WindowNode;
   });
 }

@@ -1,0 +1,103 @@
+// The stack's user space (documents/, ocr/, extractions/, artifacts/): the files the user and the
+// agent work on, and that the computer sees as /workspace. System files live in `.os/` instead.
+
+export interface FileInfo {
+  path: string;
+  size: number;
+  mime: string;
+}
+
+export interface UserFiles {
+  /** Null when there is no such file. Throws UserPathError for a path outside user space. */
+  stat(path: string): Promise<FileInfo | null>;
+  /** Throws UserPathError, or NotFoundError when absent. */
+  read(path: string): Promise<Uint8Array>;
+}
+
+export class UserPathError extends Error {}
+
+/**
+ * A safe relative path in user space, or a UserPathError saying what is wrong with it. Rejects
+ * absolute paths, `..`, backslashes, empty segments and the system space `.os/`.
+ */
+export function normaliseUserPath(path: string): string {
+  const trimmed = path.trim().replace(/^\/?workspace\//, '');
+  if (!trimmed) throw new UserPathError('The path is empty.');
+  if (trimmed.startsWith('/') || trimmed.includes('\\')) throw new UserPathError(`"${path}" must be relative to the user space, e.g. documents/file.pdf.`);
+  const parts = trimmed.split('/').filter((part) => part !== '.' && part !== '');
+  if (parts.some((part) => part === '..')) throw new UserPathError(`"${path}" may not use "..".`);
+  if (parts[0] === '.os') throw new UserPathError('.os/ is the system space; the user space is documents/, ocr/, extractions/ and artifacts/.');
+  if (parts.some((part) => part.length > 255 || /[\u0000-\u001f]/.test(part))) throw new UserPathError(`"${path}" is not a valid file name.`);
+  return parts.join('/');
+}
+
+const SIGNATURES: [number[], string][] = [
+  [[0x25, 0x50, 0x44, 0x46, 0x2d], 'application/pdf'],
+  [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'image/png'],
+  [[0xff, 0xd8, 0xff], 'image/jpeg'],
+  [[0x49, 0x49, 0x2a, 0x00], 'image/tiff'],
+  [[0x4d, 0x4d, 0x00, 0x2a], 'image/tiff'],
+  [[0x50, 0x4b, 0x03, 0x04], 'application/zip'],
+];
+
+/** The type the bytes say they are (not the name); text is told apart from binary by its bytes. */
+export function sniffMime(head: Uint8Array, name: string): string {
+  for (const [signature, mime] of SIGNATURES) {
+    if (signature.every((byte, i) => head[i] === byte)) {
+      if (mime === 'application/zip' && /\.xlsx$/i.test(name)) return 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+      return mime;
+    }
+  }
+  if (head.length >= 12 && String.fromCharCode(...head.slice(0, 4)) === 'RIFF' && String.fromCharCode(...head.slice(8, 12)) === 'WEBP') return 'image/webp';
+  if (head.includes(0)) return 'application/octet-stream';
+  if (/\.csv$/i.test(name)) return 'text/csv';
+  if (/\.(md|markdown)$/i.test(name)) return 'text/markdown';
+  if (/\.json$/i.test(name)) return 'application/json';
+  return 'text/plain';
+}
+
+export function createMemoryUserFiles(files: Record<string, Uint8Array> = {}): UserFiles & { files: Map<string, Uint8Array> } {
+  const map = new Map(Object.entries(files));
+  return {
+    files: map,
+    async stat(path) {
+      const key = normaliseUserPath(path);
+      const bytes = map.get(key);
+      return bytes ? { path: key, size: bytes.byteLength, mime: sniffMime(bytes.slice(0, 64), key) } : null;
+    },
+    async read(path) {
+      const bytes = map.get(normaliseUserPath(path));
+      if (!bytes) throw new DOMException(`No file at ${path}`, 'NotFoundError');
+      return bytes;
+    },
+  };
+}
+
+/** User space in the stack's OPFS folder. Worker only. */
+export function createOpfsUserFiles(stackDir: FileSystemDirectoryHandle): UserFiles {
+  async function fileHandle(path: string): Promise<FileSystemFileHandle | null> {
+    const parts = normaliseUserPath(path).split('/');
+    let dir = stackDir;
+    try {
+      for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
+      return await dir.getFileHandle(parts.at(-1)!);
+    } catch (error) {
+      if (error instanceof DOMException && (error.name === 'NotFoundError' || error.name === 'TypeMismatchError')) return null;
+      throw error;
+    }
+  }
+  return {
+    async stat(path) {
+      const handle = await fileHandle(path);
+      if (!handle) return null;
+      const file = await handle.getFile();
+      const head = new Uint8Array(await file.slice(0, 64).arrayBuffer());
+      return { path: normaliseUserPath(path), size: file.size, mime: sniffMime(head, file.name) };
+    },
+    async read(path) {
+      const handle = await fileHandle(path);
+      if (!handle) throw new DOMException(`No file at ${path}`, 'NotFoundError');
+      return new Uint8Array(await (await handle.getFile()).arrayBuffer());
+    },
+  };
+}
