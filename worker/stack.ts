@@ -23,7 +23,12 @@ import { loadSettings, mergeSettings, saveSettings, SettingsError } from './sett
 import type { StackStorage } from './storage.ts';
 import { createCloseWindowTool } from './tools/close-window.ts';
 import { createCreateWindowTool } from './tools/create-window.ts';
+import { createEditTool } from './tools/edit.ts';
+import { createGlobTool } from './tools/glob.ts';
+import { createGrepTool } from './tools/grep.ts';
+import { createReadTool } from './tools/read.ts';
 import { createUpdateWindowTool } from './tools/update-window.ts';
+import { createWriteTool } from './tools/write.ts';
 import { UserPathError, type UserFiles } from './user-files.ts';
 
 export interface StackDeps {
@@ -55,6 +60,11 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     createCreateWindowTool({ openWindow: canvas.openWindow, get: canvas.get, fileType }),
     createUpdateWindowTool(canvas),
     createCloseWindowTool(canvas),
+    createReadTool(deps.files),
+    createWriteTool(deps.files),
+    createEditTool(deps.files),
+    createGlobTool(deps.files),
+    createGrepTool(deps.files),
   ];
 
   // Missions run one at a time, in the order they arrived.

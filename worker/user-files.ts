@@ -12,7 +12,16 @@ export interface UserFiles {
   stat(path: string): Promise<FileInfo | null>;
   /** Throws UserPathError, or NotFoundError when absent. */
   read(path: string): Promise<Uint8Array>;
+  /** Creates folders as needed; replaces the file atomically. */
+  write(path: string, data: Uint8Array | string): Promise<FileInfo>;
+  /** Returns false when there was no such file. */
+  remove(path: string): Promise<boolean>;
+  /** Every file in user space, sorted by path. */
+  list(): Promise<{ path: string; size: number }[]>;
 }
+
+const encoder = new TextEncoder();
+const toBytes = (data: Uint8Array | string) => (typeof data === 'string' ? encoder.encode(data) : data);
 
 export class UserPathError extends Error {}
 
@@ -70,6 +79,18 @@ export function createMemoryUserFiles(files: Record<string, Uint8Array> = {}): U
       if (!bytes) throw new DOMException(`No file at ${path}`, 'NotFoundError');
       return bytes;
     },
+    async write(path, data) {
+      const key = normaliseUserPath(path);
+      const bytes = toBytes(data);
+      map.set(key, bytes);
+      return { path: key, size: bytes.byteLength, mime: sniffMime(bytes.slice(0, 64), key) };
+    },
+    async remove(path) {
+      return map.delete(normaliseUserPath(path));
+    },
+    async list() {
+      return [...map.entries()].map(([path, bytes]) => ({ path, size: bytes.byteLength })).sort((a, b) => a.path.localeCompare(b.path));
+    },
   };
 }
 
@@ -98,6 +119,48 @@ export function createOpfsUserFiles(stackDir: FileSystemDirectoryHandle): UserFi
       const handle = await fileHandle(path);
       if (!handle) throw new DOMException(`No file at ${path}`, 'NotFoundError');
       return new Uint8Array(await (await handle.getFile()).arrayBuffer());
+    },
+    async write(path, data) {
+      const key = normaliseUserPath(path);
+      const parts = key.split('/');
+      let dir = stackDir;
+      for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
+      const handle = await dir.getFileHandle(parts.at(-1)!, { create: true });
+      const bytes = toBytes(data);
+      // The swap file replaces the old content only on close: readers never see half a file.
+      const writable = await handle.createWritable();
+      try {
+        await writable.write(bytes as Uint8Array<ArrayBuffer>);
+        await writable.close();
+      } catch (error) {
+        await writable.abort().catch(() => {});
+        throw error;
+      }
+      return { path: key, size: bytes.byteLength, mime: sniffMime(bytes.slice(0, 64), key) };
+    },
+    async remove(path) {
+      const parts = normaliseUserPath(path).split('/');
+      try {
+        let dir = stackDir;
+        for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
+        await dir.removeEntry(parts.at(-1)!);
+        return true;
+      } catch (error) {
+        if (error instanceof DOMException && error.name === 'NotFoundError') return false;
+        throw error;
+      }
+    },
+    async list() {
+      const out: { path: string; size: number }[] = [];
+      const walk = async (dir: FileSystemDirectoryHandle, prefix: string) => {
+        for await (const [name, handle] of (dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
+          if (!prefix && name === '.os') continue;
+          if (handle.kind === 'directory') await walk(handle as FileSystemDirectoryHandle, `${prefix}${name}/`);
+          else out.push({ path: `${prefix}${name}`, size: (await (handle as FileSystemFileHandle).getFile()).size });
+        }
+      };
+      await walk(stackDir, '');
+      return out.sort((a, b) => a.path.localeCompare(b.path));
     },
   };
 }
