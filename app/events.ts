@@ -6,7 +6,8 @@ export type ChatEntry =
   | { kind: 'assistant'; key: string; mission_id: string; text: string; streaming: boolean }
   | { kind: 'tool'; key: string; mission_id: string; name: string; title: string; status: 'running' | 'ok' | 'error'; summary: string }
   | { kind: 'notice'; key: string; mission_id: string; text: string }
-  | { kind: 'error'; key: string; mission_id: string; code: string; text: string };
+  | { kind: 'error'; key: string; mission_id: string; code: string; text: string }
+  | { kind: 'permission'; key: string; mission_id: string; ask_id: string; title: string; reason: string; state: 'pending' | 'allowed' | 'denied' };
 
 export interface StackView {
   lastSeq: number;
@@ -102,6 +103,29 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       return { ...view, windows: view.windows.filter((w) => w.id !== event.window_id) };
     case 'settings_changed':
       return { ...view, settings: event.settings };
+    case 'permission_requested':
+      return {
+        ...view,
+        chat: [
+          ...view.chat,
+          { kind: 'permission', key, mission_id: event.mission_id, ask_id: event.ask_id, title: event.title, reason: event.reason, state: 'pending' },
+        ],
+      };
+    case 'permission_decision': {
+      // An answered question updates its entry; a rule's refusal shows as a notice.
+      const pending = view.chat.findIndex((entry) => entry.kind === 'permission' && entry.state === 'pending' && entry.mission_id === event.mission_id && entry.title === event.title);
+      if (pending >= 0) {
+        const chat = [...view.chat];
+        chat[pending] = { ...(chat[pending] as Extract<ChatEntry, { kind: 'permission' }>), state: event.decision };
+        return { ...view, chat };
+      }
+      if (event.decision === 'denied') {
+        return { ...view, chat: [...view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `Blocked: ${event.title}. ${event.reason ?? ''}`.trim() }] };
+      }
+      return view;
+    }
+    case 'permission_rules_changed':
+      return view;
     case 'model_status':
       return { ...view, model: event.status };
     default:

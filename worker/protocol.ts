@@ -26,6 +26,29 @@ export type ErrorCode =
   | 'internal';
 
 // ---------------------------------------------------------------------------------------------
+// Permission rules (checked before every tool call)
+
+export type RuleMatch =
+  | { type: 'always' }
+  | { type: 'path_prefix'; prefix: string }
+  | { type: 'command'; pattern: string }
+  | { type: 'private_network' }
+  | { type: 'delete_many'; threshold: number };
+
+export interface PermissionRule {
+  id: string;
+  /** Defaults cannot be removed; the agent's rules only by the user. */
+  source: 'default' | 'user' | 'agent';
+  effect: 'deny' | 'ask';
+  /** Tool names, or ["*"]. */
+  tools: string[];
+  match: RuleMatch;
+  reason: string;
+}
+
+export type NewPermissionRule = Omit<PermissionRule, 'id' | 'source'>;
+
+// ---------------------------------------------------------------------------------------------
 // Settings
 
 export interface Settings {
@@ -123,6 +146,11 @@ export interface RequestMap {
   check_model: { params: Record<string, never>; result: ModelStatus };
   /** A user action on the canvas; applied at once, and the agent hears of it in its next turn. */
   canvas_interaction: { params: CanvasInteraction; result: Record<string, never> };
+  /** The user's answer to a permission_requested event. */
+  answer_permission: { params: { ask_id: string; allow: boolean }; result: { answered: boolean } };
+  list_permission_rules: { params: Record<string, never>; result: PermissionRule[] };
+  add_permission_rule: { params: NewPermissionRule; result: PermissionRule };
+  remove_permission_rule: { params: { rule_id: string }; result: Record<string, never> };
   /** A file from the stack's user space, e.g. for a document window. */
   read_file: { params: { path: string }; result: { path: string; size: number; mime: string; bytes: Uint8Array } };
 }
@@ -180,6 +208,17 @@ export type StackEventBody =
   | { type: 'window_patched'; window_id: string; patch: WindowPatch; updated_at: number }
   | { type: 'window_closed'; window_id: string }
   | { type: 'settings_changed'; settings: Settings }
+  | {
+      type: 'permission_decision';
+      mission_id: string;
+      tool: string;
+      title: string;
+      decision: 'allowed' | 'denied';
+      rule_id?: string;
+      reason?: string;
+    }
+  | { type: 'permission_requested'; ask_id: string; mission_id: string; tool: string; title: string; rule_id: string; reason: string }
+  | { type: 'permission_rules_changed'; rules: PermissionRule[] }
   | { type: 'model_status'; status: ModelStatus };
 
 export type StackEvent = StackEventBody & { seq: number; at: number };

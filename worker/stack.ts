@@ -21,6 +21,9 @@ import {
 } from './protocol.ts';
 import { loadSettings, mergeSettings, saveSettings, SettingsError } from './settings.ts';
 import type { StackStorage } from './storage.ts';
+import { ZodError } from 'zod';
+import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
+import { createAddPermissionRuleTool } from './tools/add-permission-rule.ts';
 import { createCloseWindowTool } from './tools/close-window.ts';
 import { createCreateWindowTool } from './tools/create-window.ts';
 import { createEditTool } from './tools/edit.ts';
@@ -55,6 +58,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   let settings = await loadSettings(deps.storage, deps.defaults);
   let model: ModelStatus = { state: 'unknown' };
   const canvas = await loadCanvas(deps.storage, emit, () => newId('w'));
+  const gate = await loadPermissionGate(deps.storage, emit, newId);
   const fileType = async (path: string) => (await deps.files.stat(path))?.mime ?? null;
   const tools = [
     createCreateWindowTool({ openWindow: canvas.openWindow, get: canvas.get, fileType }),
@@ -65,6 +69,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     createEditTool(deps.files),
     createGlobTool(deps.files),
     createGrepTool(deps.files),
+    createAddPermissionRuleTool(gate),
   ];
 
   // Missions run one at a time, in the order they arrived.
@@ -101,6 +106,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         messages: withUserText(history, withInteractions(canvas.takeInteractionNotes(), text)),
         signal: controller.signal,
         onEvent: (event) => forwardLoopEvent(missionId, event),
+        authorize: (call, signal) => gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal),
         ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
       });
       history = outcome.messages;
@@ -176,6 +182,15 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       case 'canvas_interaction':
         await canvas.interact(req.params);
         return {} as ResultOf<M>;
+      case 'answer_permission':
+        return { answered: gate.answer(req.params.ask_id, req.params.allow === true) } as ResultOf<M>;
+      case 'list_permission_rules':
+        return gate.rules() as ResultOf<M>;
+      case 'add_permission_rule':
+        return (await gate.addRule(req.params, 'user')) as ResultOf<M>;
+      case 'remove_permission_rule':
+        await gate.removeRule(req.params.rule_id);
+        return {} as ResultOf<M>;
       case 'read_file': {
         const info = await deps.files.stat(req.params.path);
         if (!info) throw new RequestError({ code: 'not_found', message: `There is no file at ${req.params.path}.` });
@@ -236,8 +251,11 @@ function withUserText(history: MessageParam[], text: string): MessageParam[] {
 
 function describeRequestError(error: unknown, method: string): ErrorShape {
   if (error instanceof RequestError) return error.shape;
-  if (error instanceof SettingsError || error instanceof CanvasError || error instanceof UserPathError) {
+  if (error instanceof SettingsError || error instanceof CanvasError || error instanceof UserPathError || error instanceof PermissionError) {
     return { code: 'bad_request', message: error.message };
+  }
+  if (error instanceof ZodError) {
+    return { code: 'bad_request', message: error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ') };
   }
   if (error instanceof DOMException && error.name === 'QuotaExceededError') {
     return { code: 'storage', message: 'The browser ran out of storage for this stack. Free some space and try again.' };

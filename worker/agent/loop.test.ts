@@ -168,4 +168,14 @@ describe('runAgentLoop', () => {
     const outcome = await run(scriptedStream([{ text: ['x'] }]), { onEvent: () => { throw new Error('bad listener'); } }).promise;
     expect(outcome.status).toBe('completed');
   });
+
+  it('gives the model the refusal when a permission check says no', async () => {
+    const stream = scriptedStream([{ message: { content: [toolUse('t1', 'secret')] } }, { text: ['ok'] }]);
+    let ran = false;
+    const tool: AgentTool = { ...echoTool, execute: async () => { ran = true; return { content: 'ran' }; } };
+    const outcome = await run(stream, { tools: [tool], authorize: async () => ({ allow: false, reason: 'Blocked by rule x.' }) }).promise;
+    expect(outcome.status).toBe('completed');
+    expect(ran).toBe(false);
+    expect(stream.requests[1]!.messages.at(-1)!.content).toEqual([{ type: 'tool_result', tool_use_id: 't1', content: 'Not run. Blocked by rule x.', is_error: true }]);
+  });
 });

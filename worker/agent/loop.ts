@@ -27,6 +27,11 @@ export interface LoopOptions {
   maxRetries?: number;
   maxTokens?: number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * Asked before every tool call (permission rules). Must not throw. A refusal becomes the tool's
+   * error result, so the model reads why and can choose another way.
+   */
+  authorize?: (call: { tool_use_id: string; name: string; title: string; input: unknown }, signal: AbortSignal) => Promise<{ allow: true } | { allow: false; reason: string }>;
 }
 
 type CallResult = { ok: true; message: Message } | { ok: false; error: ErrorShape };
@@ -142,7 +147,10 @@ async function runTool(
     result = { content: 'Not run: the user stopped the mission.', is_error: true };
   } else {
     try {
-      result = await tool.execute(input, { signal: options.signal, tool_use_id: toolUseId });
+      const verdict = options.authorize ? await options.authorize({ tool_use_id: toolUseId, name, title, input }, options.signal) : { allow: true as const };
+      result = verdict.allow
+        ? await tool.execute(input, { signal: options.signal, tool_use_id: toolUseId })
+        : { content: `Not run. ${verdict.reason}`, is_error: true };
     } catch (error) {
       result = { content: `Tool failed: ${toErrorShape(error).message}`, is_error: true };
     }

@@ -1,0 +1,102 @@
+// The permission gate: every tool call passes here first. It logs each decision as an event,
+// blocks what a deny rule matches, and waits for the user's answer on an ask rule.
+import type { StackEventBody } from '../protocol.ts';
+import type { StackStorage } from '../storage.ts';
+import { DEFAULT_RULES, evaluate, ruleSchema, type PermissionRule } from './rules.ts';
+
+const FILE = 'permissions.json';
+
+interface RulesFile {
+  version: 1;
+  rules: PermissionRule[];
+}
+
+export type NewRule = Omit<PermissionRule, 'id' | 'source'>;
+export type GateVerdict = { allow: true } | { allow: false; reason: string };
+
+export class PermissionError extends Error {}
+
+export interface PermissionGate {
+  rules(): PermissionRule[];
+  /** Validates and stores a rule. The agent and the user can both add. */
+  addRule(rule: NewRule, source: 'user' | 'agent'): Promise<PermissionRule>;
+  /** Only the user removes rules, and never a default one. */
+  removeRule(ruleId: string): Promise<void>;
+  /** Must not throw. Waits for the user when a rule says ask; an abort denies. */
+  check(call: { mission_id: string; tool: string; title: string; input: unknown }, signal: AbortSignal): Promise<GateVerdict>;
+  /** Returns false when nothing waits under that id. */
+  answer(askId: string, allow: boolean): boolean;
+}
+
+export async function loadPermissionGate(
+  storage: StackStorage,
+  emit: (event: StackEventBody) => void,
+  newId: (prefix: string) => string,
+): Promise<PermissionGate> {
+  const stored = await storage.readJson<RulesFile>(FILE);
+  const own: PermissionRule[] = (stored?.version === 1 ? stored.rules : []).filter((rule) => ruleSchema.safeParse(rule).success && rule.source !== 'default');
+  const waiting = new Map<string, (allow: boolean) => void>();
+  const all = () => [...DEFAULT_RULES, ...own];
+  const save = () => storage.writeJson(FILE, { version: 1, rules: own } satisfies RulesFile);
+
+  return {
+    rules: all,
+    async addRule(input, source) {
+      const rule = ruleSchema.parse({ ...input, id: newId(source === 'agent' ? 'agent-rule' : 'user-rule'), source });
+      if (rule.match.type === 'command') {
+        try {
+          new RegExp(rule.match.pattern);
+        } catch (error) {
+          throw new PermissionError(`The command pattern is not a valid regular expression: ${(error as Error).message}`);
+        }
+      }
+      own.push(rule);
+      await save();
+      emit({ type: 'permission_rules_changed', rules: all() });
+      return rule;
+    },
+    async removeRule(ruleId) {
+      const at = own.findIndex((rule) => rule.id === ruleId);
+      if (at < 0) {
+        throw new PermissionError(DEFAULT_RULES.some((rule) => rule.id === ruleId) ? 'Default rules cannot be removed.' : `No rule ${ruleId}.`);
+      }
+      own.splice(at, 1);
+      await save();
+      emit({ type: 'permission_rules_changed', rules: all() });
+    },
+    async check(call, signal) {
+      const verdict = evaluate(all(), { tool: call.tool, input: call.input });
+      const base = { mission_id: call.mission_id, tool: call.tool, title: call.title };
+      if (verdict.decision === 'allow') {
+        emit({ type: 'permission_decision', ...base, decision: 'allowed' });
+        return { allow: true };
+      }
+      const { rule } = verdict;
+      if (verdict.decision === 'deny') {
+        emit({ type: 'permission_decision', ...base, decision: 'denied', rule_id: rule.id, reason: rule.reason });
+        return { allow: false, reason: `Blocked by the permission rule "${rule.id}": ${rule.reason}` };
+      }
+      const askId = newId('ask');
+      emit({ type: 'permission_requested', ask_id: askId, ...base, rule_id: rule.id, reason: rule.reason });
+      const allow = await new Promise<boolean>((resolve) => {
+        const onAbort = () => settle(false);
+        const settle = (value: boolean) => {
+          waiting.delete(askId);
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        };
+        waiting.set(askId, settle);
+        if (signal.aborted) settle(false);
+        else signal.addEventListener('abort', onAbort, { once: true });
+      });
+      emit({ type: 'permission_decision', ...base, decision: allow ? 'allowed' : 'denied', rule_id: rule.id, reason: allow ? 'The user allowed it.' : 'The user said no.' });
+      return allow ? { allow: true } : { allow: false, reason: `The user declined: ${rule.reason}` };
+    },
+    answer(askId, allow) {
+      const settle = waiting.get(askId);
+      if (!settle) return false;
+      settle(allow);
+      return true;
+    },
+  };
+}

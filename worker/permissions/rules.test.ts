@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import type { StackEventBody } from '../protocol.ts';
+import { createMemoryStorage } from '../storage.ts';
+import { loadPermissionGate } from './gate.ts';
+import { DEFAULT_RULES, deletesMany, evaluate, isPrivateUrl } from './rules.ts';
+
+const bash = (command: string) => evaluate(DEFAULT_RULES, { tool: 'bash', input: { command } });
+
+describe('default rules', () => {
+  it.each([
+    'rm -rf /',
+    'rm -rf /*',
+    'rm -fr ~',
+    'sudo rm -rf --no-preserve-root /',
+    'rm -r -f /',
+    'cd /tmp && rm -rf "/"',
+    'rm -rf /workspace/*',
+    'rm --recursive --force /workspace',
+    'mkfs.ext4 /dev/sda',
+    'dd if=/dev/zero of=/dev/sda bs=1M',
+    'cat junk > /dev/sda',
+    ':(){ :|:& };:',
+    'chmod -R 777 /',
+  ])('deny the catastrophic %s', (command) => {
+    expect(bash(command)).toMatchObject({ decision: 'deny', rule: { id: 'default:no-catastrophic-commands' } });
+  });
+
+  it.each(['rm -rf ./build', 'rm a b c d', 'rm documents/*.tmp', 'find . -name "*.bak" -delete', 'ls | xargs rm'])('ask before %s', (command) => {
+    expect(bash(command)).toMatchObject({ decision: 'ask', rule: { id: 'default:ask-before-deleting-many' } });
+  });
+
+  it.each(['ls -la /', 'rm notes.txt', 'rm a b', 'python3 -c "print(1)"', 'echo rm', 'grep -r foo /workspace'])('allow %s', (command) => {
+    expect(bash(command)).toEqual({ decision: 'allow' });
+  });
+
+  it('deny writes into the system space, however the path is spelled', () => {
+    for (const path of ['.os/memory/soul.md', '/workspace/.os/x', './.os/settings.json', '.os']) {
+      expect(evaluate(DEFAULT_RULES, { tool: 'write', input: { path, content: '' } }).decision).toBe('deny');
+    }
+    expect(evaluate(DEFAULT_RULES, { tool: 'write', input: { path: 'documents/.os-notes.txt' } }).decision).toBe('allow');
+  });
+
+  it('deny web_fetch to private addresses', () => {
+    for (const url of ['http://localhost:8080/', 'http://127.0.0.1/', 'http://10.1.2.3/', 'http://172.20.0.1/', 'http://192.168.1.1', 'http://169.254.169.254/latest', 'http://[::1]/', 'http://[fd00::1]/', 'http://printer.local/', 'http://intranet/', 'not a url']) {
+      expect(isPrivateUrl(url), url).toBe(true);
+    }
+    for (const url of ['https://example.com/', 'https://8.8.8.8/', 'http://172.32.0.1/']) expect(isPrivateUrl(url), url).toBe(false);
+    expect(evaluate(DEFAULT_RULES, { tool: 'web_fetch', input: { url: 'http://127.0.0.1:8787/health' } }).decision).toBe('deny');
+  });
+
+  it('counts deletions by flags, wildcards and paths', () => {
+    expect(deletesMany('rm one two three', 3)).toBe(false);
+    expect(deletesMany('rm one two three four', 3)).toBe(true);
+    expect(deletesMany('echo done; rm -r old', 3)).toBe(true);
+  });
+});
+
+describe('permission gate', () => {
+  async function gate() {
+    const events: StackEventBody[] = [];
+    let n = 0;
+    const storage = createMemoryStorage();
+    const g = await loadPermissionGate(storage, (e) => events.push(e), (p) => `${p}-${++n}`);
+    return { g, events, storage };
+  }
+  const call = (command: string) => ({ mission_id: 'm', tool: 'bash', title: `Running ${command}`, input: { command } });
+
+  it('logs every decision and explains a refusal', async () => {
+    const { g, events } = await gate();
+    expect(await g.check(call('ls'), new AbortController().signal)).toEqual({ allow: true });
+    const denied = await g.check(call('rm -rf /'), new AbortController().signal);
+    expect(denied).toMatchObject({ allow: false, reason: expect.stringContaining('default:no-catastrophic-commands') });
+    expect(events.map((e) => e.type === 'permission_decision' && e.decision)).toEqual(['allowed', 'denied']);
+  });
+
+  it('waits for the user on ask, and an abort says no', async () => {
+    const { g, events } = await gate();
+    const pending = g.check(call('rm -rf old'), new AbortController().signal);
+    await Promise.resolve();
+    const asked = events.find((e) => e.type === 'permission_requested');
+    expect(asked).toMatchObject({ ask_id: 'ask-1', rule_id: 'default:ask-before-deleting-many' });
+    expect(g.answer('ask-1', true)).toBe(true);
+    expect(await pending).toEqual({ allow: true });
+    expect(g.answer('ask-1', true)).toBe(false);
+
+    const controller = new AbortController();
+    const second = g.check(call('rm *'), controller.signal);
+    controller.abort();
+    expect(await second).toMatchObject({ allow: false });
+  });
+
+  it('lets the agent add rules that it cannot remove; the user removes them; defaults stay', async () => {
+    const { g, storage } = await gate();
+    const rule = await g.addRule({ effect: 'deny', tools: ['write'], match: { type: 'path_prefix', prefix: 'documents/' }, reason: 'Originals are read-only.' }, 'agent');
+    expect(rule).toMatchObject({ id: 'agent-rule-1', source: 'agent' });
+    expect(await g.check({ mission_id: 'm', tool: 'write', title: 't', input: { path: 'documents/a.txt' } }, new AbortController().signal)).toMatchObject({ allow: false });
+    const reloaded = await loadPermissionGate(storage, () => {}, (p) => p);
+    expect(reloaded.rules().map((r) => r.id)).toContain('agent-rule-1');
+    await expect(g.removeRule('default:no-private-network')).rejects.toThrow('Default rules cannot be removed.');
+    await g.removeRule('agent-rule-1');
+    expect(g.rules().some((r) => r.id === 'agent-rule-1')).toBe(false);
+    await expect(g.addRule({ effect: 'deny', tools: ['bash'], match: { type: 'command', pattern: '(' }, reason: 'x' }, 'user')).rejects.toThrow('not a valid regular expression');
+  });
+});

@@ -1,0 +1,163 @@
+// Permission rules: checked before every tool call. Defaults cannot be removed; the user adds and
+// removes their own; the agent can add rules but never remove any (a ratchet).
+import { z } from 'zod';
+
+export const ruleMatchSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('always') }),
+  z.object({ type: z.literal('path_prefix'), prefix: z.string().min(1).max(500) }),
+  z.object({ type: z.literal('command'), pattern: z.string().min(1).max(500) }),
+  z.object({ type: z.literal('private_network') }),
+  z.object({ type: z.literal('delete_many'), threshold: z.number().int().min(0).max(10_000) }),
+]);
+
+export const ruleSchema = z.object({
+  id: z.string().min(1).max(80),
+  source: z.enum(['default', 'user', 'agent']),
+  effect: z.enum(['deny', 'ask']),
+  /** Tool names, or ["*"] for every tool. */
+  tools: z.array(z.string().min(1)).min(1),
+  match: ruleMatchSchema,
+  reason: z.string().min(1).max(300),
+});
+
+export type { PermissionRule, RuleMatch } from '../protocol.ts';
+import type { PermissionRule, RuleMatch } from '../protocol.ts';
+
+// The schema and the protocol's type must describe the same thing.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _schemaMatchesProtocol: Same<z.infer<typeof ruleSchema>, PermissionRule> = true;
+void _schemaMatchesProtocol;
+
+export type Decision =
+  | { decision: 'allow' }
+  | { decision: 'deny' | 'ask'; rule: PermissionRule };
+
+export interface ToolCall {
+  tool: string;
+  input: unknown;
+}
+
+const PATH_TOOLS = ['write', 'edit', 'read', 'export_file'];
+
+/** Commands that could wreck the machine or the whole workspace, whatever the reason given. */
+const CATASTROPHIC = [
+  // rm with a recursive flag aimed at /, /*, ~, $HOME or the whole workspace
+  String.raw`\brm\s+(?:-\S+\s+)*(?:-\S*[rR]\S*|--recursive)\s+(?:-\S+\s+)*["']?(?:/|/\*|~/?|\$HOME/?|/workspace/?\*?)["']?(?=\s|;|&|\||$)`,
+  String.raw`\bmkfs(?:\.\w+)?\b`,
+  String.raw`\bdd\b[^;|&\n]*\bof=/dev/`,
+  String.raw`>\s*/dev/(?:sd|hd|vd|nvme)`,
+  String.raw`:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}`,
+  String.raw`\bch(?:mod|own)\s+(?:-\S+\s+)*-\S*R\S*\s+(?:-\S+\s+)*\S+\s+/(?=\s|$)`,
+];
+
+export const DEFAULT_RULES: PermissionRule[] = [
+  {
+    id: 'default:no-system-space',
+    source: 'default',
+    effect: 'deny',
+    tools: PATH_TOOLS,
+    match: { type: 'path_prefix', prefix: '.os/' },
+    reason: '.os/ is the system space (memory, settings, databases); the agent never writes it directly.',
+  },
+  {
+    id: 'default:no-catastrophic-commands',
+    source: 'default',
+    effect: 'deny',
+    tools: ['bash'],
+    match: { type: 'command', pattern: CATASTROPHIC.join('|') },
+    reason: 'This command could destroy the whole machine or workspace.',
+  },
+  {
+    id: 'default:no-private-network',
+    source: 'default',
+    effect: 'deny',
+    tools: ['web_fetch'],
+    match: { type: 'private_network' },
+    reason: 'Fetching private, loopback or link-local addresses is not allowed.',
+  },
+  {
+    id: 'default:ask-before-deleting-many',
+    source: 'default',
+    effect: 'ask',
+    tools: ['bash'],
+    match: { type: 'delete_many', threshold: 3 },
+    reason: 'This deletes more than a few files.',
+  },
+];
+
+/** Deny wins over ask; the first matching rule of the strongest effect is reported. */
+export function evaluate(rules: PermissionRule[], call: ToolCall): Decision {
+  let ask: PermissionRule | undefined;
+  for (const rule of rules) {
+    if (!rule.tools.includes('*') && !rule.tools.includes(call.tool)) continue;
+    if (!matches(rule.match, call.input)) continue;
+    if (rule.effect === 'deny') return { decision: 'deny', rule };
+    ask ??= rule;
+  }
+  return ask ? { decision: 'ask', rule: ask } : { decision: 'allow' };
+}
+
+function matches(match: RuleMatch, input: unknown): boolean {
+  const fields = (input ?? {}) as Record<string, unknown>;
+  switch (match.type) {
+    case 'always':
+      return true;
+    case 'path_prefix': {
+      const path = typeof fields.path === 'string' ? fields.path.trim().replace(/^\/?workspace\//, '').replace(/^\.\//, '') : null;
+      return path !== null && (path === match.prefix.replace(/\/$/, '') || path.startsWith(match.prefix));
+    }
+    case 'command':
+      return typeof fields.command === 'string' && safeRegex(match.pattern).test(fields.command);
+    case 'private_network':
+      return typeof fields.url === 'string' && isPrivateUrl(fields.url);
+    case 'delete_many':
+      return typeof fields.command === 'string' && deletesMany(fields.command, match.threshold);
+  }
+}
+
+function safeRegex(pattern: string): RegExp {
+  try {
+    return new RegExp(pattern);
+  } catch {
+    return /(?!)/; // an invalid user pattern matches nothing rather than breaking every call
+  }
+}
+
+/** `rm` with a recursive flag, a wildcard, or more than `threshold` paths; also find -delete. */
+export function deletesMany(command: string, threshold: number): boolean {
+  if (/\bfind\b[^;|&]*\s-delete\b/.test(command) || /\bxargs\s+(-\S+\s+)*rm\b/.test(command)) return true;
+  for (const segment of command.split(/[;&|]+|\n/)) {
+    const words = segment.trim().split(/\s+/);
+    const at = words.findIndex((word) => word === 'rm' || word.endsWith('/rm'));
+    if (at < 0) continue;
+    const args = words.slice(at + 1);
+    const flags = args.filter((arg) => arg.startsWith('-'));
+    const paths = args.filter((arg) => !arg.startsWith('-'));
+    if (flags.some((flag) => /^-[^-]*[rR]/.test(flag) || flag === '--recursive')) return true;
+    if (paths.some((path) => /[*?[]/.test(path))) return true;
+    if (paths.length > threshold) return true;
+  }
+  return false;
+}
+
+/** Loopback, private (RFC 1918, ULA), link-local, CGNAT and local names. Unparseable URLs count. */
+export function isPrivateUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  } catch {
+    return true;
+  }
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal') || !host.includes('.') && !host.includes(':')) {
+    return true;
+  }
+  const v4 = host.match(/^(\d+)\.(\d+)\.(\d+)\.(\d+)$/);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224;
+  }
+  if (host.includes(':')) {
+    return host === '::1' || host === '::' || /^f[cd]/.test(host) || /^fe[89ab]/.test(host) || /^::ffff:/.test(host);
+  }
+  return false;
+}
