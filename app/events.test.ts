@@ -3,6 +3,7 @@ import type { StackEvent, StackEventBody } from '../worker/protocol.ts';
 import { applyEvents, emptyView } from './events.ts';
 
 let seq = 0;
+const USAGE = { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.000018 };
 const ev = (body: StackEventBody): StackEvent => ({ ...body, seq: ++seq, at: 0 }) as StackEvent;
 
 describe('applyEvents', () => {
@@ -12,10 +13,10 @@ describe('applyEvents', () => {
       ev({ type: 'mission_started', mission_id: 'm', request_id: 'r', text: 'hi' }),
       ev({ type: 'assistant_delta', mission_id: 'm', text: 'Hel' }),
       ev({ type: 'assistant_delta', mission_id: 'm', text: 'lo' }),
-      ev({ type: 'assistant_message_end', mission_id: 'm', stop_reason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 } }),
+      ev({ type: 'assistant_message_end', mission_id: 'm', stop_reason: 'tool_use', usage: USAGE }),
       ev({ type: 'tool_started', mission_id: 'm', tool_use_id: 't1', name: 'create_window', title: 'Opening' }),
       ev({ type: 'tool_finished', mission_id: 'm', tool_use_id: 't1', name: 'create_window', ok: true, summary: 'done' }),
-      ev({ type: 'mission_finished', mission_id: 'm', status: 'failed', error: { code: 'model_error', message: 'boom' } }),
+      ev({ type: 'mission_finished', mission_id: 'm', status: 'failed', usage: USAGE, error: { code: 'model_error', message: 'boom' } }),
     ];
     const view = applyEvents(emptyView, events);
     expect(view.lastSeq).toBe(7);

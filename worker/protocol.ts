@@ -187,6 +187,10 @@ export type MissionStatus = 'completed' | 'failed' | 'aborted';
 export interface Usage {
   input_tokens: number;
   output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  /** US dollars; null when the model's price is unknown (e.g. a local model). */
+  cost_usd: number | null;
 }
 
 export type StackEventBody =
@@ -203,7 +207,7 @@ export type StackEventBody =
       summary: string;
     }
   | { type: 'model_retry'; mission_id: string; attempt: number; delay_ms: number; reason: string }
-  | { type: 'mission_finished'; mission_id: string; status: MissionStatus; error?: ErrorShape }
+  | { type: 'mission_finished'; mission_id: string; status: MissionStatus; usage: Usage; error?: ErrorShape }
   | { type: 'window_opened'; window: CanvasWindow }
   | { type: 'window_patched'; window_id: string; patch: WindowPatch; updated_at: number }
   | { type: 'window_closed'; window_id: string }

@@ -2,6 +2,7 @@
 // Framework-free and DOM-free; the worker entry wires it to OPFS, fetch and comlink.
 import { runAgentLoop } from './agent/loop.ts';
 import { toErrorShape } from './agent/errors.ts';
+import { emptyUsage } from './agent/pricing.ts';
 import { systemPrompt } from './agent/system-prompt.ts';
 import type { LoopEvent, MessageParam, StreamFn } from './agent/types.ts';
 import { CanvasError, loadCanvas } from './canvas.ts';
@@ -95,7 +96,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     emit({ type: 'mission_started', mission_id: missionId, request_id: requestId, text });
     try {
       if (controller.signal.aborted) {
-        emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted' });
+        emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted', usage: emptyUsage() });
         return;
       }
       const outcome = await runAgentLoop({
@@ -111,10 +112,10 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       });
       history = outcome.messages;
       const error = outcome.status === 'failed' ? outcome.error : undefined;
-      emit({ type: 'mission_finished', mission_id: missionId, status: outcome.status, ...(error ? { error } : {}) });
+      emit({ type: 'mission_finished', mission_id: missionId, status: outcome.status, usage: outcome.usage, ...(error ? { error } : {}) });
       if (error?.code === 'model_not_configured' || error?.code === 'model_unreachable') void checkModel();
     } catch (error) {
-      emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', error: toErrorShape(error) });
+      emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: emptyUsage(), error: toErrorShape(error) });
     } finally {
       running.delete(missionId);
     }

@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 
-const request: ModelRequest = { model: 'claude-test', system: 'sys', messages: [{ role: 'user', content: 'hi' }], tools: [], max_tokens: 100 };
+const request: ModelRequest = { model: 'claude-test', system: { stable: 'sys', dynamic: 'canvas' }, messages: [{ role: 'user', content: 'hi' }], tools: [], max_tokens: 100 };
 
 async function collect(signal = new AbortController().signal) {
   const events: ModelStreamEvent[] = [];
@@ -35,6 +35,11 @@ describe('createAnthropicStream', () => {
     const last = events.at(-1);
     expect(last?.type === 'message' && last.message.content).toEqual([{ type: 'text', text: 'Hello there, friend' }]);
     expect(fake.state().failures).toEqual([]);
+    // The stable prefix is marked for prompt caching; the dynamic part follows uncached.
+    expect((fake.state().requests[0]!.body as { system: unknown }).system).toEqual([
+      { type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'canvas' },
+    ]);
   });
 
   it('parses tool_use input from partial JSON', async () => {

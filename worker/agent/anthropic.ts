@@ -27,7 +27,11 @@ export function createAnthropicStream(options: AnthropicStreamOptions): StreamFn
       const messageStream = client.messages.stream(
         {
           model: request.model,
-          system: request.system,
+          system: [
+            // The stable prefix (with the tools before it) is cached; the dynamic part is not.
+            { type: 'text', text: request.system.stable, cache_control: { type: 'ephemeral' } },
+            ...(request.system.dynamic ? [{ type: 'text' as const, text: request.system.dynamic }] : []),
+          ],
           messages: request.messages,
           tools: request.tools,
           max_tokens: request.max_tokens,

@@ -2,6 +2,7 @@
 // It is a function of an injected stream function, so it is tested with a fake stream.
 import type { ErrorShape, Usage } from '../protocol.ts';
 import { ModelError, retryDelayMs, sleep as defaultSleep, toErrorShape } from './errors.ts';
+import { addUsage, emptyUsage, usageOf } from './pricing.ts';
 import type {
   AgentTool,
   LoopEvent,
@@ -9,6 +10,7 @@ import type {
   Message,
   MessageParam,
   StreamFn,
+  SystemPrompt,
   ToolResult,
 } from './types.ts';
 
@@ -16,7 +18,7 @@ export interface LoopOptions {
   stream: StreamFn;
   tools: AgentTool[];
   model: string;
-  system: string;
+  system: SystemPrompt;
   /** The conversation so far, ending with the user's new message. Not mutated. */
   messages: MessageParam[];
   signal: AbortSignal;
@@ -43,7 +45,7 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
   const { signal, maxTurns = 25 } = options;
   const emit = safeEmitter(options.onEvent);
   const messages = [...options.messages];
-  const usage: Usage = { input_tokens: 0, output_tokens: 0 };
+  let usage: Usage = emptyUsage();
   const end = (error?: ErrorShape): LoopOutcome => {
     if (signal.aborted || error?.code === 'aborted') return { status: 'aborted', messages, usage };
     return error ? { status: 'failed', messages, usage, error } : { status: 'completed', messages, usage };
@@ -53,14 +55,10 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
     const call = await callModel(options, messages, emit);
     if (!call.ok) return end(call.error);
     const { message } = call;
-    usage.input_tokens += message.usage.input_tokens;
-    usage.output_tokens += message.usage.output_tokens;
+    const callUsage = usageOf(message.usage, options.model);
+    usage = addUsage(usage, callUsage);
     messages.push({ role: 'assistant', content: message.content });
-    emit({
-      type: 'message_end',
-      stop_reason: message.stop_reason,
-      usage: { input_tokens: message.usage.input_tokens, output_tokens: message.usage.output_tokens },
-    });
+    emit({ type: 'message_end', stop_reason: message.stop_reason, usage: callUsage });
 
     const toolUses = message.content.filter((block) => block.type === 'tool_use');
     if (toolUses.length === 0) return end();

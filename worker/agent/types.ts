@@ -8,9 +8,18 @@ import type { ErrorShape, Usage } from '../protocol.ts';
 
 export type { Message, MessageParam, ToolSpec };
 
+/**
+ * The system prompt in two parts: `stable` (instructions, memory) is the same turn after turn and
+ * is marked for prompt caching; `dynamic` (canvas state, attachments) follows it, uncached.
+ */
+export interface SystemPrompt {
+  stable: string;
+  dynamic: string;
+}
+
 export interface ModelRequest {
   model: string;
-  system: string;
+  system: SystemPrompt;
   messages: MessageParam[];
   tools: ToolSpec[];
   max_tokens: number;
