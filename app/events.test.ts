@@ -10,7 +10,8 @@ describe('applyEvents', () => {
   it('folds a mission into chat entries: user, streamed text, tool, error', () => {
     seq = 0;
     const events = [
-      ev({ type: 'mission_started', mission_id: 'm', request_id: 'r', text: 'hi' }),
+      ev({ type: 'mission_queued', mission_id: 'm', request_id: 'r', kind: 'chat', text: 'hi', position: 0 }),
+      ev({ type: 'mission_started', mission_id: 'm', request_id: 'r', kind: 'chat', text: 'hi' }),
       ev({ type: 'assistant_delta', mission_id: 'm', text: 'Hel' }),
       ev({ type: 'assistant_delta', mission_id: 'm', text: 'lo' }),
       ev({ type: 'assistant_message_end', mission_id: 'm', stop_reason: 'tool_use', usage: USAGE }),
@@ -19,7 +20,7 @@ describe('applyEvents', () => {
       ev({ type: 'mission_finished', mission_id: 'm', status: 'failed', usage: USAGE, error: { code: 'model_error', message: 'boom' } }),
     ];
     const view = applyEvents(emptyView, events);
-    expect(view.lastSeq).toBe(7);
+    expect(view.lastSeq).toBe(8);
     expect(view.activeMissions).toEqual([]);
     expect(view.chat.map((entry) => entry.kind)).toEqual(['user', 'assistant', 'tool', 'error']);
     expect(view.chat[1]).toMatchObject({ text: 'Hello', streaming: false });
@@ -34,5 +35,17 @@ describe('applyEvents', () => {
     expect(applyEvents(once, [opened])).toBe(once);
     const closed = applyEvents(once, [ev({ type: 'window_closed', window_id: 'w' })]);
     expect(closed.windows).toEqual([]);
+  });
+
+  it('shows a queued mission until it starts', () => {
+    seq = 0;
+    const queued = applyEvents(emptyView, [
+      ev({ type: 'mission_queued', mission_id: 'a', request_id: 'r1', kind: 'chat', text: 'first', position: 0 }),
+      ev({ type: 'mission_queued', mission_id: 'b', request_id: 'r2', kind: 'chat', text: 'second', position: 1 }),
+    ]);
+    expect(queued.chat.map((e) => e.kind === 'user' && e.queued)).toEqual([false, true]);
+    expect(queued.activeMissions).toEqual(['a', 'b']);
+    const started = applyEvents(queued, [ev({ type: 'mission_started', mission_id: 'b', request_id: 'r2', kind: 'chat', text: 'second' })]);
+    expect(started.chat.map((e) => e.kind === 'user' && e.queued)).toEqual([false, false]);
   });
 });

@@ -2,7 +2,7 @@
 import { applyWindowPatch, assertNever, type CanvasWindow, type ModelStatus, type Settings, type StackEvent } from '../worker/protocol.ts';
 
 export type ChatEntry =
-  | { kind: 'user'; key: string; mission_id: string; text: string }
+  | { kind: 'user'; key: string; mission_id: string; text: string; queued: boolean }
   | { kind: 'assistant'; key: string; mission_id: string; text: string; streaming: boolean }
   | { kind: 'tool'; key: string; mission_id: string; name: string; title: string; status: 'running' | 'ok' | 'error'; summary: string }
   | { kind: 'notice'; key: string; mission_id: string; text: string }
@@ -15,7 +15,7 @@ export interface StackView {
   model: ModelStatus;
   windows: CanvasWindow[];
   chat: ChatEntry[];
-  /** Missions started and not yet finished, oldest first. */
+  /** Missions accepted (queued or running) and not yet finished, oldest first. */
   activeMissions: string[];
 }
 
@@ -40,11 +40,17 @@ export function applyEvents(view: StackView, events: StackEvent[]): StackView {
 function applyEvent(view: StackView, event: StackEvent): StackView {
   const key = `e${event.seq}`;
   switch (event.type) {
+    case 'mission_queued': {
+      const entry: ChatEntry =
+        event.kind === 'chat'
+          ? { kind: 'user', key, mission_id: event.mission_id, text: event.text, queued: event.position > 0 }
+          : { kind: 'notice', key, mission_id: event.mission_id, text: 'Scheduled check-in (heartbeat).' };
+      return { ...view, activeMissions: [...view.activeMissions, event.mission_id], chat: [...view.chat, entry] };
+    }
     case 'mission_started':
       return {
         ...view,
-        activeMissions: [...view.activeMissions, event.mission_id],
-        chat: [...view.chat, { kind: 'user', key, mission_id: event.mission_id, text: event.text }],
+        chat: view.chat.map((entry) => (entry.kind === 'user' && entry.mission_id === event.mission_id && entry.queued ? { ...entry, queued: false } : entry)),
       };
     case 'assistant_delta': {
       const last = view.chat.at(-1);

@@ -56,6 +56,8 @@ export interface Settings {
   endpoint: string;
   /** Anthropic model id sent with every request. */
   model: string;
+  /** Minutes between heartbeats (the agent's own check-ins); 0 turns them off. */
+  heartbeat_minutes: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,7 +140,9 @@ export type WindowPatch =
 export interface RequestMap {
   /** Start a chat mission. Resolves once it is accepted, not when it finishes. */
   mission: { params: { text: string }; result: { mission_id: string } };
-  /** Stop the running mission (or the named one). */
+  /** Run a heartbeat now (the agent's periodic check-in), queued behind any running mission. */
+  heartbeat: { params: Record<string, never>; result: { mission_id: string } };
+  /** Stop the running and queued missions (or the named one). */
   abort: { params: { mission_id?: string }; result: { aborted: boolean } };
   get_settings: { params: Record<string, never>; result: Settings };
   update_settings: { params: Partial<Settings>; result: Settings };
@@ -183,6 +187,8 @@ export type ModelStatus =
   | { state: 'unreachable'; endpoint: string; message: string };
 
 export type MissionStatus = 'completed' | 'failed' | 'aborted';
+/** A chat message from the user, or the agent's own periodic check-in. */
+export type MissionKind = 'chat' | 'heartbeat';
 
 export interface Usage {
   input_tokens: number;
@@ -194,7 +200,8 @@ export interface Usage {
 }
 
 export type StackEventBody =
-  | { type: 'mission_started'; mission_id: string; request_id: string; text: string }
+  | { type: 'mission_queued'; mission_id: string; request_id: string; kind: MissionKind; text: string; position: number }
+  | { type: 'mission_started'; mission_id: string; request_id: string; kind: MissionKind; text: string }
   | { type: 'assistant_delta'; mission_id: string; text: string }
   | { type: 'assistant_message_end'; mission_id: string; stop_reason: string | null; usage: Usage }
   | { type: 'tool_started'; mission_id: string; tool_use_id: string; name: string; title: string }

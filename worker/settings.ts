@@ -12,6 +12,13 @@ export class SettingsError extends Error {}
 export function mergeSettings(current: Settings, patch: Partial<Settings>): Settings {
   const next = { ...current };
   if (patch.endpoint !== undefined) next.endpoint = normaliseEndpoint(patch.endpoint);
+  if (patch.heartbeat_minutes !== undefined) {
+    const minutes = Number(patch.heartbeat_minutes);
+    if (!Number.isInteger(minutes) || minutes < 0 || minutes > 24 * 60) {
+      throw new SettingsError('Heartbeat minutes must be a whole number from 0 (off) to 1440.');
+    }
+    next.heartbeat_minutes = minutes;
+  }
   if (patch.model !== undefined) {
     const model = String(patch.model).trim();
     if (!/^[\w.:@/-]{1,100}$/.test(model)) {

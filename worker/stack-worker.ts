@@ -16,7 +16,7 @@ const stack: Promise<StackApi> = Promise.all([openOpfsStorage(stackId), openStac
   createStack({
     storage,
     files: createOpfsUserFiles(dir),
-    defaults: { endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL },
+    defaults: { endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL, heartbeat_minutes: 0 },
     fetch: (input, init) => fetch(input, init),
     createStream: (endpoint) => createAnthropicStream({ baseURL: endpoint }),
   }),

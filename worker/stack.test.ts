@@ -23,7 +23,7 @@ async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetc
   const stack = await createStack({
     storage,
     files: createMemoryUserFiles(),
-    defaults: { endpoint: 'http://proxy.test', model: 'test-model' },
+    defaults: { endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0 },
     fetch: fetchFn,
     createStream: () => stream,
     newId: (prefix) => `${prefix}_${++n}`,
@@ -56,8 +56,8 @@ describe('stack', () => {
     await until(events, 'mission_finished');
     // The health check answers whenever it answers; everything else comes in order.
     const types = events.map((e) => e.type).filter((type) => type !== 'model_status');
-    expect(types).toEqual(['mission_started', 'assistant_delta', 'assistant_delta', 'assistant_message_end', 'mission_finished']);
-    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(types).toEqual(['mission_queued', 'mission_started', 'assistant_delta', 'assistant_delta', 'assistant_message_end', 'mission_finished']);
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(events.at(-1)).toMatchObject({ status: 'completed', mission_id: 'm_1' });
   });
 
@@ -113,7 +113,8 @@ describe('stack', () => {
   it('persists settings and reports them as an event', async () => {
     const { stack, events, storage } = await openStack(async function* () {});
     const response = await stack.request({ id: 's', method: 'update_settings', params: { model: 'claude-x', endpoint: 'https://proxy.example/' } });
-    expect(response).toEqual({ request_id: 's', ok: true, result: { model: 'claude-x', endpoint: 'https://proxy.example' } });
+    expect(response).toEqual({ request_id: 's', ok: true, result: { model: 'claude-x', endpoint: 'https://proxy.example', heartbeat_minutes: 0 } });
+    expect(await stack.request({ id: 'h', method: 'update_settings', params: { heartbeat_minutes: -1 } })).toMatchObject({ ok: false, error: { code: 'bad_request' } });
     expect(events.find((e) => e.type === 'settings_changed')).toBeTruthy();
     const again = await openStack(async function* () {}, storage);
     expect((await again.stack.snapshot()).settings.model).toBe('claude-x');
@@ -182,5 +183,27 @@ describe('stack', () => {
     const { stack } = await openStack(async function* () {});
     expect(await stack.request({ id: 'f', method: 'read_file', params: { path: 'documents/none.pdf' } })).toMatchObject({ ok: false, error: { code: 'not_found' } });
     expect(await stack.request({ id: 'g', method: 'read_file', params: { path: '.os/settings.json' } })).toMatchObject({ ok: false, error: { code: 'bad_request' } });
+  });
+
+  it('queues a second mission behind the first, and runs heartbeats behind the same lock', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    const stream: StreamFn = async function* (request) {
+      calls++;
+      if (calls === 1) await gate;
+      const last = request.messages.at(-1)!;
+      yield message([{ type: 'text', text: JSON.stringify(last.content).includes('heartbeat') ? 'HEARTBEAT_OK' : 'ok' }]);
+    };
+    const { stack, events } = await openStack(stream);
+    await mission(stack, 'first', 'a');
+    await mission(stack, 'second', 'b');
+    await stack.request({ id: 'h', method: 'heartbeat', params: {} });
+    const queued = events.filter((e) => e.type === 'mission_queued');
+    expect(queued.map((e) => [e.kind, e.position])).toEqual([['chat', 0], ['chat', 1], ['heartbeat', 2]]);
+    expect(events.filter((e) => e.type === 'mission_started')).toHaveLength(1);
+    release();
+    for (let i = 0; i < 100 && events.filter((e) => e.type === 'mission_finished').length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(events.filter((e) => e.type === 'mission_started').map((e) => e.kind)).toEqual(['chat', 'chat', 'heartbeat']);
   });
 });

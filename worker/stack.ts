@@ -13,6 +13,7 @@ import {
   type ErrorShape,
   type EventListener,
   type Method,
+  type MissionKind,
   type ModelStatus,
   type ResultOf,
   type Settings,
@@ -46,6 +47,10 @@ export interface StackDeps {
   maxRetries?: number;
 }
 
+const HEARTBEAT_PROMPT =
+  'This is a scheduled heartbeat, not a message from the user. Review pending actions and anything ' +
+  'that needs doing now. If nothing does, reply with exactly HEARTBEAT_OK and do nothing else.';
+
 class RequestError extends Error {
   constructor(readonly shape: ErrorShape) {
     super(shape.message);
@@ -78,22 +83,36 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   let history: MessageParam[] = [];
   const running = new Map<string, AbortController>();
 
+  // The heartbeat wakes the agent on its own every few minutes, when the user turned it on.
+  let heartbeatTimer: ReturnType<typeof setInterval> | undefined;
+  function scheduleHeartbeat() {
+    clearInterval(heartbeatTimer);
+    heartbeatTimer = undefined;
+    if (settings.heartbeat_minutes <= 0) return;
+    heartbeatTimer = setInterval(() => {
+      // Never pile heartbeats up behind a long mission.
+      if (running.size === 0) startMission(newId('hb'), HEARTBEAT_PROMPT, 'heartbeat');
+    }, settings.heartbeat_minutes * 60_000);
+  }
+
   async function checkModel(): Promise<ModelStatus> {
     model = await checkModelEndpoint(settings.endpoint, deps.fetch);
     emit({ type: 'model_status', status: model });
     return model;
   }
 
-  function startMission(requestId: string, text: string): string {
+  /** Missions and heartbeats wait their turn behind one lock; the queue is visible as events. */
+  function startMission(requestId: string, text: string, kind: MissionKind = 'chat'): string {
     const missionId = newId('m');
     const controller = new AbortController();
+    emit({ type: 'mission_queued', mission_id: missionId, request_id: requestId, kind, text, position: running.size });
     running.set(missionId, controller);
-    lock = lock.then(() => runMission(missionId, requestId, text, controller));
+    lock = lock.then(() => runMission(missionId, requestId, text, kind, controller));
     return missionId;
   }
 
-  async function runMission(missionId: string, requestId: string, text: string, controller: AbortController) {
-    emit({ type: 'mission_started', mission_id: missionId, request_id: requestId, text });
+  async function runMission(missionId: string, requestId: string, text: string, kind: MissionKind, controller: AbortController) {
+    emit({ type: 'mission_started', mission_id: missionId, request_id: requestId, kind, text });
     try {
       if (controller.signal.aborted) {
         emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted', usage: emptyUsage() });
@@ -155,6 +174,8 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         if (!text) throw new RequestError({ code: 'bad_request', message: 'A mission needs some text.' });
         return { mission_id: startMission(req.id, text) } as ResultOf<M>;
       }
+      case 'heartbeat':
+        return { mission_id: startMission(req.id, HEARTBEAT_PROMPT, 'heartbeat') } as ResultOf<M>;
       case 'abort': {
         const targets = req.params?.mission_id ? [req.params.mission_id] : [...running.keys()];
         let aborted = false;
@@ -176,6 +197,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         await saveSettings(deps.storage, settings);
         emit({ type: 'settings_changed', settings });
         if (endpointChanged) void checkModel();
+        scheduleHeartbeat();
         return settings as ResultOf<M>;
       }
       case 'check_model':
@@ -203,6 +225,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   }
 
   void checkModel();
+  scheduleHeartbeat();
 
   return {
     async request<M extends Method>(request: StackRequest<M>): Promise<StackResponse<M>> {

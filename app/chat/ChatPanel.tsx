@@ -85,7 +85,12 @@ export function ChatPanel() {
 function ChatItem({ entry }: { entry: ChatEntry }) {
   switch (entry.kind) {
     case 'user':
-      return <div class="msg msg--user" data-role="user">{entry.text}</div>;
+      return (
+        <div class={entry.queued ? 'msg msg--user msg--queued' : 'msg msg--user'} data-role="user">
+          {entry.text}
+          {entry.queued && <span class="msg-queued"> · queued</span>}
+        </div>
+      );
     case 'assistant':
       return (
         <div class={entry.streaming ? 'msg msg--assistant msg--streaming' : 'msg msg--assistant'} data-role="assistant">
