@@ -132,6 +132,11 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
     }
     case 'permission_rules_changed':
       return view;
+    case 'context_compacted':
+      return {
+        ...view,
+        chat: [...view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `Context compacted: ${event.removed_messages} older messages were summarised to make room.` }],
+      };
     case 'model_status':
       return { ...view, model: event.status };
     default:

@@ -213,6 +213,7 @@ export type StackEventBody =
       ok: boolean;
       summary: string;
     }
+  | { type: 'context_compacted'; mission_id: string; removed_messages: number; prompt_tokens: number }
   | { type: 'model_retry'; mission_id: string; attempt: number; delay_ms: number; reason: string }
   | { type: 'mission_finished'; mission_id: string; status: MissionStatus; usage: Usage; error?: ErrorShape }
   | { type: 'window_opened'; window: CanvasWindow }

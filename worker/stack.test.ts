@@ -18,7 +18,7 @@ function message(content: unknown[]): ModelStreamEvent {
   };
 }
 
-async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetchFn = healthy) {
+async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetchFn = healthy, extra: Partial<Parameters<typeof createStack>[0]> = {}) {
   let n = 0;
   const stack = await createStack({
     storage,
@@ -27,6 +27,7 @@ async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetc
     fetch: fetchFn,
     createStream: () => stream,
     newId: (prefix) => `${prefix}_${++n}`,
+    ...extra,
   });
   const events: StackEvent[] = [];
   await stack.subscribe(0, (batch) => events.push(...batch));
@@ -205,5 +206,35 @@ describe('stack', () => {
     release();
     for (let i = 0; i < 100 && events.filter((e) => e.type === 'mission_finished').length < 3; i++) await new Promise((r) => setTimeout(r, 5));
     expect(events.filter((e) => e.type === 'mission_started').map((e) => e.kind)).toEqual(['chat', 'chat', 'heartbeat']);
+  });
+
+  it('compacts older turns when the prompt nears the window, flushing memory first', async () => {
+    const requests: { system: string; first: string }[] = [];
+    const stream: StreamFn = async function* (request) {
+      requests.push({ system: request.system.stable, first: JSON.stringify(request.messages[0]) });
+      const summarising = request.tools.length === 0;
+      yield {
+        type: 'message',
+        message: {
+          id: 'x', type: 'message', role: 'assistant', model: 'm', stop_sequence: null, stop_reason: 'end_turn',
+          content: [{ type: 'text', text: summarising ? 'SUMMARY OF EARLIER' : 'ok' }],
+          usage: { input_tokens: 900, output_tokens: 10 },
+        } as never,
+      };
+    };
+    let flushed = 0;
+    const { stack, events } = await openStack(stream, createMemoryStorage(), healthy, {
+      compaction: { contextWindow: 1000, threshold: 0.8, keepRecent: 2 },
+      beforeCompaction: async () => void flushed++,
+    });
+    for (const [i, text] of ['one', 'two', 'three'].entries()) {
+      await mission(stack, text, `r${i}`);
+      for (let k = 0; k < 100 && events.filter((e) => e.type === 'mission_finished').length < i + 1; k++) await new Promise((r) => setTimeout(r, 5));
+    }
+    const compacted = events.filter((e) => e.type === 'context_compacted');
+    expect(compacted.length).toBeGreaterThan(0);
+    expect(flushed).toBe(compacted.length);
+    expect(requests.at(-1)!.first).toContain('SUMMARY OF EARLIER');
+    expect(requests.at(-1)!.first).toContain('two'); // the first kept turn carries the summary
   });
 });

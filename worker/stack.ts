@@ -3,6 +3,7 @@
 import { runAgentLoop } from './agent/loop.ts';
 import { toErrorShape } from './agent/errors.ts';
 import { emptyUsage } from './agent/pricing.ts';
+import { applySummary, DEFAULT_POLICY, findCut, needsCompaction, summarise, transcriptOf, type CompactionPolicy } from './agent/compaction.ts';
 import { systemPrompt } from './agent/system-prompt.ts';
 import type { LoopEvent, MessageParam, StreamFn } from './agent/types.ts';
 import { CanvasError, loadCanvas } from './canvas.ts';
@@ -45,6 +46,9 @@ export interface StackDeps {
   createStream(endpoint: string): StreamFn;
   newId?: (prefix: string) => string;
   maxRetries?: number;
+  compaction?: CompactionPolicy;
+  /** Runs before older turns are summarised away (the memory's pre-compaction flush). Must not throw. */
+  beforeCompaction?: () => Promise<void>;
 }
 
 const HEARTBEAT_PROMPT =
@@ -81,6 +85,24 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   // Missions run one at a time, in the order they arrived.
   let lock: Promise<void> = Promise.resolve();
   let history: MessageParam[] = [];
+  let lastPromptTokens = 0;
+  const policy = deps.compaction ?? DEFAULT_POLICY;
+
+  /** Summarises older turns when the last prompt came near the context window. Never throws. */
+  async function compactIfNeeded(missionId: string, stream: StreamFn, messages: MessageParam[], promptTokens: number, signal: AbortSignal) {
+    if (!needsCompaction(promptTokens, policy)) return null;
+    const cut = findCut(messages, policy.keepRecent);
+    if (cut < 0) return null;
+    try {
+      await deps.beforeCompaction?.();
+      const summary = await summarise(stream, settings.model, transcriptOf(messages.slice(0, cut)), signal);
+      emit({ type: 'context_compacted', mission_id: missionId, removed_messages: cut, prompt_tokens: promptTokens });
+      return applySummary(messages, cut, summary);
+    } catch {
+      // Going on uncompacted is better than failing the mission; the model says if it overflows.
+      return null;
+    }
+  }
   const running = new Map<string, AbortController>();
 
   // The heartbeat wakes the agent on its own every few minutes, when the user turned it on.
@@ -118,8 +140,11 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted', usage: emptyUsage() });
         return;
       }
+      const stream = deps.createStream(settings.endpoint);
       const outcome = await runAgentLoop({
-        stream: deps.createStream(settings.endpoint),
+        stream,
+        promptTokens: lastPromptTokens,
+        compact: (messages, promptTokens, signal) => compactIfNeeded(missionId, stream, messages, promptTokens, signal),
         tools,
         model: settings.model,
         system: systemPrompt({ canvas: canvas.describe() }),
@@ -130,6 +155,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
       });
       history = outcome.messages;
+      lastPromptTokens = outcome.promptTokens;
       const error = outcome.status === 'failed' ? outcome.error : undefined;
       emit({ type: 'mission_finished', mission_id: missionId, status: outcome.status, usage: outcome.usage, ...(error ? { error } : {}) });
       if (error?.code === 'model_not_configured' || error?.code === 'model_unreachable') void checkModel();

@@ -33,6 +33,13 @@ export interface LoopOptions {
    * Asked before every tool call (permission rules). Must not throw. A refusal becomes the tool's
    * error result, so the model reads why and can choose another way.
    */
+  /**
+   * Called before each model call with the last prompt's size in tokens. Returns
+   * replacement messages when it compacted the conversation, else null. Must not throw.
+   */
+  /** The size of the conversation's last prompt, from an earlier mission. */
+  promptTokens?: number;
+  compact?: (messages: MessageParam[], promptTokens: number, signal: AbortSignal) => Promise<MessageParam[] | null>;
   authorize?: (call: { tool_use_id: string; name: string; title: string; input: unknown }, signal: AbortSignal) => Promise<{ allow: true } | { allow: false; reason: string }>;
 }
 
@@ -46,16 +53,22 @@ export async function runAgentLoop(options: LoopOptions): Promise<LoopOutcome> {
   const emit = safeEmitter(options.onEvent);
   const messages = [...options.messages];
   let usage: Usage = emptyUsage();
+  let promptTokens = options.promptTokens ?? 0;
   const end = (error?: ErrorShape): LoopOutcome => {
-    if (signal.aborted || error?.code === 'aborted') return { status: 'aborted', messages, usage };
-    return error ? { status: 'failed', messages, usage, error } : { status: 'completed', messages, usage };
+    if (signal.aborted || error?.code === 'aborted') return { status: 'aborted', messages, usage, promptTokens };
+    return error ? { status: 'failed', messages, usage, error, promptTokens } : { status: 'completed', messages, usage, promptTokens };
   };
 
   for (let turn = 0; turn < maxTurns; turn++) {
+    if (options.compact) {
+      const compacted = await options.compact(messages, promptTokens, signal);
+      if (compacted) messages.splice(0, messages.length, ...compacted);
+    }
     const call = await callModel(options, messages, emit);
     if (!call.ok) return end(call.error);
     const { message } = call;
     const callUsage = usageOf(message.usage, options.model);
+    promptTokens = callUsage.input_tokens + callUsage.cache_creation_input_tokens + callUsage.cache_read_input_tokens;
     usage = addUsage(usage, callUsage);
     messages.push({ role: 'assistant', content: message.content });
     emit({ type: 'message_end', stop_reason: message.stop_reason, usage: callUsage });

@@ -62,7 +62,8 @@ export type LoopEvent =
   | { type: 'tool_finished'; tool_use_id: string; name: string; result: ToolResult }
   | { type: 'retry'; attempt: number; delay_ms: number; reason: string };
 
+/** `promptTokens`: the size of the last prompt sent, so the next mission knows when to compact. */
 export type LoopOutcome =
-  | { status: 'completed'; messages: MessageParam[]; usage: Usage }
-  | { status: 'aborted'; messages: MessageParam[]; usage: Usage }
-  | { status: 'failed'; messages: MessageParam[]; usage: Usage; error: ErrorShape };
+  | { status: 'completed'; messages: MessageParam[]; usage: Usage; promptTokens: number }
+  | { status: 'aborted'; messages: MessageParam[]; usage: Usage; promptTokens: number }
+  | { status: 'failed'; messages: MessageParam[]; usage: Usage; error: ErrorShape; promptTokens: number };
