@@ -1,10 +1,42 @@
 // Asks the model endpoint whether it can answer, so the chat can say how to connect a model
 // before the user types.
-import type { ModelStatus } from './protocol.ts';
+import type { ModelStatus, Provider } from './protocol.ts';
 
 const TIMEOUT_MS = 5_000;
 
+export interface ModelConnection {
+  provider: Provider;
+  endpoint: string;
+  /** The user's own key, for the direct providers only. */
+  apiKey: string | null;
+}
+
 /** Never throws. */
+export async function checkModel(connection: ModelConnection, fetchFn: typeof fetch): Promise<ModelStatus> {
+  const { endpoint } = connection;
+  switch (connection.provider) {
+    case 'proxy':
+      return checkModelEndpoint(endpoint, fetchFn);
+    case 'anthropic':
+      // Checking the key would cost a request; the first message will say if Anthropic refuses it.
+      return connection.apiKey
+        ? { state: 'ready', endpoint }
+        : { state: 'not_configured', endpoint, message: 'No model connected: enter your Anthropic API key in Settings, or switch back to the proxy.' };
+    case 'openai':
+      try {
+        const response = await fetchFn(`${endpoint}/models`, {
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+          ...(connection.apiKey ? { headers: { authorization: `Bearer ${connection.apiKey}` } } : {}),
+        });
+        if (response.ok) return { state: 'ready', endpoint };
+        return { state: 'unreachable', endpoint, message: `${endpoint}/models answered ${response.status}. Check the endpoint and key in Settings.` };
+      } catch {
+        return { state: 'unreachable', endpoint, message: `Could not reach the model server at ${endpoint}. Is it running?` };
+      }
+  }
+}
+
+/** The proxy's /health. Never throws. */
 export async function checkModelEndpoint(endpoint: string, fetchFn: typeof fetch): Promise<ModelStatus> {
   let response: Response;
   try {

@@ -51,9 +51,21 @@ export type NewPermissionRule = Omit<PermissionRule, 'id' | 'source'>;
 // ---------------------------------------------------------------------------------------------
 // Settings
 
+/**
+ * Where model calls go: the proxy, which holds the key (the default; the browser never sees a
+ * key); Anthropic directly with the user's own key, kept only in this browser; or any
+ * OpenAI-compatible endpoint with tool calling (e.g. a local model server, for offline work).
+ */
+export type Provider = 'proxy' | 'anthropic' | 'openai';
+
+export type SettingsPatch = Partial<Omit<Settings, 'has_api_key'>> & { api_key?: string | null };
+
 export interface Settings {
-  /** Base URL of the model endpoint: the proxy, which holds the key (never the browser). */
+  provider: Provider;
+  /** Base URL of the model endpoint for the provider. */
   endpoint: string;
+  /** Whether a key is stored for the direct providers. The key itself never leaves the worker. */
+  has_api_key: boolean;
   /** Anthropic model id sent with every request. */
   model: string;
   /** Minutes between heartbeats (the agent's own check-ins); 0 turns them off. */
@@ -145,7 +157,8 @@ export interface RequestMap {
   /** Stop the running and queued missions (or the named one). */
   abort: { params: { mission_id?: string }; result: { aborted: boolean } };
   get_settings: { params: Record<string, never>; result: Settings };
-  update_settings: { params: Partial<Settings>; result: Settings };
+  /** `api_key`: a string stores the user's key (direct providers), null forgets it. */
+  update_settings: { params: SettingsPatch; result: Settings };
   /** Re-check that the model endpoint answers (emits `model_status`). */
   check_model: { params: Record<string, never>; result: ModelStatus };
   /** A user action on the canvas; applied at once, and the agent hears of it in its next turn. */
@@ -264,18 +277,18 @@ export interface StackSnapshot {
  * Applies a patch and returns the new window (the input is not changed). Returns the window as it
  * was when the patch does not fit its kind; validation happens before a patch is emitted.
  */
-export function applyWindowPatch<W extends CanvasWindow>(window: W, patch: WindowPatch, updatedAt: number): W {
+export function applyWindowPatch<W extends CanvasWindow>(win: W, patch: WindowPatch, updatedAt: number): W {
   switch (patch.op) {
     case 'set': {
       const { op: _op, ...fields } = patch;
       const defined = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-      return { ...window, ...defined, updated_at: updatedAt };
+      return { ...win, ...defined, updated_at: updatedAt };
     }
     case 'set_columns':
-      return window.kind === 'table' ? { ...window, columns: patch.columns, updated_at: updatedAt } : window;
+      return win.kind === 'table' ? { ...win, columns: patch.columns, updated_at: updatedAt } : win;
     case 'upsert_rows': {
-      if (window.kind !== 'table') return window;
-      const rows = [...window.rows];
+      if (win.kind !== 'table') return win;
+      const rows = [...win.rows];
       const index = new Map(rows.map((row, i) => [row.id, i]));
       for (const row of patch.rows) {
         const at = index.get(row.id);
@@ -286,12 +299,12 @@ export function applyWindowPatch<W extends CanvasWindow>(window: W, patch: Windo
           rows[at] = { id: row.id, cells: { ...rows[at]!.cells, ...row.cells } };
         }
       }
-      return { ...window, rows, updated_at: updatedAt };
+      return { ...win, rows, updated_at: updatedAt };
     }
     case 'delete_rows': {
-      if (window.kind !== 'table') return window;
+      if (win.kind !== 'table') return win;
       const gone = new Set(patch.row_ids);
-      return { ...window, rows: window.rows.filter((row) => !gone.has(row.id)), updated_at: updatedAt };
+      return { ...win, rows: win.rows.filter((row) => !gone.has(row.id)), updated_at: updatedAt };
     }
     default:
       return assertNever(patch, 'window patch');

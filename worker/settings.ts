@@ -1,16 +1,29 @@
 // Stack settings: defaults, validation with messages a user can act on, persistence.
-import type { Settings } from './protocol.ts';
+import type { Provider, Settings, SettingsPatch } from './protocol.ts';
 import type { StackStorage } from './storage.ts';
 
 // The newest Sonnet the SDK lists; users pick another in Settings.
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
 const FILE = 'settings.json';
+// The user's own key lives apart from the settings, so an exported stack can leave it behind.
+const SECRETS = 'secrets.json';
+
+export const DEFAULT_ENDPOINTS: Record<Exclude<Provider, 'proxy'>, string> = {
+  anthropic: 'https://api.anthropic.com',
+  openai: 'http://127.0.0.1:11434/v1',
+};
 
 export class SettingsError extends Error {}
 
 /** Returns the merged settings, or throws SettingsError naming the bad field. */
-export function mergeSettings(current: Settings, patch: Partial<Settings>): Settings {
+export function mergeSettings(current: Settings, patch: SettingsPatch): Settings {
   const next = { ...current };
+  if (patch.provider !== undefined) {
+    if (!['proxy', 'anthropic', 'openai'].includes(patch.provider)) {
+      throw new SettingsError('The provider must be "proxy", "anthropic" (your own key) or "openai" (an OpenAI-compatible endpoint).');
+    }
+    next.provider = patch.provider;
+  }
   if (patch.endpoint !== undefined) next.endpoint = normaliseEndpoint(patch.endpoint);
   if (patch.heartbeat_minutes !== undefined) {
     const minutes = Number(patch.heartbeat_minutes);
@@ -43,15 +56,30 @@ function normaliseEndpoint(value: string): string {
 }
 
 export async function loadSettings(storage: StackStorage, defaults: Settings): Promise<Settings> {
-  const stored = await storage.readJson<Partial<Settings>>(FILE);
-  if (!stored) return defaults;
+  const stored = await storage.readJson<SettingsPatch>(FILE);
+  const apiKey = await loadApiKey(storage);
+  let settings = defaults;
   try {
-    return mergeSettings(defaults, stored);
+    if (stored) settings = mergeSettings(defaults, { ...stored, api_key: undefined });
   } catch {
-    return defaults;
+    // A settings file from a damaged or older build falls back to the defaults.
   }
+  return { ...settings, has_api_key: apiKey !== null };
 }
 
 export function saveSettings(storage: StackStorage, settings: Settings): Promise<void> {
-  return storage.writeJson(FILE, settings);
+  const { has_api_key: _derived, ...stored } = settings;
+  return storage.writeJson(FILE, stored);
+}
+
+export async function loadApiKey(storage: StackStorage): Promise<string | null> {
+  const secrets = await storage.readJson<{ api_key?: unknown }>(SECRETS);
+  return typeof secrets?.api_key === 'string' && secrets.api_key ? secrets.api_key : null;
+}
+
+/** Stores (or, with null, forgets) the user's key for the direct providers. */
+export async function saveApiKey(storage: StackStorage, key: string | null): Promise<void> {
+  const trimmed = key?.trim() ?? '';
+  if (trimmed && (trimmed.length > 500 || /\s/.test(trimmed))) throw new SettingsError('That does not look like an API key.');
+  await storage.writeJson(SECRETS, trimmed ? { api_key: trimmed } : {});
 }

@@ -1,6 +1,7 @@
 // Entry of a dedicated stack worker: wires one stack to OPFS, the network and comlink.
 import * as Comlink from 'comlink';
 import { createAnthropicStream } from './agent/anthropic.ts';
+import { createOpenAIStream } from './agent/openai.ts';
 import type { StackApi } from './protocol.ts';
 import { DEFAULT_MODEL } from './settings.ts';
 import { createStack } from './stack.ts';
@@ -16,9 +17,10 @@ const stack: Promise<StackApi> = Promise.all([openOpfsStorage(stackId), openStac
   createStack({
     storage,
     files: createOpfsUserFiles(dir),
-    defaults: { endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL, heartbeat_minutes: 0 },
+    defaults: { provider: 'proxy', endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false },
     fetch: (input, init) => fetch(input, init),
-    createStream: (endpoint) => createAnthropicStream({ baseURL: endpoint }),
+    createStream: ({ provider, endpoint, apiKey }) =>
+      provider === 'openai' ? createOpenAIStream({ baseURL: endpoint, apiKey }) : createAnthropicStream({ baseURL: endpoint, apiKey: provider === 'anthropic' ? apiKey : null }),
   }),
 );
 

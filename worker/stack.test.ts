@@ -23,7 +23,7 @@ async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetc
   const stack = await createStack({
     storage,
     files: createMemoryUserFiles(),
-    defaults: { endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0 },
+    defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false },
     fetch: fetchFn,
     createStream: () => stream,
     newId: (prefix) => `${prefix}_${++n}`,
@@ -114,7 +114,7 @@ describe('stack', () => {
   it('persists settings and reports them as an event', async () => {
     const { stack, events, storage } = await openStack(async function* () {});
     const response = await stack.request({ id: 's', method: 'update_settings', params: { model: 'claude-x', endpoint: 'https://proxy.example/' } });
-    expect(response).toEqual({ request_id: 's', ok: true, result: { model: 'claude-x', endpoint: 'https://proxy.example', heartbeat_minutes: 0 } });
+    expect(response).toEqual({ request_id: 's', ok: true, result: { provider: 'proxy', model: 'claude-x', endpoint: 'https://proxy.example', heartbeat_minutes: 0, has_api_key: false } });
     expect(await stack.request({ id: 'h', method: 'update_settings', params: { heartbeat_minutes: -1 } })).toMatchObject({ ok: false, error: { code: 'bad_request' } });
     expect(events.find((e) => e.type === 'settings_changed')).toBeTruthy();
     const again = await openStack(async function* () {}, storage);
@@ -236,5 +236,31 @@ describe('stack', () => {
     expect(flushed).toBe(compacted.length);
     expect(requests.at(-1)!.first).toContain('SUMMARY OF EARLIER');
     expect(requests.at(-1)!.first).toContain('two'); // the first kept turn carries the summary
+  });
+
+  it('switches provider, keeps the user key apart from the settings, and never returns it', async () => {
+    const seen: unknown[] = [];
+    const { stack, storage } = await openStack(async function* () {}, createMemoryStorage(), healthy, {
+      createStream: (connection) => {
+        seen.push(connection);
+        return async function* () {
+          yield message([{ type: 'text', text: 'ok' }]);
+        };
+      },
+    });
+    const direct = await stack.request({ id: 'p', method: 'update_settings', params: { provider: 'anthropic', api_key: 'user-key-9' } });
+    expect(direct).toEqual({ request_id: 'p', ok: true, result: { provider: 'anthropic', endpoint: 'https://api.anthropic.com', model: 'test-model', heartbeat_minutes: 0, has_api_key: true } });
+    expect(storage.files.get('settings.json')).not.toContain('user-key-9');
+    expect(storage.files.get('secrets.json')).toContain('user-key-9');
+    expect(JSON.stringify(await stack.snapshot())).not.toContain('user-key-9');
+    await mission(stack, 'hi');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(seen.at(-1)).toEqual({ provider: 'anthropic', endpoint: 'https://api.anthropic.com', apiKey: 'user-key-9' });
+
+    await stack.request({ id: 'q', method: 'update_settings', params: { provider: 'proxy', api_key: null } });
+    expect((await stack.snapshot()).settings).toMatchObject({ provider: 'proxy', endpoint: 'http://proxy.test', has_api_key: false });
+    await mission(stack, 'again', 'r2');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(seen.at(-1)).toEqual({ provider: 'proxy', endpoint: 'http://proxy.test', apiKey: null });
   });
 });

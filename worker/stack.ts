@@ -8,7 +8,7 @@ import { systemPrompt } from './agent/system-prompt.ts';
 import type { LoopEvent, MessageParam, StreamFn } from './agent/types.ts';
 import { CanvasError, loadCanvas } from './canvas.ts';
 import { createEventLog } from './event-log.ts';
-import { checkModelEndpoint } from './model-health.ts';
+import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
 import {
   assertNever,
   type ErrorShape,
@@ -22,7 +22,7 @@ import {
   type StackRequest,
   type StackResponse,
 } from './protocol.ts';
-import { loadSettings, mergeSettings, saveSettings, SettingsError } from './settings.ts';
+import { DEFAULT_ENDPOINTS, loadApiKey, loadSettings, mergeSettings, saveApiKey, saveSettings, SettingsError } from './settings.ts';
 import type { StackStorage } from './storage.ts';
 import { ZodError } from 'zod';
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
@@ -42,8 +42,8 @@ export interface StackDeps {
   files: UserFiles;
   defaults: Settings;
   fetch: typeof fetch;
-  /** Builds the model stream for an endpoint; swapped for a fake in unit tests. */
-  createStream(endpoint: string): StreamFn;
+  /** Builds the model stream for a connection; swapped for a fake in unit tests. */
+  createStream(connection: ModelConnection): StreamFn;
   newId?: (prefix: string) => string;
   maxRetries?: number;
   compaction?: CompactionPolicy;
@@ -66,6 +66,11 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   const log = createEventLog();
   const emit = log.append;
   let settings = await loadSettings(deps.storage, deps.defaults);
+  const connection = async (): Promise<ModelConnection> => ({
+    provider: settings.provider,
+    endpoint: settings.endpoint,
+    apiKey: settings.provider === 'proxy' ? null : await loadApiKey(deps.storage),
+  });
   let model: ModelStatus = { state: 'unknown' };
   const canvas = await loadCanvas(deps.storage, emit, () => newId('w'));
   const gate = await loadPermissionGate(deps.storage, emit, newId);
@@ -118,7 +123,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   }
 
   async function checkModel(): Promise<ModelStatus> {
-    model = await checkModelEndpoint(settings.endpoint, deps.fetch);
+    model = await checkModelConnection(await connection(), deps.fetch);
     emit({ type: 'model_status', status: model });
     return model;
   }
@@ -140,7 +145,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted', usage: emptyUsage() });
         return;
       }
-      const stream = deps.createStream(settings.endpoint);
+      const stream = deps.createStream(await connection());
       const outcome = await runAgentLoop({
         stream,
         promptTokens: lastPromptTokens,
@@ -217,8 +222,17 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       case 'get_settings':
         return settings as ResultOf<M>;
       case 'update_settings': {
-        const next = mergeSettings(settings, req.params ?? {});
-        const endpointChanged = next.endpoint !== settings.endpoint;
+        const patch = req.params ?? {};
+        const next = mergeSettings(settings, patch);
+        // Switching provider without naming an endpoint moves to that provider's usual one.
+        if (patch.provider && patch.provider !== settings.provider && patch.endpoint === undefined) {
+          next.endpoint = patch.provider === 'proxy' ? deps.defaults.endpoint : DEFAULT_ENDPOINTS[patch.provider];
+        }
+        if (patch.api_key !== undefined) {
+          await saveApiKey(deps.storage, patch.api_key);
+          next.has_api_key = (await loadApiKey(deps.storage)) !== null;
+        }
+        const endpointChanged = next.endpoint !== settings.endpoint || next.provider !== settings.provider || patch.api_key !== undefined;
         settings = next;
         await saveSettings(deps.storage, settings);
         emit({ type: 'settings_changed', settings });

@@ -23,7 +23,7 @@ describe('stack worker', () => {
     const events: StackEvent[] = [];
     await stack.subscribe(0, Comlink.proxy((batch: StackEvent[]) => void events.push(...batch)));
     const response = await stack.request({ id: 'r1', method: 'update_settings', params: { model: 'claude-browser-test', endpoint: 'http://127.0.0.1:9' } });
-    expect(response).toEqual({ request_id: 'r1', ok: true, result: { model: 'claude-browser-test', endpoint: 'http://127.0.0.1:9' } });
+    expect(response).toMatchObject({ request_id: 'r1', ok: true, result: { provider: 'proxy', model: 'claude-browser-test', endpoint: 'http://127.0.0.1:9', has_api_key: false } });
 
     // The endpoint does not answer: the model status says so.
     await expect.poll(() => events.find((e) => e.type === 'model_status' && e.status.state === 'unreachable')).toBeTruthy();

@@ -94,4 +94,13 @@ describe('createAnthropicStream', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(fake.state().requests[0]?.aborted).toBe(true);
   });
+
+  it('sends the user\'s own key in direct mode, with the browser-access header Anthropic requires', async () => {
+    fake.load({
+      name: 'direct',
+      turns: [{ expect: { headers: { authorization: 'Bearer user-key-1', 'anthropic-dangerous-direct-browser-access': 'true' } }, reply: { content: [{ type: 'text', text: 'ok' }] } }],
+    });
+    for await (const _ of createAnthropicStream({ baseURL: fake.url, apiKey: 'user-key-1' })(request, new AbortController().signal)) void _;
+    expect(fake.state().failures).toEqual([]);
+  });
 });

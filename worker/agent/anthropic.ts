@@ -5,18 +5,21 @@ import { ModelError } from './errors.ts';
 import type { ModelRequest, ModelStreamEvent, StreamFn } from './types.ts';
 
 export interface AnthropicStreamOptions {
-  /** The proxy's base URL (it adds the key upstream). */
+  /** The proxy's base URL (it adds the key upstream), or Anthropic's with the user's own key. */
   baseURL: string;
+  /** Only for the direct mode; through the proxy the browser holds no key. */
+  apiKey?: string | null;
   fetch?: typeof globalThis.fetch;
 }
 
 export function createAnthropicStream(options: AnthropicStreamOptions): StreamFn {
   const client = new Anthropic({
     baseURL: options.baseURL,
-    // No key in the browser: the proxy drops whatever auth header arrives and sets its own.
-    apiKey: null,
-    authToken: null,
-    defaultHeaders: { Authorization: null },
+    ...(options.apiKey
+      ? // The user's own key, sent from this browser (they were warned); Anthropic wants the header below.
+        { apiKey: options.apiKey, authToken: null, dangerouslyAllowBrowser: true }
+      : // No key in the browser: the proxy drops whatever auth header arrives and sets its own.
+        { apiKey: null, authToken: null, defaultHeaders: { Authorization: null } }),
     // Retries belong to the agent loop, which reports them to the UI.
     maxRetries: 0,
     ...(options.fetch ? { fetch: options.fetch } : {}),
