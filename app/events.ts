@@ -7,6 +7,7 @@ export type ChatEntry =
   | { kind: 'tool'; key: string; mission_id: string; name: string; title: string; status: 'running' | 'ok' | 'error'; summary: string }
   | { kind: 'notice'; key: string; mission_id: string; text: string }
   | { kind: 'error'; key: string; mission_id: string; code: string; text: string }
+  | { kind: 'download'; key: string; mission_id: string; path: string; mime: string; size: number }
   | { kind: 'permission'; key: string; mission_id: string; ask_id: string; title: string; reason: string; state: 'pending' | 'allowed' | 'denied' };
 
 export interface StackView {
@@ -132,6 +133,11 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
     }
     case 'permission_rules_changed':
       return view;
+    case 'file_ready':
+      return {
+        ...view,
+        chat: [...view.chat, { kind: 'download', key, mission_id: event.mission_id ?? '', path: event.path, mime: event.mime, size: event.size }],
+      };
     case 'context_compacted':
       return {
         ...view,

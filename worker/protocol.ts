@@ -168,6 +168,8 @@ export interface RequestMap {
   list_permission_rules: { params: Record<string, never>; result: PermissionRule[] };
   add_permission_rule: { params: NewPermissionRule; result: PermissionRule };
   remove_permission_rule: { params: { rule_id: string }; result: Record<string, never> };
+  /** A table window as a file to download, made by the worker (the one place exports are made). */
+  export_window: { params: { window_id: string; format: 'csv' | 'json' | 'xlsx' }; result: { filename: string; mime: string; bytes: Uint8Array } };
   /** A file from the stack's user space, e.g. for a document window. */
   read_file: { params: { path: string }; result: { path: string; size: number; mime: string; bytes: Uint8Array } };
 }
@@ -226,6 +228,7 @@ export type StackEventBody =
       ok: boolean;
       summary: string;
     }
+  | { type: 'file_ready'; mission_id: string | null; path: string; mime: string; size: number }
   | { type: 'context_compacted'; mission_id: string; removed_messages: number; prompt_tokens: number }
   | { type: 'model_retry'; mission_id: string; attempt: number; delay_ms: number; reason: string }
   | { type: 'mission_finished'; mission_id: string; status: MissionStatus; usage: Usage; error?: ErrorShape }

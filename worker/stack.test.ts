@@ -263,4 +263,23 @@ describe('stack', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(seen.at(-1)).toEqual({ provider: 'proxy', endpoint: 'http://proxy.test', apiKey: null });
   });
+
+  it('exports a table as a file the user can download, and on request for the table window', async () => {
+    let call = 0;
+    const stream: StreamFn = async function* () {
+      call++;
+      if (call === 1) yield message([{ type: 'tool_use', id: 't1', name: 'create_window', input: { kind: 'table', title: 'Invoices', columns: [{ key: 'vendor', label: 'Vendor' }], rows: [{ vendor: 'ACME' }] } }]);
+      else if (call === 2) yield message([{ type: 'tool_use', id: 't2', name: 'export_file', input: { window_id: 'w_2', format: 'csv' } }]);
+      else yield message([{ type: 'text', text: 'done' }]);
+    };
+    const { stack, events } = await openStack(stream);
+    await mission(stack, 'export it');
+    await until(events, 'mission_finished');
+    expect(events.find((e) => e.type === 'file_ready')).toMatchObject({ path: 'artifacts/Invoices.csv', mime: 'text/csv', mission_id: 'm_1' });
+    const file = await stack.request({ id: 'f', method: 'read_file', params: { path: 'artifacts/Invoices.csv' } });
+    expect(file.ok && new TextDecoder().decode(file.result.bytes)).toBe('Vendor\r\nACME');
+    const exported = await stack.request({ id: 'x', method: 'export_window', params: { window_id: 'w_2', format: 'json' } });
+    expect(exported.ok && JSON.parse(new TextDecoder().decode(exported.result.bytes))).toEqual([{ vendor: 'ACME' }]);
+    expect(exported.ok && exported.result.filename).toBe('Invoices.json');
+  });
 });

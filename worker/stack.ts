@@ -27,6 +27,8 @@ import type { StackStorage } from './storage.ts';
 import { ZodError } from 'zod';
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
 import { createAddPermissionRuleTool } from './tools/add-permission-rule.ts';
+import { createExportFileTool } from './tools/export-file.ts';
+import { EXPORT_MIME, exportFileName, exportTable } from './export/table-export.ts';
 import { createCloseWindowTool } from './tools/close-window.ts';
 import { createCreateWindowTool } from './tools/create-window.ts';
 import { createEditTool } from './tools/edit.ts';
@@ -85,6 +87,11 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     createGlobTool(deps.files),
     createGrepTool(deps.files),
     createAddPermissionRuleTool(gate),
+    createExportFileTool({
+      get: canvas.get,
+      files: deps.files,
+      offerDownload: (file) => emit({ type: 'file_ready', mission_id: currentMission, ...file }),
+    }),
   ];
 
   // Missions run one at a time, in the order they arrived.
@@ -109,6 +116,8 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     }
   }
   const running = new Map<string, AbortController>();
+  /** The mission whose tools are running now (missions are serialised), for events they cause. */
+  let currentMission: string | null = null;
 
   // The heartbeat wakes the agent on its own every few minutes, when the user turned it on.
   let heartbeatTimer: ReturnType<typeof setInterval> | undefined;
@@ -140,6 +149,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
 
   async function runMission(missionId: string, requestId: string, text: string, kind: MissionKind, controller: AbortController) {
     emit({ type: 'mission_started', mission_id: missionId, request_id: requestId, kind, text });
+    currentMission = missionId;
     try {
       if (controller.signal.aborted) {
         emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted', usage: emptyUsage() });
@@ -168,6 +178,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: emptyUsage(), error: toErrorShape(error) });
     } finally {
       running.delete(missionId);
+      currentMission = null;
     }
   }
 
@@ -254,6 +265,13 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       case 'remove_permission_rule':
         await gate.removeRule(req.params.rule_id);
         return {} as ResultOf<M>;
+      case 'export_window': {
+        const table = canvas.get(req.params.window_id);
+        if (!table || table.kind !== 'table') throw new RequestError({ code: 'not_found', message: `No table window ${req.params.window_id}.` });
+        const format = req.params.format;
+        if (!(format in EXPORT_MIME)) throw new RequestError({ code: 'bad_request', message: 'The format must be csv, json or xlsx.' });
+        return { filename: exportFileName(table.title, format), mime: EXPORT_MIME[format], bytes: await exportTable(table, format) } as ResultOf<M>;
+      }
       case 'read_file': {
         const info = await deps.files.stat(req.params.path);
         if (!info) throw new RequestError({ code: 'not_found', message: `There is no file at ${req.params.path}.` });

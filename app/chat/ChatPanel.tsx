@@ -7,6 +7,7 @@ import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
 import { ModelBanner } from './ModelBanner.tsx';
+import { DownloadLink } from './DownloadLink.tsx';
 import { PermissionPrompt } from './PermissionPrompt.tsx';
 
 export function ChatPanel() {
@@ -111,6 +112,8 @@ function ChatItem({ entry }: { entry: ChatEntry }) {
       return <div class="msg msg--notice" data-role="notice">{entry.text}</div>;
     case 'permission':
       return <PermissionPrompt entry={entry} />;
+    case 'download':
+      return <DownloadLink entry={entry} />;
     case 'error':
       return (
         <div class="msg msg--error" role="alert" data-role="error" data-code={entry.code}>
