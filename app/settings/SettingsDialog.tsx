@@ -1,8 +1,17 @@
-// Settings: which model endpoint (the proxy that holds the key) and which model.
+// Settings: where model calls go (the proxy, the user's own key, or an OpenAI-compatible server),
+// which model, the heartbeat, and the permission rules.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Provider, SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
+import { PermissionRules } from './PermissionRules.tsx';
+
+const PROVIDERS: { value: Provider; label: string; hint: string }[] = [
+  { value: 'proxy', label: 'Stackdocs proxy', hint: 'The proxy holds the API key. Your browser never sees it.' },
+  { value: 'anthropic', label: 'Anthropic, with my own key', hint: 'Calls go straight from this browser to Anthropic.' },
+  { value: 'openai', label: 'OpenAI-compatible server', hint: 'e.g. a local model server, for working fully offline.' },
+];
 
 export function SettingsDialog() {
   const client = useStackClient();
@@ -10,33 +19,54 @@ export function SettingsDialog() {
   const setOpen = useAppStore((state) => state.setSettingsOpen);
   const settings = useAppStore((state) => state.view.settings);
   const dialog = useRef<HTMLDialogElement>(null);
+  const [provider, setProvider] = useState<Provider>('proxy');
   const [endpoint, setEndpoint] = useState('');
   const [model, setModel] = useState('');
+  const [apiKey, setApiKey] = useState('');
+  const [heartbeat, setHeartbeat] = useState('0');
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
 
   useEffect(() => {
     if (open && settings) {
+      setProvider(settings.provider);
       setEndpoint(settings.endpoint);
       setModel(settings.model);
+      setHeartbeat(String(settings.heartbeat_minutes));
+      setApiKey('');
       setError(null);
     }
     if (open && !dialog.current?.open) dialog.current?.showModal();
     if (!open && dialog.current?.open) dialog.current.close();
   }, [open, settings]);
 
-  const save = async () => {
+  const call = async (patch: SettingsPatch, close: boolean) => {
     setSaving(true);
     setError(null);
     try {
-      await client.call('update_settings', { endpoint, model });
-      setOpen(false);
+      await client.call('update_settings', patch);
+      if (close) setOpen(false);
     } catch (failure) {
       setError(failure instanceof StackCallError ? failure.message : 'Could not save the settings.');
     } finally {
       setSaving(false);
     }
   };
+
+  const changedProvider = settings !== null && provider !== settings.provider;
+  const save = () =>
+    call(
+      {
+        provider,
+        // A new provider starts from its usual endpoint unless the user typed another.
+        ...(changedProvider && endpoint === settings?.endpoint ? {} : { endpoint }),
+        model,
+        heartbeat_minutes: Number(heartbeat),
+        ...(apiKey.trim() ? { api_key: apiKey.trim() } : {}),
+      },
+      true,
+    );
+  const hint = PROVIDERS.find((p) => p.value === provider)?.hint;
 
   return (
     <dialog ref={dialog} class="settings" aria-labelledby="settings-title" onClose={() => setOpen(false)}>
@@ -48,16 +78,56 @@ export function SettingsDialog() {
         }}
       >
         <h2 id="settings-title">Settings</h2>
+        <fieldset class="settings-providers">
+          <legend>Model provider</legend>
+          {PROVIDERS.map((option) => (
+            <label key={option.value} class="settings-radio">
+              <input type="radio" name="provider" value={option.value} checked={provider === option.value} onChange={() => setProvider(option.value)} />
+              {option.label}
+            </label>
+          ))}
+          <small>{hint}</small>
+        </fieldset>
         <label>
           Model endpoint
           <input name="endpoint" type="url" required value={endpoint} onInput={(e) => setEndpoint(e.currentTarget.value)} />
-          <small>The Stackdocs proxy that holds the API key. Your browser never sees the key.</small>
+          {changedProvider && <small>Leave as is to use the new provider's usual address.</small>}
         </label>
+        {provider !== 'proxy' && (
+          <label>
+            API key
+            <input
+              name="api_key"
+              type="password"
+              autocomplete="off"
+              placeholder={settings?.has_api_key && !changedProvider ? 'A key is saved (type to replace it)' : provider === 'openai' ? 'Optional for local servers' : 'sk-ant-…'}
+              value={apiKey}
+              onInput={(e) => setApiKey(e.currentTarget.value)}
+            />
+            <small class="settings-warning">
+              The key is kept only in this browser and sent from it. Anyone using this browser profile can read it; on a shared
+              computer or kiosk, use the proxy instead.
+            </small>
+            {settings?.has_api_key && (
+              <button type="button" class="button settings-forget" onClick={() => void call({ api_key: null }, false)}>
+                Forget the saved key
+              </button>
+            )}
+          </label>
+        )}
         <label>
           Model
           <input name="model" required value={model} onInput={(e) => setModel(e.currentTarget.value)} />
         </label>
-        {error && <p class="settings-error" role="alert">{error}</p>}
+        <label>
+          Heartbeat (minutes between the agent's own check-ins; 0 is off)
+          <input name="heartbeat" type="number" min={0} max={1440} step={1} value={heartbeat} onInput={(e) => setHeartbeat(e.currentTarget.value)} />
+        </label>
+        {error && (
+          <p class="settings-error" role="alert">
+            {error}
+          </p>
+        )}
         <div class="settings-actions">
           <button type="button" class="button" onClick={() => setOpen(false)}>
             Cancel
@@ -66,6 +136,7 @@ export function SettingsDialog() {
             Save
           </button>
         </div>
+        <PermissionRules />
       </form>
     </dialog>
   );
