@@ -1,0 +1,90 @@
+// Loads the wa-sqlite WebAssembly module once per worker and registers the file systems
+// (VFS) databases open on: OPFSCoopSyncVFS in the stack worker, MemoryVFS in Node tests.
+import * as SQLite from '@journeyapps/wa-sqlite';
+import SQLiteESMFactory from '@journeyapps/wa-sqlite/dist/wa-sqlite.mjs';
+
+/** The sync (non-Asyncify) build: OPFSCoopSyncVFS and MemoryVFS are synchronous VFSs. */
+export interface SqliteRuntime {
+  readonly sqlite3: SQLiteAPI;
+  /** The Emscripten module, which VFS classes are constructed with. */
+  readonly module: unknown;
+  /** SQLite's own version, e.g. "3.53.0". */
+  readonly version: string;
+  /** Names of the VFSs registered so far, with their kind. */
+  readonly vfs: ReadonlyMap<string, VfsKind>;
+  /** Registers (once per name) a VFS of the given kind and returns its name. */
+  registerVfs(kind: VfsKind, name?: string): Promise<string>;
+  /** Registers a VFS built by the caller (e.g. a test double); returns its name. */
+  adoptVfs(vfs: SQLiteVFS, kind: VfsKind): string;
+}
+
+/**
+ * `memory`: files live in an ArrayBuffer; no locking, so one connection per file (tests, benches).
+ * `opfs`: OPFSCoopSyncVFS; files are real OPFS files under the origin's root; dedicated workers
+ * only; several connections (tabs) take turns holding the file through Web Locks.
+ */
+export type VfsKind = 'memory' | 'opfs';
+
+export interface LoadSqliteOptions {
+  /** The wasm bytes; Node has no fetch for file URLs, so tests pass the file's contents. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Where the browser fetches the wasm from, e.g. a Vite `?url` import of `dist/wa-sqlite.wasm`. */
+  wasmUrl?: string;
+}
+
+export async function loadSqlite(options: LoadSqliteOptions = {}): Promise<SqliteRuntime> {
+  const config: Record<string, unknown> = {};
+  if (options.wasmBinary) config.wasmBinary = options.wasmBinary;
+  if (options.wasmUrl) config.locateFile = () => options.wasmUrl;
+  const module = await SQLiteESMFactory(config);
+  const sqlite3 = SQLite.Factory(module);
+  const registered = new Map<string, VfsKind>();
+  const pending = new Map<string, Promise<string>>();
+
+  async function create(kind: VfsKind, name: string): Promise<string> {
+    const vfs = kind === 'memory' ? await createMemoryVfs(name, module) : await createOpfsVfs(name, module);
+    sqlite3.vfs_register(vfs, false);
+    registered.set(name, kind);
+    return name;
+  }
+
+  return {
+    sqlite3,
+    module,
+    version: sqlite3.libversion(),
+    vfs: registered,
+    registerVfs(kind, name = kind) {
+      const known = registered.get(name);
+      if (known && known !== kind) return Promise.reject(new Error(`VFS "${name}" is already registered as ${known}.`));
+      // Concurrent callers share one registration.
+      let registration = pending.get(name);
+      if (!registration) {
+        registration = create(kind, name);
+        pending.set(name, registration);
+        registration.catch(() => pending.delete(name));
+      }
+      return registration;
+    },
+    adoptVfs(vfs, kind) {
+      if (registered.has(vfs.name)) throw new Error(`VFS "${vfs.name}" is already registered.`);
+      sqlite3.vfs_register(vfs, false);
+      registered.set(vfs.name, kind);
+      return vfs.name;
+    },
+  };
+}
+
+interface VfsFactory {
+  create(name: string, module: unknown): Promise<SQLiteVFS>;
+}
+
+async function createMemoryVfs(name: string, module: unknown): Promise<SQLiteVFS> {
+  const { MemoryVFS } = await import('@journeyapps/wa-sqlite/src/examples/MemoryVFS.js');
+  return (MemoryVFS as unknown as VfsFactory).create(name, module);
+}
+
+// Imported lazily: the class touches navigator.locks and BroadcastChannel, which Node lacks.
+async function createOpfsVfs(name: string, module: unknown): Promise<SQLiteVFS> {
+  const { OPFSCoopSyncVFS } = await import('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js');
+  return OPFSCoopSyncVFS.create(name, module);
+}

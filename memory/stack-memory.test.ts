@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from './database.ts';
+import { SchemaTooNewError } from './db-errors.ts';
+import { MEMORY_FILES } from './memory-files.ts';
+import { loadNodeSqlite, uniqueDbPath } from './node-sqlite.ts';
+import type { ObservationProcessor } from './processor.ts';
+import { openTestMemory } from './test-helpers.ts';
+
+const idle: ObservationProcessor = {
+  processBatch: async () => ({ status: 'empty' }),
+  flushAll: async () => ({ status: 'done', batches: [], remaining: 0 }),
+};
+
+describe('openStackMemory', () => {
+  it('lays out a new stack and opens both databases at their latest schema', async () => {
+    const m = await openTestMemory();
+    expect(m.bootstrap.previousVersion).toBe(0);
+    expect([...m.disk.files.keys()].sort()).toEqual(['.os/VERSION', ...MEMORY_FILES.map((f) => `.os/memory/${f.name}`)].sort());
+    expect(await m.transcript.db.get('PRAGMA user_version')).toEqual({ user_version: 1 });
+    expect(await m.memory.db.get('PRAGMA user_version')).toEqual({ user_version: 2 });
+    for (const db of [m.transcript.db, m.memory.db]) {
+      expect(await db.get('PRAGMA journal_mode')).toEqual({ journal_mode: 'delete' });
+      expect(await db.get('PRAGMA foreign_keys')).toEqual({ foreign_keys: 1 });
+    }
+    await m.close();
+  });
+
+  it('creates the session record on start and counts turns still waiting', async () => {
+    const m = await openTestMemory();
+    const first = await m.startSession({ processor: idle });
+    expect(first.session.id).toMatch(/^sess_[0-9a-f]{16}$/);
+    expect(await m.transcript.getSession(first.session.id)).toMatchObject({ startedAt: Date.UTC(2026, 0, 1), endedAt: null });
+    await first.hooks.userPromptSubmit('hello');
+    await first.hooks.stop();
+    const second = await m.startSession({ processor: idle, sessionId: 'next' });
+    expect(second.hooks.turnCount).toBe(1);
+    await m.close();
+  });
+
+  it('searches without writing anything', async () => {
+    const m = await openTestMemory();
+    await m.memory.addLearnings([{ type: 'fact', content: 'read only search' }]);
+    const before = await m.memory.db.get<{ n: number }>('SELECT total_changes() AS n');
+    await m.search('read only');
+    await m.search('');
+    expect(await m.memory.db.get('SELECT total_changes() AS n')).toEqual(before);
+    await m.close();
+  });
+
+  it('refuses a stack whose memory.db is newer, and leaves its files alone', async () => {
+    const runtime = await loadNodeSqlite();
+    const paths = { transcript: uniqueDbPath('transcript.db'), memory: uniqueDbPath('memory.db') };
+    const db = await openDatabase(runtime, { path: paths.memory, vfs: 'memory' });
+    await db.exec('PRAGMA user_version = 9');
+    await db.close();
+    const error = await openTestMemory({ paths }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaTooNewError);
+    expect((error as Error).message).toMatch(/^memory\.db has schema version 9, but this version of Stackdocs understands schema versions up to 2\./);
+  });
+});

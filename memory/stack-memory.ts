@@ -1,0 +1,112 @@
+// One stack's memory, opened: layout and templates in place, both databases migrated, and the
+// pieces the worker uses (loader, hooks, processor, search, document records) wired together.
+import { bootstrapStack, type BootstrapReport } from './bootstrap.ts';
+import { DocumentsStore } from './documents-store.ts';
+import { createMemoryHooks, type MemoryHooks, type MemoryHooksDeps } from './hooks.ts';
+import { opfsDatabasePath } from './layout.ts';
+import { loadMemoryPrompt, type MemoryPrompt } from './loader.ts';
+import { MemoryStore } from './memory-store.ts';
+import { openOpfsStackFiles } from './opfs-files.ts';
+import { openStackDatabases, type DatabasePaths } from './open-databases.ts';
+import { createObservationProcessor, type ObservationProcessor, type ProcessorDeps } from './processor.ts';
+import { searchMemory, type MemorySearchResult } from './search.ts';
+import type { SqliteRuntime } from './sqlite-runtime.ts';
+import { memoryFilesOf, type MemoryFiles, type StackFiles } from './stack-files.ts';
+import { TranscriptStore, type SessionRecord } from './transcript-store.ts';
+
+export interface StackMemory {
+  readonly transcript: TranscriptStore;
+  readonly memory: MemoryStore;
+  readonly documents: DocumentsStore;
+  /** The six memory files (`.os/memory/`). */
+  readonly files: MemoryFiles;
+  readonly stackFiles: StackFiles;
+  readonly bootstrap: BootstrapReport;
+  /** The memory section of the system prompt, built fresh. Never throws. */
+  loadPrompt(): Promise<MemoryPrompt>;
+  /** search_memory: BM25-ranked learnings; any text is a valid query. */
+  search(query: string, limit?: number): Promise<MemorySearchResult[]>;
+  createProcessor(options: Omit<ProcessorDeps, 'transcript' | 'memory' | 'files'>): ObservationProcessor;
+  /** Records a new session and returns hooks bound to it (counting turns already waiting). */
+  startSession(options: StartSessionOptions): Promise<{ session: SessionRecord; hooks: MemoryHooks }>;
+  /** Closes both databases (after queued work). */
+  close(): Promise<void>;
+}
+
+export interface StartSessionOptions {
+  processor: ObservationProcessor;
+  sessionId?: string;
+  batchEvery?: number;
+  onError?: MemoryHooksDeps['onError'];
+}
+
+export interface OpenStackMemoryOptions {
+  runtime: SqliteRuntime;
+  vfs: string;
+  paths: DatabasePaths;
+  files: StackFiles;
+  busyTimeoutMs?: number;
+  now?: () => number;
+}
+
+/** Bootstraps the stack folder, then opens and migrates both databases. */
+export async function openStackMemory(options: OpenStackMemoryOptions): Promise<StackMemory> {
+  const now = options.now ?? Date.now;
+  const bootstrap = await bootstrapStack(options.files);
+  const dbs = await openStackDatabases(options.runtime, options.vfs, options.paths, {
+    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+  });
+  const transcript = new TranscriptStore(dbs.transcript, now);
+  const memory = new MemoryStore(dbs.memory, now);
+  const documents = new DocumentsStore(dbs.memory, now);
+  const files = memoryFilesOf(options.files);
+
+  return {
+    transcript,
+    memory,
+    documents,
+    files,
+    stackFiles: options.files,
+    bootstrap,
+    loadPrompt: () => loadMemoryPrompt({ files, memory }),
+    search: (query, limit) => searchMemory(dbs.memory, query, limit),
+    createProcessor: (deps) => createObservationProcessor({ now, ...deps, transcript, memory, files }),
+    async startSession({ processor, sessionId, batchEvery, onError }) {
+      const waiting = await transcript.countUnprocessed();
+      const session = await transcript.startSession(sessionId);
+      const hooks = createMemoryHooks({
+        transcript,
+        processor,
+        sessionId: session.id,
+        initialTurnCount: waiting,
+        ...(batchEvery === undefined ? {} : { batchEvery }),
+        ...(onError ? { onError } : {}),
+      });
+      return { session, hooks };
+    },
+    async close() {
+      await Promise.all([dbs.transcript.close(), dbs.memory.close()]);
+    },
+  };
+}
+
+/**
+ * The stack worker's entry point: the stack's OPFS folder `stacks/<stackId>/` for files and
+ * OPFSCoopSyncVFS (registered here as "opfs") for the databases. Dedicated workers only.
+ */
+export async function openOpfsStackMemory(options: {
+  runtime: SqliteRuntime;
+  stackId: string;
+  busyTimeoutMs?: number;
+  now?: () => number;
+}): Promise<StackMemory> {
+  const vfs = await options.runtime.registerVfs('opfs');
+  return openStackMemory({
+    runtime: options.runtime,
+    vfs,
+    files: await openOpfsStackFiles(options.stackId),
+    paths: { transcript: opfsDatabasePath(options.stackId, 'transcript'), memory: opfsDatabasePath(options.stackId, 'memory') },
+    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    ...(options.now ? { now: options.now } : {}),
+  });
+}
