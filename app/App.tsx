@@ -9,6 +9,8 @@ import { StackClientContext } from './stack-context.ts';
 import { useAppStore } from './store.ts';
 
 const STACK_ID = 'default';
+/** How far back the chat is rebuilt after a reload, in events. */
+const HISTORY_EVENTS = 5_000;
 
 export function App() {
   const client = useMemo(() => connectStack(STACK_ID), []);
@@ -24,7 +26,8 @@ export function App() {
         const snapshot = await client.snapshot();
         if (cancelled) return;
         loadSnapshot(snapshot);
-        await client.subscribe(snapshot.last_seq, (events) => receive(events));
+        // The recent log replays first (it rebuilds the chat after a reload), then live events.
+        await client.subscribe(Math.max(0, snapshot.last_seq - HISTORY_EVENTS), (events) => receive(events));
         setConnection({ state: 'ready' });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);

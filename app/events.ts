@@ -12,6 +12,11 @@ export type ChatEntry =
 
 export interface StackView {
   lastSeq: number;
+  /**
+   * The snapshot's seq: windows, settings and model status up to it come from the snapshot, so
+   * replaying older events (to rebuild the chat after a reload) skips theirs.
+   */
+  snapshotSeq: number;
   settings: Settings | null;
   model: ModelStatus;
   windows: CanvasWindow[];
@@ -22,6 +27,7 @@ export interface StackView {
 
 export const emptyView: StackView = {
   lastSeq: 0,
+  snapshotSeq: 0,
   settings: null,
   model: { state: 'unknown' },
   windows: [],
@@ -33,10 +39,12 @@ export function applyEvents(view: StackView, events: StackEvent[]): StackView {
   let next = view;
   for (const event of events) {
     if (event.seq <= next.lastSeq) continue;
-    next = { ...applyEvent(next, event), lastSeq: event.seq };
+    next = event.seq <= next.snapshotSeq && SNAPSHOT_STATE.has(event.type) ? { ...next, lastSeq: event.seq } : { ...applyEvent(next, event), lastSeq: event.seq };
   }
   return next;
 }
+
+const SNAPSHOT_STATE = new Set<StackEvent['type']>(['window_opened', 'window_patched', 'window_closed', 'settings_changed', 'model_status', 'permission_rules_changed']);
 
 function applyEvent(view: StackView, event: StackEvent): StackView {
   const key = `e${event.seq}`;
@@ -92,9 +100,16 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       };
     case 'mission_finished': {
       const activeMissions = view.activeMissions.filter((id) => id !== event.mission_id);
-      const chat = view.chat.map((entry) => (entry.kind === 'assistant' && entry.mission_id === event.mission_id ? { ...entry, streaming: false } : entry));
+      // A question nobody answered before the mission ended is moot now.
+      const chat = view.chat.map((entry): ChatEntry => {
+        if (entry.mission_id !== event.mission_id) return entry;
+        if (entry.kind === 'assistant' && entry.streaming) return { ...entry, streaming: false };
+        if (entry.kind === 'permission' && entry.state === 'pending') return { ...entry, state: 'denied' };
+        if (entry.kind === 'tool' && entry.status === 'running') return { ...entry, status: 'error', summary: entry.summary || 'Did not finish.' };
+        return entry;
+      });
       if (event.status === 'aborted') chat.push({ kind: 'notice', key, mission_id: event.mission_id, text: 'Stopped.' });
-      if (event.status === 'failed' && event.error) {
+      if ((event.status === 'failed' || event.status === 'interrupted') && event.error) {
         chat.push({ kind: 'error', key, mission_id: event.mission_id, code: event.error.code, text: event.error.message });
       }
       return { ...view, activeMissions, chat };

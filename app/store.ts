@@ -47,7 +47,7 @@ export const useAppStore = create<AppState>()(
         set((state) => ({
           view: {
             ...state.view,
-            lastSeq: snapshot.last_seq,
+            snapshotSeq: snapshot.last_seq,
             settings: snapshot.settings,
             model: snapshot.model,
             windows: snapshot.windows,

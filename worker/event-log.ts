@@ -1,25 +1,49 @@
-// The stack's event stream: every event gets the next seq; subscribers can resume after an offset.
+// The stack's event stream: every event gets the next seq, is persisted, and subscribers can
+// resume after an offset — across reloads too, since numbering continues from the stored log.
 import type { StackEvent, StackEventBody } from './protocol.ts';
 
 export type EventBatchListener = (events: StackEvent[]) => void;
 
-export interface EventLog {
-  append(body: StackEventBody): StackEvent;
-  /** Events with seq > afterSeq, oldest first. */
-  since(afterSeq: number): StackEvent[];
-  /** Batches are flushed once per microtask so a fast stream costs few messages. */
-  subscribe(listener: EventBatchListener): () => void;
-  readonly lastSeq: number;
+/** Where events are kept beyond this worker's life (transcript.db's events table). */
+export interface EventStore {
+  appendEvents(events: readonly StackEvent[]): Promise<void>;
+  eventsSince(afterSeq: number, limit?: number): Promise<StackEvent[]>;
+  lastEventSeq(): Promise<number>;
 }
 
-export function createEventLog(now: () => number = Date.now): EventLog {
-  const events: StackEvent[] = [];
+export interface EventLog {
+  append(body: StackEventBody): StackEvent;
+  /** Events with seq > afterSeq, oldest first (at most `limit`), from memory or the store. */
+  since(afterSeq: number, limit?: number): Promise<StackEvent[]>;
+  /** Batches are flushed once per microtask so a fast stream costs few messages and writes. */
+  subscribe(listener: EventBatchListener): () => void;
+  readonly lastSeq: number;
+  /** Resolves when everything appended so far is stored. Never rejects. */
+  flushed(): Promise<void>;
+}
+
+export interface EventLogOptions {
+  store?: EventStore;
+  now?: () => number;
+  /** Called when storing a batch failed; the events stay in memory for this session. */
+  onStoreError?: (error: unknown) => void;
+}
+
+/** Opens the log, continuing the numbering of the stored events. */
+export async function openEventLog(options: EventLogOptions = {}): Promise<EventLog> {
+  const { store, now = Date.now } = options;
+  const firstSeq = (store ? await store.lastEventSeq() : 0) + 1;
+  const events: StackEvent[] = []; // this session's, starting at firstSeq
   const listeners = new Set<EventBatchListener>();
   let pending: StackEvent[] = [];
+  let storing: Promise<void> = Promise.resolve();
 
   const flush = () => {
     const batch = pending;
     pending = [];
+    if (store) {
+      storing = storing.then(() => store.appendEvents(batch)).catch((error) => options.onStoreError?.(error));
+    }
     for (const listener of listeners) {
       try {
         listener(batch);
@@ -31,21 +55,28 @@ export function createEventLog(now: () => number = Date.now): EventLog {
 
   return {
     append(body) {
-      const event = { ...body, seq: events.length + 1, at: now() } as StackEvent;
+      const event = { ...body, seq: firstSeq + events.length, at: now() } as StackEvent;
       events.push(event);
       if (pending.length === 0) queueMicrotask(flush);
       pending.push(event);
       return event;
     },
-    since(afterSeq) {
-      return events.slice(Math.max(0, afterSeq));
+    async since(afterSeq, limit = 10_000) {
+      const fromMemory = events.slice(Math.max(0, afterSeq + 1 - firstSeq));
+      if (afterSeq + 1 >= firstSeq || !store) return fromMemory.slice(0, limit);
+      const older = (await store.eventsSince(afterSeq, limit)).filter((event) => event.seq < firstSeq);
+      return [...older, ...fromMemory].slice(0, limit);
     },
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     get lastSeq() {
-      return events.length;
+      return firstSeq + events.length - 1;
+    },
+    async flushed() {
+      await Promise.resolve(); // lets an append in this tick reach the store first
+      await storing;
     },
   };
 }

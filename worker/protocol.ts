@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'aborted'
   | 'turn_limit'
   | 'storage'
+  | 'interrupted'
   | 'internal';
 
 // ---------------------------------------------------------------------------------------------
@@ -201,7 +202,8 @@ export type ModelStatus =
   | { state: 'not_configured'; endpoint: string; message: string }
   | { state: 'unreachable'; endpoint: string; message: string };
 
-export type MissionStatus = 'completed' | 'failed' | 'aborted';
+/** `interrupted`: the page went away while it ran; closed when the stack opened again. */
+export type MissionStatus = 'completed' | 'failed' | 'aborted' | 'interrupted';
 /** A chat message from the user, or the agent's own periodic check-in. */
 export type MissionKind = 'chat' | 'heartbeat';
 

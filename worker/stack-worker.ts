@@ -1,5 +1,7 @@
 // Entry of a dedicated stack worker: wires one stack to OPFS, the network and comlink.
 import * as Comlink from 'comlink';
+import wasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
+import { loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
 import { createAnthropicStream } from './agent/anthropic.ts';
 import { createOpenAIStream } from './agent/openai.ts';
 import type { StackApi } from './protocol.ts';
@@ -13,16 +15,23 @@ const DEFAULT_ENDPOINT = import.meta.env.VITE_PROXY_URL || 'http://127.0.0.1:878
 // The app names the worker `stack:<id>`; one worker serves one stack.
 const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length) : 'default';
 
-const stack: Promise<StackApi> = Promise.all([openOpfsStorage(stackId), openStackDirectory(stackId)]).then(([storage, dir]) =>
-  createStack({
+async function openStack(): Promise<StackApi> {
+  // Memory first: it lays out the stack's folders (.os/, documents/, ...) on a new stack.
+  const runtime = await loadSqlite({ wasmUrl });
+  const memory = await openOpfsStackMemory({ runtime, stackId });
+  const [storage, dir] = await Promise.all([openOpfsStorage(stackId), openStackDirectory(stackId)]);
+  return createStack({
     storage,
     files: createOpfsUserFiles(dir),
+    memory,
     defaults: { provider: 'proxy', endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false },
     fetch: (input, init) => fetch(input, init),
     createStream: ({ provider, endpoint, apiKey }) =>
       provider === 'openai' ? createOpenAIStream({ baseURL: endpoint, apiKey }) : createAnthropicStream({ baseURL: endpoint, apiKey: provider === 'anthropic' ? apiKey : null }),
-  }),
-);
+  });
+}
+
+const stack = openStack();
 
 // Calls wait for the stack to open; comlink forwards a rejected open as an error to the caller.
 const api: StackApi = {

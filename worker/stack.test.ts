@@ -4,6 +4,7 @@ import type { StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
 import { createMemoryStorage } from './storage.ts';
 import { createMemoryUserFiles } from './user-files.ts';
+import { openTestMemory } from '../memory/test-helpers.ts';
 
 const healthy = (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch;
 
@@ -20,8 +21,10 @@ function message(content: unknown[]): ModelStreamEvent {
 
 async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetchFn = healthy, extra: Partial<Parameters<typeof createStack>[0]> = {}) {
   let n = 0;
+  const memory = extra.memory ?? (await openTestMemory());
   const stack = await createStack({
     storage,
+    memory,
     files: createMemoryUserFiles(),
     defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false },
     fetch: fetchFn,
@@ -31,7 +34,7 @@ async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetc
   });
   const events: StackEvent[] = [];
   await stack.subscribe(0, (batch) => events.push(...batch));
-  return { stack, events, storage };
+  return { stack, events, storage, memory };
 }
 
 async function until(events: StackEvent[], type: StackEvent['type']) {
@@ -222,10 +225,8 @@ describe('stack', () => {
         } as never,
       };
     };
-    let flushed = 0;
-    const { stack, events } = await openStack(stream, createMemoryStorage(), healthy, {
+    const { stack, events, memory } = await openStack(stream, createMemoryStorage(), healthy, {
       compaction: { contextWindow: 1000, threshold: 0.8, keepRecent: 2 },
-      beforeCompaction: async () => void flushed++,
     });
     for (const [i, text] of ['one', 'two', 'three'].entries()) {
       await mission(stack, text, `r${i}`);
@@ -233,7 +234,8 @@ describe('stack', () => {
     }
     const compacted = events.filter((e) => e.type === 'context_compacted');
     expect(compacted.length).toBeGreaterThan(0);
-    expect(flushed).toBe(compacted.length);
+    // The pre-compaction flush wrote every finished turn as an observation first.
+    expect((await memory.transcript.unprocessed()).length + (await memory.memory.recentRuns(10)).length).toBeGreaterThan(0);
     expect(requests.at(-1)!.first).toContain('SUMMARY OF EARLIER');
     expect(requests.at(-1)!.first).toContain('two'); // the first kept turn carries the summary
   });

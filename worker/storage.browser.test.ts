@@ -6,7 +6,7 @@ const stackId = `test-${crypto.randomUUID()}`;
 
 async function stackDir() {
   const root = await navigator.storage.getDirectory();
-  return (await (await root.getDirectoryHandle('stacks')).getDirectoryHandle(stackId)).getDirectoryHandle('.os');
+  return (await (await (await root.getDirectoryHandle('stacks')).getDirectoryHandle(stackId)).getDirectoryHandle('.os')).getDirectoryHandle('config');
 }
 
 afterEach(async () => {

@@ -41,9 +41,10 @@ export async function openStackDirectory(stackId: string): Promise<FileSystemDir
   return stacks.getDirectoryHandle(stackId, { create: true });
 }
 
-/** JSON state in the stack's system space, `stacks/<stackId>/.os/`. */
+/** JSON state in the stack's system space, `stacks/<stackId>/.os/config/`. */
 export async function openOpfsStorage(stackId: string): Promise<StackStorage> {
-  const dir = await (await openStackDirectory(stackId)).getDirectoryHandle('.os', { create: true });
+  const system = await (await openStackDirectory(stackId)).getDirectoryHandle('.os', { create: true });
+  const dir = await system.getDirectoryHandle('config', { create: true });
 
   async function readText(name: string): Promise<string | undefined> {
     try {

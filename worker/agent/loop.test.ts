@@ -49,7 +49,7 @@ function run(stream: StreamFn, extra: Partial<LoopOptions> = {}) {
     stream,
     tools: [echoTool],
     model: 'test-model',
-    system: { stable: 'sys', dynamic: '' },
+    system: () => ({ stable: 'sys', dynamic: '' }),
     messages: [{ role: 'user', content: 'hi' }],
     signal: controller.signal,
     onEvent: (event) => events.push(event),

@@ -18,7 +18,8 @@ export interface LoopOptions {
   stream: StreamFn;
   tools: AgentTool[];
   model: string;
-  system: SystemPrompt;
+  /** Read before every model call, so what it holds (memory, the canvas) can change mid-mission. */
+  system: () => SystemPrompt;
   /** The conversation so far, ending with the user's new message. Not mutated. */
   messages: MessageParam[];
   signal: AbortSignal;
@@ -106,7 +107,7 @@ async function callModel(
   const sleep = options.sleep ?? defaultSleep;
   const request = {
     model: options.model,
-    system: options.system,
+    system: options.system(),
     messages,
     tools: options.tools.map((tool) => tool.spec),
     max_tokens: options.maxTokens ?? 8192,
@@ -166,7 +167,7 @@ async function runTool(
       result = { content: `Tool failed: ${toErrorShape(error).message}`, is_error: true };
     }
   }
-  emit({ type: 'tool_finished', tool_use_id: toolUseId, name, result });
+  emit({ type: 'tool_finished', tool_use_id: toolUseId, name, input, result });
   return result;
 }
 

@@ -1,0 +1,172 @@
+// Missions: the user's messages and the agent's heartbeats, run one at a time behind one lock.
+// Each runs the agent loop with the stack's tools, memory and permission gate, and reports
+// everything it does as events.
+import { applySummary, DEFAULT_POLICY, findCut, needsCompaction, summarise, transcriptOf, type CompactionPolicy } from './agent/compaction.ts';
+import { toErrorShape } from './agent/errors.ts';
+import { runAgentLoop } from './agent/loop.ts';
+import { emptyUsage } from './agent/pricing.ts';
+import { systemPrompt } from './agent/system-prompt.ts';
+import type { AgentTool, LoopEvent, MessageParam, StreamFn } from './agent/types.ts';
+import type { AgentMemory } from './agent-memory.ts';
+import type { Canvas } from './canvas.ts';
+import { withInteractions, withUserText, type Conversation } from './conversation.ts';
+import type { PermissionGate } from './permissions/gate.ts';
+import { assertNever, type MissionKind, type StackEventBody } from './protocol.ts';
+
+export const HEARTBEAT_PROMPT =
+  'This is a scheduled heartbeat, not a message from the user. Review pending actions and anything ' +
+  'that needs doing now. If nothing does, reply with exactly HEARTBEAT_OK and do nothing else.';
+
+export interface MissionDeps {
+  emit(event: StackEventBody): void;
+  newId(prefix: string): string;
+  tools: AgentTool[];
+  canvas: Canvas;
+  gate: PermissionGate;
+  memory: AgentMemory;
+  conversation: Conversation;
+  /** The model stream for the current settings. */
+  stream(): Promise<StreamFn>;
+  model(): string;
+  maxRetries?: number;
+  compaction?: CompactionPolicy;
+  /** After a mission that failed for lack of a model, the status is checked again. */
+  onModelTrouble(): void;
+}
+
+export interface Missions {
+  /** Queues a mission and returns its id at once. */
+  start(requestId: string, text: string, kind?: MissionKind): string;
+  /** Stops the named mission, or every running and queued one. Returns whether any stopped. */
+  abort(missionId?: string): boolean;
+  /** How many are running or waiting. */
+  readonly active: number;
+  /** The mission whose tools run now, for events they cause (e.g. a file to download). */
+  readonly current: string | null;
+}
+
+export function createMissions(deps: MissionDeps): Missions {
+  const { emit } = deps;
+  const policy = deps.compaction ?? DEFAULT_POLICY;
+  const running = new Map<string, AbortController>();
+  let lock: Promise<void> = Promise.resolve();
+  let current: string | null = null;
+
+  /** Summarises older turns when the last prompt came near the context window. Never throws. */
+  async function compactIfNeeded(missionId: string, stream: StreamFn, messages: MessageParam[], promptTokens: number, signal: AbortSignal) {
+    if (!needsCompaction(promptTokens, policy)) return null;
+    const cut = findCut(messages, policy.keepRecent);
+    if (cut < 0) return null;
+    try {
+      await deps.memory.hooks.preCompact('auto');
+      const summary = await summarise(stream, deps.model(), transcriptOf(messages.slice(0, cut)), signal);
+      emit({ type: 'context_compacted', mission_id: missionId, removed_messages: cut, prompt_tokens: promptTokens });
+      return applySummary(messages, cut, summary);
+    } catch {
+      // Going on uncompacted is better than failing the mission; the model says if it overflows.
+      return null;
+    }
+  }
+
+  async function run(missionId: string, requestId: string, text: string, kind: MissionKind, controller: AbortController) {
+    emit({ type: 'mission_started', mission_id: missionId, request_id: requestId, kind, text });
+    current = missionId;
+    const { hooks } = deps.memory;
+    try {
+      if (controller.signal.aborted) {
+        emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted', usage: emptyUsage() });
+        return;
+      }
+      const userText = withInteractions(deps.canvas.takeInteractionNotes(), text);
+      if (kind === 'chat') await hooks.userPromptSubmit(userText);
+      const messages = withUserText(deps.conversation.messages, userText);
+      await deps.conversation.begin(messages);
+      const stream = await deps.stream();
+      // Memory is read at the start of each mission, and again after a compaction.
+      let memoryText = await deps.memory.prompt();
+      const outcome = await runAgentLoop({
+        stream,
+        tools: deps.tools,
+        model: deps.model(),
+        system: () => systemPrompt({ canvas: deps.canvas.describe(), memory: memoryText }),
+        messages,
+        promptTokens: deps.conversation.promptTokens,
+        compact: async (current, promptTokens, signal) => {
+          const compacted = await compactIfNeeded(missionId, stream, current, promptTokens, signal);
+          if (compacted) memoryText = await deps.memory.prompt();
+          return compacted;
+        },
+        signal: controller.signal,
+        onEvent: (event) => forward(missionId, event),
+        authorize: (call, signal) => deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal),
+        ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
+      });
+      await deps.conversation.end(outcome.messages, outcome.promptTokens);
+      if (kind === 'chat') await hooks.stop();
+      const error = outcome.status === 'failed' ? outcome.error : undefined;
+      emit({ type: 'mission_finished', mission_id: missionId, status: outcome.status, usage: outcome.usage, ...(error ? { error } : {}) });
+      if (error?.code === 'model_not_configured' || error?.code === 'model_unreachable') deps.onModelTrouble();
+    } catch (error) {
+      emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: emptyUsage(), error: toErrorShape(error) });
+    } finally {
+      running.delete(missionId);
+      current = null;
+    }
+  }
+
+  function forward(missionId: string, event: LoopEvent) {
+    const mission_id = missionId;
+    const { hooks } = deps.memory;
+    switch (event.type) {
+      case 'text_delta':
+        hooks.agentText(event.text);
+        return emit({ type: 'assistant_delta', mission_id, text: event.text });
+      case 'message_end':
+        return emit({ type: 'assistant_message_end', mission_id, stop_reason: event.stop_reason, usage: event.usage });
+      case 'tool_started':
+        return emit({ type: 'tool_started', mission_id, tool_use_id: event.tool_use_id, name: event.name, title: event.title });
+      case 'tool_finished':
+        hooks.postToolUse({ name: event.name, input: event.input, output: event.result.content, ok: !event.result.is_error });
+        return emit({
+          type: 'tool_finished',
+          mission_id,
+          tool_use_id: event.tool_use_id,
+          name: event.name,
+          ok: !event.result.is_error,
+          summary: event.result.content.slice(0, 500),
+        });
+      case 'retry':
+        return emit({ type: 'model_retry', mission_id, attempt: event.attempt, delay_ms: event.delay_ms, reason: event.reason });
+      default:
+        return assertNever(event, 'loop event');
+    }
+  }
+
+  return {
+    start(requestId, text, kind = 'chat') {
+      const missionId = deps.newId('m');
+      const controller = new AbortController();
+      emit({ type: 'mission_queued', mission_id: missionId, request_id: requestId, kind, text, position: running.size });
+      running.set(missionId, controller);
+      lock = lock.then(() => run(missionId, requestId, text, kind, controller));
+      return missionId;
+    },
+    abort(missionId) {
+      let aborted = false;
+      for (const [id, controller] of running) {
+        if (missionId && id !== missionId) continue;
+        if (!controller.signal.aborted) {
+          controller.abort();
+          aborted = true;
+        }
+      }
+      return aborted;
+    },
+    get active() {
+      return running.size;
+    },
+    get current() {
+      return current;
+    },
+  };
+}
