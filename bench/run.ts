@@ -1,11 +1,13 @@
 // `npm run bench [-- NAME...]`: runs the benchmarks whose name starts with NAME (all by default)
 // and prints one JSON object per line.
 import { benchApp } from './app.ts';
+import { benchMemory } from './memory.ts';
 import { benchProxy } from './proxy.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   'proxy.overhead': benchProxy,
   'app.offline_reload_interactive': benchApp,
+  'memory.search_100k': benchMemory,
 };
 
 const filters = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

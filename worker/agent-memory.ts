@@ -1,7 +1,7 @@
 // The agent's side of memory: the memory section of the system prompt, the per-turn hooks that
 // write observations, the batch processor's model calls, and search. The agent has no tool that
 // writes memory; the processor does that from observations.
-import type { MemoryHooks, StackMemory } from '../memory/index.ts';
+import type { FlushOutcome, MemoryHooks, StackMemory } from '../memory/index.ts';
 import type { StreamFn } from './agent/types.ts';
 
 export interface AgentMemory {
@@ -9,6 +9,8 @@ export interface AgentMemory {
   prompt(): Promise<string>;
   hooks: MemoryHooks;
   search: StackMemory['search'];
+  /** Processes every waiting turn now (after any batch already running). Never throws. */
+  learnNow(): Promise<FlushOutcome>;
 }
 
 export interface AgentMemoryOptions {
@@ -50,6 +52,10 @@ export async function startAgentMemory(options: AgentMemoryOptions): Promise<Age
   return {
     hooks,
     search: memory.search,
+    async learnNow() {
+      await hooks.idle();
+      return processor.flushAll();
+    },
     async prompt() {
       const loaded = await memory.loadPrompt();
       return loaded.text;

@@ -169,6 +169,11 @@ export interface RequestMap {
   list_permission_rules: { params: Record<string, never>; result: PermissionRule[] };
   add_permission_rule: { params: NewPermissionRule; result: PermissionRule };
   remove_permission_rule: { params: { rule_id: string }; result: Record<string, never> };
+  /**
+   * Learn from the turns waiting in the transcript now, instead of at the next batch (every 25
+   * turns) or compaction. Runs one processor pass; `remaining` turns still wait after it.
+   */
+  learn_now: { params: Record<string, never>; result: { status: 'done' | 'failed'; learnings: number; files: string[]; remaining: number; error?: string } };
   /** A table window as a file to download, made by the worker (the one place exports are made). */
   export_window: { params: { window_id: string; format: 'csv' | 'json' | 'xlsx' }; result: { filename: string; mime: string; bytes: Uint8Array } };
   /** A file from the stack's user space, e.g. for a document window. */

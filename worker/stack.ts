@@ -183,6 +183,18 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       case 'remove_permission_rule':
         await gate.removeRule(req.params.rule_id);
         return {} as ResultOf<M>;
+      case 'learn_now': {
+        const outcome = await memory.learnNow();
+        const processed = outcome.batches.flatMap((batch) => (batch.status === 'processed' ? [batch] : []));
+        const failure = outcome.batches.find((batch) => batch.status === 'failed');
+        return {
+          status: outcome.status,
+          learnings: processed.reduce((sum, batch) => sum + batch.learnings, 0),
+          files: [...new Set(processed.flatMap((batch) => batch.files))],
+          remaining: outcome.remaining,
+          ...(failure?.status === 'failed' ? { error: failure.message } : {}),
+        } as ResultOf<M>;
+      }
       case 'export_window': {
         const table = canvas.get(req.params.window_id);
         if (!table || table.kind !== 'table') throw new RequestError({ code: 'not_found', message: `No table window ${req.params.window_id}.` });

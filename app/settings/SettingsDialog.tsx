@@ -5,6 +5,7 @@ import type { Provider, SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
+import { MemorySection } from './MemorySection.tsx';
 import { PermissionRules } from './PermissionRules.tsx';
 
 const PROVIDERS: { value: Provider; label: string; hint: string }[] = [
@@ -136,6 +137,7 @@ export function SettingsDialog() {
             Save
           </button>
         </div>
+        <MemorySection />
         <PermissionRules />
       </form>
     </dialog>
