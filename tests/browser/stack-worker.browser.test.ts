@@ -1,11 +1,15 @@
 // The real stack worker in Chromium, over comlink: requests answered by id, events in seq order,
 // settings and windows kept in OPFS across a new worker.
 import * as Comlink from 'comlink';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StackApi, StackEvent } from '../../worker/protocol.ts';
 
 const workers: Worker[] = [];
-const stackId = `browser-test-${crypto.randomUUID()}`;
+let stackId = '';
+
+beforeEach(() => {
+  stackId = `browser-test-${crypto.randomUUID().slice(0, 8)}`;
+});
 
 function openWorker(): Comlink.Remote<StackApi> {
   const worker = new Worker(new URL('../../worker/stack-worker.ts', import.meta.url), { type: 'module', name: `stack:${stackId}` });
@@ -53,5 +57,17 @@ describe('stack worker', () => {
       status: 'failed',
       error: { code: 'model_unreachable' },
     });
+  });
+
+  it('opens right after the previous worker on the same stack was terminated (a reload)', async () => {
+    const first = openWorker();
+    await first.request({ id: 'a', method: 'update_settings', params: { model: 'before-reload', endpoint: 'http://127.0.0.1:9' } });
+    const events: StackEvent[] = [];
+    await first.subscribe(0, Comlink.proxy((batch: StackEvent[]) => void events.push(...batch)));
+    await first.request({ id: 'm', method: 'mission', params: { text: 'hello' } });
+    await expect.poll(() => events.find((e) => e.type === 'mission_finished'), { timeout: 15_000 }).toBeTruthy();
+    workers.pop()!.terminate();
+    const second = openWorker();
+    expect((await second.snapshot()).settings.model).toBe('before-reload');
   });
 });
