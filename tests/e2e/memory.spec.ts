@@ -69,6 +69,11 @@ test('a correction is learned into user.md and carried by the next session', asy
       },
       {
         expect: { system_contains: 'Always write vendor names in UPPERCASE.' },
+        reply: { content: [{ type: 'tool_use', name: 'search_memory', input: { query: 'vendor names' } }] },
+      },
+      {
+        // search_memory finds the learning after the reload, ranked from memory.db.
+        expect: { tool_result: { contains: '[correction] Write vendor names in uppercase.', is_error: false } },
         reply: { content: [{ type: 'text', text: 'The vendor is ACME GMBH.' }] },
       },
     ],
