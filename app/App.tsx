@@ -7,6 +7,7 @@ import { SettingsDialog } from './settings/SettingsDialog.tsx';
 import { connectStack } from './stack-client.ts';
 import { StackClientContext } from './stack-context.ts';
 import { useAppStore } from './store.ts';
+import { useUploads } from './useUploads.ts';
 
 const STACK_ID = 'default';
 /** How far back the chat is rebuilt after a reload, in events. */
@@ -17,6 +18,20 @@ export function App() {
   const connection = useAppStore((state) => state.connection);
   const model = useAppStore((state) => state.view.model);
   const openSettings = useAppStore((state) => state.setSettingsOpen);
+  const uploads = useUploads(client);
+
+  // Files pasted anywhere in the app are uploaded like dropped ones.
+  useEffect(() => {
+    const onPaste = (event: ClipboardEvent) => {
+      const files = Array.from(event.clipboardData?.files ?? []);
+      if (files.length) {
+        event.preventDefault();
+        void uploads.upload(files);
+      }
+    };
+    document.addEventListener('paste', onPaste);
+    return () => document.removeEventListener('paste', onPaste);
+  }, [uploads.upload]);
 
   useEffect(() => {
     const { loadSnapshot, receive, setConnection } = useAppStore.getState();
@@ -57,11 +72,23 @@ export function App() {
             {connection.message}
           </p>
         )}
-        <main class="workspace">
+        <main
+          class="workspace"
+          onDragOver={(event) => {
+            if (event.dataTransfer?.types.includes('Files')) event.preventDefault();
+          }}
+          onDrop={(event) => {
+            const files = Array.from(event.dataTransfer?.files ?? []);
+            if (files.length) {
+              event.preventDefault();
+              void uploads.upload(files);
+            }
+          }}
+        >
           <ReactFlowProvider>
             <Canvas />
           </ReactFlowProvider>
-          <ChatPanel />
+          <ChatPanel uploads={uploads} />
         </main>
         <SettingsDialog />
       </div>

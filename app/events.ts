@@ -148,6 +148,11 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
     }
     case 'permission_rules_changed':
       return view;
+    case 'document_added':
+      return {
+        ...view,
+        chat: [...view.chat, { kind: 'notice', key, mission_id: '', text: `Added ${event.document.filename} to documents/ (${event.document.description}).` }],
+      };
     case 'file_ready':
       return {
         ...view,

@@ -28,6 +28,8 @@ export interface MissionDeps {
   /** The model stream for the current settings. */
   stream(): Promise<StreamFn>;
   model(): string;
+  /** The attachment index: one line per document. Never throws. */
+  attachments(): Promise<string>;
   maxRetries?: number;
   compaction?: CompactionPolicy;
   /** After a mission that failed for lack of a model, the status is checked again. */
@@ -84,11 +86,12 @@ export function createMissions(deps: MissionDeps): Missions {
       const stream = await deps.stream();
       // Memory is read at the start of each mission, and again after a compaction.
       let memoryText = await deps.memory.prompt();
+      const attachments = await deps.attachments();
       const outcome = await runAgentLoop({
         stream,
         tools: deps.tools,
         model: deps.model(),
-        system: () => systemPrompt({ canvas: deps.canvas.describe(), memory: memoryText }),
+        system: () => systemPrompt({ canvas: deps.canvas.describe(), memory: memoryText, attachments }),
         messages,
         promptTokens: deps.conversation.promptTokens,
         compact: async (current, promptTokens, signal) => {

@@ -27,6 +27,20 @@ export type ErrorCode =
   | 'internal';
 
 // ---------------------------------------------------------------------------------------------
+// Documents (the user's uploads, under documents/)
+
+export interface DocumentInfo {
+  id: string;
+  filename: string;
+  /** In user space, e.g. `documents/invoice.pdf` (the computer sees /workspace/documents/...). */
+  path: string;
+  mime: string;
+  size: number;
+  status: string;
+  description: string;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Permission rules (checked before every tool call)
 
 export type RuleMatch =
@@ -174,6 +188,8 @@ export interface RequestMap {
    * turns) or compaction. Runs one processor pass; `remaining` turns still wait after it.
    */
   learn_now: { params: Record<string, never>; result: { status: 'done' | 'failed'; learnings: number; files: string[]; remaining: number; error?: string } };
+  /** Stores a file the user dropped, picked or pasted under documents/ and records it. */
+  upload_file: { params: { name: string; bytes: Uint8Array }; result: DocumentInfo };
   /** A table window as a file to download, made by the worker (the one place exports are made). */
   export_window: { params: { window_id: string; format: 'csv' | 'json' | 'xlsx' }; result: { filename: string; mime: string; bytes: Uint8Array } };
   /** A file from the stack's user space, e.g. for a document window. */
@@ -235,6 +251,7 @@ export type StackEventBody =
       ok: boolean;
       summary: string;
     }
+  | { type: 'document_added'; document: DocumentInfo }
   | { type: 'file_ready'; mission_id: string | null; path: string; mime: string; size: number }
   | { type: 'context_compacted'; mission_id: string; removed_messages: number; prompt_tokens: number }
   | { type: 'model_retry'; mission_id: string; attempt: number; delay_ms: number; reason: string }

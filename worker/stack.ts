@@ -1,7 +1,7 @@
 // One stack: its settings, canvas, memory, event log and missions, behind the StackApi protocol.
 // Framework-free and DOM-free; the worker entry wires it to OPFS, fetch and comlink.
 import { ZodError } from 'zod';
-import { DbError, DEFAULT_PROCESSOR_MODEL, toDbErrorShape, type StackMemory } from '../memory/index.ts';
+import { DbError, DEFAULT_PROCESSOR_MODEL, toDbErrorShape, type DocumentRecord, type StackMemory } from '../memory/index.ts';
 import type { CompactionPolicy } from './agent/compaction.ts';
 import { toErrorShape } from './agent/errors.ts';
 import { emptyUsage } from './agent/pricing.ts';
@@ -11,11 +11,13 @@ import { CanvasError, loadCanvas } from './canvas.ts';
 import { loadConversation } from './conversation.ts';
 import { openEventLog, type EventLog, type EventStore } from './event-log.ts';
 import { EXPORT_MIME, exportFileName, exportTable } from './export/table-export.ts';
+import { checkUpload, uniqueName, UploadError } from './documents/upload.ts';
 import { createMissions, HEARTBEAT_PROMPT } from './missions.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
 import {
   assertNever,
+  type DocumentInfo,
   type ErrorShape,
   type EventListener,
   type Method,
@@ -112,6 +114,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     conversation,
     stream,
     model: () => settings.model,
+    attachments: () => attachmentIndex(deps.memory),
     onModelTrouble: () => void checkModel(),
     ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
     ...(deps.compaction ? { compaction: deps.compaction } : {}),
@@ -195,6 +198,28 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
           ...(failure?.status === 'failed' ? { error: failure.message } : {}),
         } as ResultOf<M>;
       }
+      case 'upload_file': {
+        const bytes = req.params?.bytes;
+        if (!(bytes instanceof Uint8Array) || typeof req.params.name !== 'string') {
+          throw new RequestError({ code: 'bad_request', message: 'An upload needs a file name and its bytes.' });
+        }
+        const checked = checkUpload(req.params.name, bytes);
+        const taken = new Set((await deps.files.list()).map((file) => file.path));
+        const name = uniqueName(checked.name, (candidate) => taken.has(`documents/${candidate}`));
+        const info = await deps.files.write(`documents/${name}`, bytes);
+        const record = await deps.memory.documents.addDocument({
+          id: newId('doc'),
+          filename: name,
+          path: info.path,
+          size: info.size,
+          mime: checked.mime,
+          description: describeUpload(name, checked.mime, info.size),
+          status: 'uploaded',
+        });
+        const document = toDocumentInfo(record);
+        emit({ type: 'document_added', document });
+        return document as ResultOf<M>;
+      }
       case 'export_window': {
         const table = canvas.get(req.params.window_id);
         if (!table || table.kind !== 'table') throw new RequestError({ code: 'not_found', message: `No table window ${req.params.window_id}.` });
@@ -247,6 +272,26 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   };
 }
 
+/** The documents the agent should know of, newest first (a turn's context stays short). */
+async function attachmentIndex(memory: StackMemory): Promise<string> {
+  try {
+    const documents = await memory.documents.listDocuments(50);
+    return documents.map((doc) => `- ${doc.filename} (${doc.mime}, ${doc.status}) at ${doc.path}: ${doc.description}`).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+function toDocumentInfo(record: DocumentRecord): DocumentInfo {
+  return { id: record.id, filename: record.filename, path: record.path, mime: record.mime, size: record.size, status: record.status, description: record.description };
+}
+
+/** A first one-line description, until the document pipeline reads the file. */
+function describeUpload(name: string, mime: string, size: number): string {
+  const kind = mime === 'application/pdf' ? 'PDF' : mime.startsWith('image/') ? 'image' : mime.includes('spreadsheet') ? 'spreadsheet' : mime === 'text/csv' ? 'CSV file' : 'text file';
+  return `${kind} "${name}", ${size < 1024 ? `${size} bytes` : `${Math.round(size / 1024)} KB`}, uploaded by the user`;
+}
+
 /**
  * Missions that were queued or running when the page went away never finished: they are closed
  * now as interrupted, so the chat shows what they did and that they stopped.
@@ -271,6 +316,7 @@ async function closeInterruptedMissions(log: EventLog, emit: (event: StackEventB
 
 function describeRequestError(error: unknown, method: string): ErrorShape {
   if (error instanceof RequestError) return error.shape;
+  if (error instanceof UploadError) return { code: 'bad_request', message: error.message };
   if (error instanceof SettingsError || error instanceof CanvasError || error instanceof UserPathError || error instanceof PermissionError) {
     return { code: 'bad_request', message: error.message };
   }

@@ -6,11 +6,12 @@ import { Markdown } from '../Markdown.tsx';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
+import type { UploadState } from '../useUploads.ts';
 import { ModelBanner } from './ModelBanner.tsx';
 import { DownloadLink } from './DownloadLink.tsx';
 import { PermissionPrompt } from './PermissionPrompt.tsx';
 
-export function ChatPanel() {
+export function ChatPanel({ uploads }: { uploads: UploadState }) {
   const client = useStackClient();
   const chat = useAppStore((state) => state.view.chat);
   const busy = useAppStore((state) => state.view.activeMissions.length > 0);
@@ -53,6 +54,12 @@ export function ChatPanel() {
         }}
       >
         {sendError && <p class="chat-send-error" role="alert">{sendError}</p>}
+        {uploads.errors.map((message) => (
+          <p key={message} class="chat-send-error" role="alert">
+            {message}
+          </p>
+        ))}
+        {uploads.busy && <p class="chat-uploading" role="status">Adding {uploads.busy}…</p>}
         <textarea
           id="chat-input"
           aria-label="Message"
@@ -69,6 +76,20 @@ export function ChatPanel() {
           }}
         />
         <div class="chat-actions">
+          <label class="button chat-attach">
+            Attach
+            <input
+              type="file"
+              multiple
+              aria-label="Attach files"
+              accept=".pdf,.png,.jpg,.jpeg,.webp,.tif,.tiff,.txt,.md,.csv,.xlsx"
+              onChange={(event) => {
+                const input = event.currentTarget;
+                void uploads.upload(Array.from(input.files ?? [])).then(() => (input.value = ''));
+              }}
+            />
+          </label>
+          <span class="topbar-spacer" />
           {busy && (
             <button type="button" class="button button--danger" onClick={stop} aria-label="Stop">
               Stop

@@ -7,6 +7,8 @@ export interface PromptContext {
   canvas: string;
   /** The memory files and pending actions (memory's loader); empty when there is nothing yet. */
   memory: string;
+  /** One line per uploaded document (name, type, path, description); empty when none. */
+  attachments: string;
 }
 
 export function systemPrompt(context: PromptContext): SystemPrompt {
@@ -23,5 +25,8 @@ export function systemPrompt(context: PromptContext): SystemPrompt {
     'search_memory finds what was learned in earlier sessions.',
     ...(context.memory ? ['', '<memory>', context.memory, '</memory>'] : []),
   ].join('\n');
-  return { stable, dynamic: `<canvas>\n${context.canvas}\n</canvas>` };
+  const attachments = context.attachments
+    ? `\n\n<attachments>\nThe user's documents (in the user space; the computer sees them under /workspace/):\n${context.attachments}\n</attachments>`
+    : '';
+  return { stable, dynamic: `<canvas>\n${context.canvas}\n</canvas>${attachments}` };
 }

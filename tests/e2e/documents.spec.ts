@@ -1,0 +1,55 @@
+// Uploads: files land in documents/, the agent's context lists them, bad files are refused with
+// a reason and disturb nothing else.
+import { readFileSync } from 'node:fs';
+import { expect, test } from '@playwright/test';
+import { fakeState, loadScript } from './fake.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../../../shared/fixtures/invoices/${name}`, import.meta.url));
+
+test('uploads are stored, listed for the agent, and bad files refused one by one', async ({ page }) => {
+  await loadScript({
+    name: 'attachments',
+    turns: [
+      {
+        expect: { system_contains: 'sample_A1.pdf (application/pdf, uploaded) at documents/sample_A1.pdf' },
+        reply: { content: [{ type: 'tool_use', name: 'glob', input: { pattern: 'documents/*' } }] },
+      },
+      {
+        expect: { tool_result: { contains: 'documents/x.pdf' } },
+        reply: { content: [{ type: 'text', text: 'I see your documents.' }] },
+      },
+    ],
+  });
+  await page.goto('/');
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await page.getByLabel('Attach files').setInputFiles([
+    { name: 'sample_A1.pdf', mimeType: 'application/pdf', buffer: fixture('sample_A1.pdf') },
+    { name: '../../x.pdf', mimeType: 'application/pdf', buffer: fixture('sample_A2.pdf') },
+    { name: 'fake.pdf', mimeType: 'application/pdf', buffer: Buffer.from('this is not a pdf') },
+    { name: 'empty.txt', mimeType: 'text/plain', buffer: Buffer.alloc(0) },
+    { name: 'huge.pdf', mimeType: 'application/pdf', buffer: Buffer.alloc(30 * 1024 * 1024, 0x25) },
+  ]);
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added sample_A1.pdf' })).toBeVisible();
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added x.pdf' })).toBeVisible();
+  const alerts = page.locator('.chat-composer [role=alert]');
+  await expect(alerts).toHaveText([
+    /fake\.pdf is named like a PDF, but its contents are not/,
+    /empty\.txt is empty \(0 bytes\)/,
+    /huge\.pdf is 30\.0 MB; the limit is 25 MB per file\./,
+  ]);
+
+  await page.getByRole('textbox', { name: 'Message' }).fill('what do I have?');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('I see your documents.');
+  expect((await fakeState()).failures).toEqual([]);
+
+  // The files are really there, under the stack's user space in OPFS.
+  const stored = await page.evaluate(async () => {
+    const root = await navigator.storage.getDirectory();
+    const docs = await (await (await root.getDirectoryHandle('stacks')).getDirectoryHandle('default')).getDirectoryHandle('documents');
+    const names: string[] = [];
+    for await (const name of (docs as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
+    return names.sort();
+  });
+  expect(stored).toEqual(['sample_A1.pdf', 'x.pdf']);
+});
