@@ -1,5 +1,6 @@
 // `npm run bench [-- NAME...]`: runs the benchmarks whose name starts with NAME (all by default)
 // and prints one JSON object per line.
+import { benchAgent } from './agent.ts';
 import { benchApp } from './app.ts';
 import { benchMemory } from './memory.ts';
 import { benchProxy } from './proxy.ts';
@@ -8,8 +9,10 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'proxy.overhead': benchProxy,
   'app.offline_reload_interactive': benchApp,
   'memory.search_100k': benchMemory,
+  'agent.overhead_per_tool_call': benchAgent,
 };
 
+// Names come after `--` from npm, or as plain arguments.
 const filters = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const chosen = Object.entries(BENCHES).filter(([name]) => filters.length === 0 || filters.some((f) => name.startsWith(f)));
 if (chosen.length === 0) {

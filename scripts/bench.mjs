@@ -1,5 +1,10 @@
-// `npm run bench [-- NAME...]`: sets up what is missing, then runs bench/run.ts.
-import { ensureChromium, ensureDependencies, run } from './lib/setup.mjs';
+// `npm run bench [-- NAME...]`: sets up what is missing, then runs bench/run.ts through Vite's
+// module loader, which resolves the same imports the app's build does (e.g. `?raw` descriptions).
+// Set before Vite loads: its dev server would otherwise mark the process as development, and
+// the app builds inside the benchmarks must be production builds.
+process.env.NODE_ENV = 'production';
+const { createServer } = await import('vite');
+import { ensureChromium, ensureDependencies, root } from './lib/setup.mjs';
 
 try {
   ensureDependencies();
@@ -8,4 +13,17 @@ try {
   console.error(`npm run bench could not set up: ${error instanceof Error ? error.message : error}`);
   process.exit(1);
 }
-process.exit(run('npx', ['tsx', 'bench/run.ts', ...process.argv.slice(2)]));
+const server = await createServer({
+  root,
+  configFile: false,
+  logLevel: 'error',
+  appType: 'custom',
+  server: { middlewareMode: true, hmr: false, ws: false },
+  // Only Node-side modules are loaded here; nothing to pre-bundle for a browser.
+  optimizeDeps: { noDiscovery: true, include: [] },
+});
+try {
+  await server.ssrLoadModule('/bench/run.ts');
+} finally {
+  await server.close();
+}
