@@ -81,3 +81,26 @@ test('a user rule asks first; Allow lets the call run', async ({ page }) => {
   await expect(prompt).toContainText('Allowed.');
   expect((await fakeState()).failures).toEqual([]);
 });
+
+test('Stop ends the model stream mid-reply and the chat says it stopped', async ({ page }) => {
+  await loadScript({
+    name: 'stop',
+    turns: [
+      {
+        // Still streaming, slowly, as a real model does (the proxy notices a departed client at
+        // its next write, so a silent upstream would only be cut at its next byte).
+        reply: { content: [{ type: 'text', text: 'A long answer that keeps going and going and going for quite a while longer' }], chunk_chars: 5, delay_ms: 150 },
+      },
+      { reply: { content: [{ type: 'text', text: 'Fresh start.' }] } },
+    ],
+  });
+  await openApp(page);
+  await send(page, 'tell me everything');
+  await expect(page.locator('.msg--streaming')).toContainText('A lon');
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Stopped.' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Stop' })).toHaveCount(0);
+  await expect.poll(async () => (await fakeState()).requests[0]?.aborted).toBe(true);
+  await send(page, 'again');
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Fresh start.');
+});
