@@ -114,6 +114,23 @@ test('upstream 500s end with a clear error, and the app keeps working', async ({
   expect((await fakeState()).failures).toEqual([]);
 });
 
+test('a 429 is retried after the server\'s retry-after, then the reply streams', async ({ page }) => {
+  await loadScript({
+    name: '429',
+    turns: [
+      { reply: { error: { status: 429, message: 'slow down', headers: { 'retry-after': '1' } } } },
+      { reply: { content: [{ type: 'text', text: 'Worth the wait.' }] } },
+    ],
+  });
+  await openApp(page);
+  await send(page, 'hello');
+  await expect(page.locator('[data-role=notice]')).toContainText('The model is rate limited: slow down Retrying in 1.0 s');
+  await expect(assistant(page)).toHaveText('Worth the wait.');
+  const state = await fakeState();
+  expect(state.failures).toEqual([]);
+  expect(state.requests).toHaveLength(2);
+});
+
 test('a broken SSE stream shows a clear error, and the app keeps working', async ({ page }) => {
   await loadScript({
     name: 'broken',
