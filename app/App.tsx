@@ -7,6 +7,7 @@ import { SettingsDialog } from './settings/SettingsDialog.tsx';
 import { connectStack } from './stack-client.ts';
 import { StackClientContext } from './stack-context.ts';
 import { useAppStore } from './store.ts';
+import { useStackLock } from './useStackLock.ts';
 import { useUploads } from './useUploads.ts';
 
 const STACK_ID = 'default';
@@ -14,7 +15,33 @@ const STACK_ID = 'default';
 const HISTORY_EVENTS = 5_000;
 
 export function App() {
+  const lock = useStackLock(STACK_ID);
+  if (lock.state === 'held') return <StackScreen />;
+  return (
+    <div class="app">
+      <header class="topbar">
+        <h1 class="brand">Stackdocs</h1>
+      </header>
+      <main class="elsewhere">
+        {lock.state === 'acquiring' ? (
+          <p role="status">Opening…</p>
+        ) : (
+          <div class="elsewhere-card" role="alert">
+            <h2>{lock.state === 'lost' ? 'This stack was opened in another tab' : 'This stack is open in another tab'}</h2>
+            <p>A stack works in one tab at a time, so nothing is written twice. Use it here to move it to this tab; the other tab stops.</p>
+            <button type="button" class="button button--primary" onClick={lock.takeOver}>
+              Use it here
+            </button>
+          </div>
+        )}
+      </main>
+    </div>
+  );
+}
+
+function StackScreen() {
   const client = useMemo(() => connectStack(STACK_ID), []);
+  useEffect(() => () => client.close(), [client]);
   const connection = useAppStore((state) => state.connection);
   const model = useAppStore((state) => state.view.model);
   const openSettings = useAppStore((state) => state.setSettingsOpen);

@@ -25,6 +25,8 @@ export interface StackClient {
   call<M extends Method>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>>;
   snapshot(): Promise<StackSnapshot>;
   subscribe(afterSeq: number, listener: EventListener): Promise<{ last_seq: number }>;
+  /** Stops the worker (e.g. when another tab took the stack over). */
+  close(): void;
 }
 
 export function connectStack(stackId: string): StackClient {
@@ -47,5 +49,6 @@ export function connectStack(stackId: string): StackClient {
     },
     snapshot: () => api.snapshot(),
     subscribe: (afterSeq, listener) => api.subscribe(afterSeq, Comlink.proxy(listener)),
+    close: () => worker.terminate(),
   };
 }

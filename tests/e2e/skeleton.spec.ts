@@ -220,3 +220,14 @@ test('an offline reload still shows the app', async ({ page, context }) => {
   await expect(page.locator('.model-banner')).toContainText('Could not reach the model endpoint');
   await context.setOffline(false);
 });
+
+test('a second tab says the stack is open elsewhere and can take it over', async ({ page, context }) => {
+  await openApp(page);
+  const second = await context.newPage();
+  await second.goto('/');
+  await expect(second.getByRole('heading', { name: 'This stack is open in another tab' })).toBeVisible();
+  await second.getByRole('button', { name: 'Use it here' }).click();
+  await expect(second.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await expect(page.getByRole('heading', { name: 'This stack was opened in another tab' })).toBeVisible();
+  await expect(page.getByRole('textbox', { name: 'Message' })).toHaveCount(0);
+});
