@@ -1,11 +1,30 @@
 // Build of the app (Preact + xyflow under preact/compat) and its service worker.
 import preact from '@preact/preset-vite';
-import { defineConfig } from 'vite';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineConfig, type Plugin } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
+
+/** pdfjs's fonts, character maps and wasm, served under /pdfjs/ and precached for offline use. */
+function pdfjsAssets(): Plugin {
+  const base = join(import.meta.dirname, 'node_modules/pdfjs-dist');
+  return {
+    name: 'stackdocs:pdfjs-assets',
+    apply: 'build',
+    generateBundle() {
+      for (const dir of ['standard_fonts', 'cmaps', 'wasm']) {
+        for (const file of readdirSync(join(base, dir))) {
+          this.emitFile({ type: 'asset', fileName: `pdfjs/${dir}/${file}`, source: readFileSync(join(base, dir, file)) });
+        }
+      }
+    },
+  };
+}
 
 export default defineConfig({
   plugins: [
     preact(),
+    pdfjsAssets(),
     VitePWA({
       registerType: 'autoUpdate',
       injectRegister: false,
@@ -27,7 +46,7 @@ export default defineConfig({
         ],
       },
       workbox: {
-        globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt}'],
+        globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}'],
         // The OCR core and the VM image chunks are several MB each.
         maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
         navigateFallback: 'index.html',

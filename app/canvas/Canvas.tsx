@@ -6,18 +6,20 @@ import {
   Controls,
   MiniMap,
   ReactFlow,
-  type Node,
   type NodeChange,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { CanvasWindow } from '../../worker/protocol.ts';
 import { placeNewWindow, useAppStore, type Geometry } from '../store.ts';
+import { ChartWindowNode, type ChartWindowNodeType } from './ChartWindowNode.tsx';
+import { DocumentWindowNode, type DocumentWindowNodeType } from './DocumentWindowNode.tsx';
 import { NotesWindowNode, type NotesWindowNodeType } from './NotesWindowNode.tsx';
+import { TableWindowNode, type TableWindowNodeType } from './TableWindowNode.tsx';
 
-type WindowNode = NotesWindowNodeType | Node<{ window: CanvasWindow }, Exclude<CanvasWindow['kind'], 'notes'>>;
+type WindowNode = NotesWindowNodeType | TableWindowNodeType | ChartWindowNodeType | DocumentWindowNodeType;
 
-const nodeTypes = { notes: NotesWindowNode };
+const nodeTypes = { notes: NotesWindowNode, table: TableWindowNode, chart: ChartWindowNode, document: DocumentWindowNode };
 
 export function Canvas() {
   const windows = useAppStore((state) => state.view.windows);
@@ -63,6 +65,7 @@ export function Canvas() {
         snapToGrid
         snapGrid={[8, 8]}
         deleteKeyCode={null}
+        zoomOnDoubleClick={false}
         proOptions={{ hideAttribution: true }}
       >
         <Background variant={BackgroundVariant.Dots} gap={24} size={1.2} />

@@ -4,6 +4,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseScript } from './check.ts';
+import { fillCaptures } from './captures.ts';
 import { checkExpect } from './expect.ts';
 import { type Exchange, sendError, sendMessage } from './respond.ts';
 import { type FakeScript, type FakeTurn, isErrorReply } from './script.ts';
@@ -126,11 +127,16 @@ export async function startFakeModel(
       const message = `${EXPECTATION_PREFIX} ${where}: ${problems.join('; ')}`;
       return sendError(ex, 400, wireError('invalid_request_error', message));
     }
-    const { reply } = next.turn;
-    if (isErrorReply(reply)) {
-      const { status, type, message, headers } = reply.error;
+    if (isErrorReply(next.turn.reply)) {
+      const { status, type, message, headers } = next.turn.reply.error;
       return sendError(ex, status, wireError(type ?? errorTypeForStatus(status), message), headers);
     }
+    const filled = fillCaptures(next.turn.reply, body);
+    if ('problem' in filled) {
+      fail(record, next.index, `${where}: ${filled.problem}`);
+      return sendError(ex, 400, wireError('invalid_request_error', `${EXPECTATION_PREFIX} ${where}: ${filled.problem}`));
+    }
+    const { reply } = filled;
     const model = body['model'];
     const message = buildMessage(reply, {
       messageId: `msg_fake_${record.n}`,

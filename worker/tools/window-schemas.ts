@@ -13,7 +13,7 @@ export const columnSchema = z.object({
 
 export const rowsSchema = z
   .array(z.record(z.string(), cellValue))
-  .max(5000)
+  .max(10_000)
   .describe('Rows as objects keyed by column key. Give "id" to update an existing row (update_window); other rows are added.');
 
 export const chartSchema = {
