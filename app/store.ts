@@ -83,7 +83,8 @@ export const useAppStore = create<AppState>()(
 );
 
 const GAP = 24;
-const PER_ROW = 3;
+// Two fit beside the chat on a laptop screen.
+const PER_ROW = 2;
 
 /** Where the n-th window goes when the user has not placed it: a grid, so none hides another. */
 export function placeNewWindow(index: number): Geometry {
