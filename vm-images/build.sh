@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Builds the guest image -- kernel, initramfs, the ext4 root cut into gzip chunks, BIOS files and
+# manifest.json -- into vm-images/out/<recipe hash>/, from Debian bookworm i386 packages only.
+# Needs root (debootstrap runs maintainer scripts in a chroot). Does nothing when the output for
+# the current recipe is already complete. Usage: bash vm-images/build.sh [--force]
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+OUT=${STACKDOCS_VM_OUT:-$HERE/out}
+SUITE=bookworm
+ARCH=i386
+DISK_MIB=2048
+CHUNK_MIB=4
+# cryptomgr.notests and noisapnp skip about 4 s of boot (crypto self-tests, ISA PnP probing).
+CMDLINE="root=/dev/sda rw console=ttyS0 quiet loglevel=3 tsc=reliable mitigations=off init_on_free=1"
+CMDLINE+=" cryptomgr.notests noisapnp"
+# Files whose content defines the image; changing any of them changes the recipe hash.
+RECIPE=(build.sh lib packages.txt rootfs initramfs agent)
+
+# shellcheck source=lib/common.sh
+source "$HERE/lib/common.sh"
+# shellcheck source=lib/rootfs.sh
+source "$HERE/lib/rootfs.sh"
+# shellcheck source=lib/initramfs.sh
+source "$HERE/lib/initramfs.sh"
+
+recipe_hash() {
+    (cd "$HERE" && find "${RECIPE[@]}" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 \
+        | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
+}
+
+main() {
+    local force=0
+    [[ ${1:-} == --force ]] && force=1
+    local hash dest
+    hash=$(recipe_hash)
+    dest=$OUT/$hash
+    if [[ $force == 0 && -f $dest/manifest.json ]]; then
+        ln -sfn "$hash" "$OUT/latest"
+        log "image $hash is complete: $dest"
+        return 0
+    fi
+    [[ $(id -u) == 0 ]] || die "the build needs root (debootstrap chroots into the new tree); see README.md"
+
+    mkdir -p "$OUT"
+    exec 9>"$OUT/.build.lock"
+    flock 9
+    ensure_host_tools
+
+    local started=$SECONDS
+    WORK=$OUT/work-$hash
+    local work=$WORK
+    rm -rf "$work" "$dest.partial"
+    mkdir -p "$work" "$dest.partial"
+    trap 'unmount_chroot "$WORK/root"' EXIT
+
+    make_rootfs "$work/root" "$OUT/cache"
+    local kver
+    kver=$(kernel_version "$work/root")
+    cp "$work/root/boot/vmlinuz-$kver" "$dest.partial/bzImage"
+    make_initramfs "$work/root" "$kver" "$dest.partial/initrd.gz"
+    unmount_chroot "$work/root"
+    slim_rootfs "$work/root" "$kver"
+
+    cp /usr/share/seabios/bios.bin "$dest.partial/bios.bin"
+    cp /usr/share/seabios/vgabios-stdvga.bin "$dest.partial/vgabios.bin"
+
+    log "making the ext4 disk (${DISK_MIB} MiB)"
+    make_disk "$work/root" "$work/disk.img" "$hash"
+
+    log "packing chunks and manifest"
+    cat >"$work/meta.json" <<EOF
+{"recipeHash": "$hash", "suite": "$SUITE", "arch": "$ARCH", "kernelVersion": "$kver",
+ "securityUpdates": $SECURITY_UPDATES, "cmdline": "$CMDLINE",
+ "chunkSize": $((CHUNK_MIB * 1024 * 1024))}
+EOF
+    node "$HERE/lib/pack-image.mjs" "$dest.partial" "$work/disk.img" "$work/meta.json"
+
+    rm -rf "$dest"
+    mv "$dest.partial" "$dest"
+    ln -sfn "$hash" "$OUT/latest"
+    # Under sudo, hand the outputs to the user who asked for them.
+    [[ -z ${SUDO_UID:-} ]] || chown -h -R "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$dest" "$OUT/latest"
+    [[ ${STACKDOCS_KEEP_WORK:-0} == 1 ]] || rm -rf "$work"
+    log "built $dest in $((SECONDS - started)) s"
+}
+
+make_disk() {
+    local root=$1 img=$2 hash=$3
+    rm -f "$img"
+    # Fixed UUID and hash seed (from the recipe hash) keep the image reproducible; inode tables
+    # are written now so the guest kernel never zeroes them lazily into the user's disk.
+    local uuid="${hash:0:8}-${hash:8:4}-4${hash:13:3}-8${hash:1:3}-${hash:4:12}"
+    E2FSPROGS_FAKE_TIME=${SOURCE_DATE_EPOCH:-1700000000} mke2fs -q -F -t ext4 -b 4096 -m 0 \
+        -L stackdocs -U "$uuid" -E "lazy_itable_init=0,lazy_journal_init=0,hash_seed=$uuid" \
+        -d "$root" "$img" "${DISK_MIB}M"
+    e2fsck -fn "$img" >/dev/null || die "e2fsck found errors in the new disk"
+}
+
+main "$@"

@@ -1,0 +1,94 @@
+// Cuts the ext4 disk into fixed-size gzip chunks (all-zero chunks are left out), hashes the boot
+// files and writes manifest.json last, so a directory with a manifest is complete.
+// Usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON  (OUT_DIR already holds the boot files)
+import { createHash } from 'node:crypto';
+import { mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+
+const gzipAsync = promisify(gzip);
+const PARALLEL = 4;
+const BOOT_FILES = { kernel: 'bzImage', initrd: 'initrd.gz', bios: 'bios.bin', vgaBios: 'vgabios.bin' };
+
+const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
+
+async function describeFile(dir, name) {
+  const bytes = await readFile(join(dir, name));
+  return { file: name, size: bytes.length, sha256: sha256(bytes) };
+}
+
+async function packDisk(outDir, diskPath, chunkSize) {
+  const { size } = await stat(diskPath);
+  if (size % chunkSize !== 0) throw new Error(`disk size ${size} is not a multiple of ${chunkSize}`);
+  await mkdir(join(outDir, 'disk'), { recursive: true });
+  const disk = await open(diskPath, 'r');
+  const zero = Buffer.alloc(chunkSize);
+  const count = size / chunkSize;
+  const chunks = [];
+  const written = new Set();
+  let next = 0;
+
+  async function worker() {
+    while (next < count) {
+      const index = next++;
+      const bytes = Buffer.alloc(chunkSize);
+      const { bytesRead } = await disk.read(bytes, 0, chunkSize, index * chunkSize);
+      if (bytesRead !== chunkSize) throw new Error(`short read at chunk ${index}`);
+      if (bytes.equals(zero)) continue;
+      const hash = sha256(bytes);
+      const file = `disk/${hash}.gz`;
+      const packed = await gzipAsync(bytes, { level: 9 });
+      if (!written.has(file)) {
+        written.add(file); // identical chunks share one file
+        await writeFile(join(outDir, file), packed);
+      }
+      chunks.push({ index, sha256: hash, file, compressedSize: packed.length });
+    }
+  }
+
+  try {
+    await Promise.all(Array.from({ length: PARALLEL }, worker));
+  } finally {
+    await disk.close();
+  }
+  chunks.sort((a, b) => a.index - b.index);
+  return { size, chunkSize, compression: 'gzip', chunks };
+}
+
+async function main() {
+  const [outDir, diskPath, metaPath] = process.argv.slice(2);
+  if (!metaPath) throw new Error('usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON');
+  const meta = JSON.parse(await readFile(metaPath, 'utf8'));
+  const files = {};
+  for (const [role, name] of Object.entries(BOOT_FILES)) files[role] = await describeFile(outDir, name);
+  const disk = await packDisk(outDir, diskPath, meta.chunkSize);
+  const manifest = {
+    format: 1,
+    recipeHash: meta.recipeHash,
+    debian: {
+      suite: meta.suite,
+      arch: meta.arch,
+      kernelVersion: meta.kernelVersion,
+      securityUpdates: meta.securityUpdates,
+    },
+    cmdline: meta.cmdline,
+    memoryMiB: 512,
+    agent: { protocol: 1, virtioConsolePort: 1, guestDevice: '/dev/hvc1' },
+    files,
+    disk,
+  };
+  const tmp = join(outDir, 'manifest.json.tmp');
+  await writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n');
+  await rename(tmp, join(outDir, 'manifest.json'));
+  const stored = disk.chunks.reduce((sum, c) => sum + c.compressedSize, 0);
+  console.error(
+    `[pack-image] ${disk.chunks.length}/${disk.size / disk.chunkSize} chunks stored, ` +
+      `${(stored / 2 ** 20).toFixed(1)} MiB compressed`,
+  );
+}
+
+main().catch((err) => {
+  console.error(`[pack-image] ${err.message}`);
+  process.exit(1);
+});
