@@ -2,6 +2,8 @@
 import { ReactFlowProvider } from '@xyflow/react';
 import { useEffect, useMemo } from 'preact/hooks';
 import { Canvas } from './canvas/Canvas.tsx';
+import { Subbar } from './canvas/Subbar.tsx';
+import { useShortcuts } from './useShortcuts.ts';
 import { ChatPanel } from './chat/ChatPanel.tsx';
 import { SettingsDialog } from './settings/SettingsDialog.tsx';
 import { connectStack } from './stack-client.ts';
@@ -46,6 +48,7 @@ function StackScreen() {
   const model = useAppStore((state) => state.view.model);
   const openSettings = useAppStore((state) => state.setSettingsOpen);
   const uploads = useUploads(client);
+  useShortcuts(client);
 
   // Files pasted anywhere in the app are uploaded like dropped ones.
   useEffect(() => {
@@ -113,7 +116,10 @@ function StackScreen() {
           }}
         >
           <ReactFlowProvider>
-            <Canvas />
+            <div class="canvas-column">
+              <Canvas />
+              <Subbar />
+            </div>
           </ReactFlowProvider>
           <ChatPanel uploads={uploads} />
         </main>

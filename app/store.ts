@@ -32,6 +32,9 @@ interface LayoutSlice {
 interface PanelSlice {
   settingsOpen: boolean;
   setSettingsOpen(open: boolean): void;
+  /** The window brought to the front (from the subbar or the keyboard), and a counter to re-pan. */
+  focus: { windowId: string | null; request: number };
+  focusWindow(windowId: string): void;
 }
 
 export type AppState = ViewSlice & LayoutSlice & PanelSlice;
@@ -70,6 +73,8 @@ export const useAppStore = create<AppState>()(
 
       settingsOpen: false,
       setSettingsOpen: (settingsOpen) => set({ settingsOpen }),
+      focus: { windowId: null, request: 0 },
+      focusWindow: (windowId) => set((state) => ({ focus: { windowId, request: state.focus.request + 1 } })),
     }),
     {
       name: 'stackdocs:layout:default',

@@ -107,6 +107,11 @@ export async function loadCanvas(
           if (await close(interaction.window_id)) notes.push(`The user closed the ${win!.kind} window "${win!.title}" (${win!.id}).`);
           return;
         }
+        case 'window_opened_by_user': {
+          const win = require(interaction.window_id);
+          notes.push(`The user opened a new ${win.kind} window "${win.title}" (${win.id}); it is empty until you fill it.`);
+          return;
+        }
         case 'window_renamed': {
           const title = interaction.title.trim().slice(0, 120);
           if (!title) throw new CanvasError('A window title cannot be empty.');

@@ -192,6 +192,8 @@ export interface RequestMap {
   upload_file: { params: { name: string; bytes: Uint8Array }; result: DocumentInfo };
   /** A table window as a file to download, made by the worker (the one place exports are made). */
   export_window: { params: { window_id: string; format: 'csv' | 'json' | 'xlsx' }; result: { filename: string; mime: string; bytes: Uint8Array } };
+  /** The user opens a window themselves (the subbar's +); the agent hears of it. */
+  open_window: { params: { kind: 'notes'; title: string }; result: CanvasWindow };
   /** A file from the stack's user space, e.g. for a document window. */
   read_file: { params: { path: string }; result: { path: string; size: number; mime: string; bytes: Uint8Array } };
 }
@@ -211,6 +213,7 @@ export type StackResponse<M extends Method = Method> =
 /** What the user did on the canvas; the agent hears of each in its next turn. */
 export type CanvasInteraction =
   | { type: 'window_closed'; window_id: string }
+  | { type: 'window_opened_by_user'; window_id: string }
   | { type: 'window_renamed'; window_id: string; title: string }
   | { type: 'cell_edited'; window_id: string; row_id: string; column: string; value: CellValue };
 

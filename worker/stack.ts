@@ -177,6 +177,12 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       case 'canvas_interaction':
         await canvas.interact(req.params);
         return {} as ResultOf<M>;
+      case 'open_window': {
+        const title = typeof req.params?.title === 'string' && req.params.title.trim() ? req.params.title.trim().slice(0, 120) : 'Untitled notes';
+        const opened = await canvas.openWindow({ kind: 'notes', title, content: '' });
+        await canvas.interact({ type: 'window_opened_by_user', window_id: opened.id });
+        return opened as ResultOf<M>;
+      }
       case 'answer_permission':
         return { answered: gate.answer(req.params.ask_id, req.params.allow === true) } as ResultOf<M>;
       case 'list_permission_rules':

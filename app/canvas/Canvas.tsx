@@ -6,6 +6,7 @@ import {
   Controls,
   MiniMap,
   ReactFlow,
+  useReactFlow,
   type NodeChange,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
@@ -26,6 +27,16 @@ export function Canvas() {
   const geometry = useAppStore((state) => state.geometry);
   const setGeometry = useAppStore((state) => state.setGeometry);
   const [nodes, setNodes] = useState<WindowNode[]>([]);
+  const focus = useAppStore((state) => state.focus);
+  const flow = useReactFlow();
+
+  // The subbar or the keyboard asked for a window: select it (raising it) and pan to it.
+  useEffect(() => {
+    const place = focus.windowId ? useAppStore.getState().geometry[focus.windowId] : undefined;
+    if (!focus.windowId || !place) return;
+    setNodes((current) => current.map((node) => ({ ...node, selected: node.id === focus.windowId })));
+    void flow.setCenter(place.x + place.width / 2, place.y + place.height / 2, { zoom: flow.getZoom(), duration: 250 });
+  }, [focus.request]);
 
   // A window the user has not placed yet gets a spot once, and keeps it.
   useEffect(() => {

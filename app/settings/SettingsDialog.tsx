@@ -5,6 +5,7 @@ import type { Provider, SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
+import { SHORTCUTS } from '../useShortcuts.ts';
 import { MemorySection } from './MemorySection.tsx';
 import { PermissionRules } from './PermissionRules.tsx';
 
@@ -137,6 +138,17 @@ export function SettingsDialog() {
             Save
           </button>
         </div>
+        <section class="rules" aria-labelledby="keys-title">
+          <h3 id="keys-title">Keyboard</h3>
+          <dl class="shortcuts">
+            {SHORTCUTS.map(([keys, what]) => (
+              <div key={keys}>
+                <dt>{keys}</dt>
+                <dd>{what}</dd>
+              </div>
+            ))}
+          </dl>
+        </section>
         <MemorySection />
         <PermissionRules />
       </form>
