@@ -2,6 +2,7 @@
 // and prints one JSON object per line.
 import { benchAgent } from './agent.ts';
 import { benchApp } from './app.ts';
+import { benchCanvas } from './canvas.ts';
 import { benchMemory } from './memory.ts';
 import { benchProxy } from './proxy.ts';
 
@@ -10,6 +11,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'app.offline_reload_interactive': benchApp,
   'memory.search_100k': benchMemory,
   'agent.overhead_per_tool_call': benchAgent,
+  'canvas.pan_frame_200': benchCanvas,
 };
 
 // Names come after `--` from npm, or as plain arguments.
