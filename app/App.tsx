@@ -4,7 +4,7 @@ import { useEffect, useMemo } from 'preact/hooks';
 import { Canvas } from './canvas/Canvas.tsx';
 import { Subbar } from './canvas/Subbar.tsx';
 import { useShortcuts } from './useShortcuts.ts';
-import { ChatPanel } from './chat/ChatPanel.tsx';
+import { ChatPanel, formatCost, formatTokens } from './chat/ChatPanel.tsx';
 import { SettingsDialog } from './settings/SettingsDialog.tsx';
 import { connectStack } from './stack-client.ts';
 import { StackClientContext } from './stack-context.ts';
@@ -92,6 +92,7 @@ function StackScreen() {
           <span class={`status-pill status-pill--${model.state}`} aria-label={`Model: ${modelLabel(model.state)}`}>
             {modelLabel(model.state)}
           </span>
+          <SessionUsage />
           <span class="topbar-spacer" />
           <button type="button" class="button" onClick={() => openSettings(true)} aria-label="Settings">
             Settings
@@ -126,6 +127,17 @@ function StackScreen() {
         <SettingsDialog />
       </div>
     </StackClientContext.Provider>
+  );
+}
+
+function SessionUsage() {
+  const session = useAppStore((state) => state.view.session);
+  if (session.tokens === 0) return null;
+  return (
+    <span class="session-usage" title="Tokens and cost of this session">
+      {formatTokens(session.tokens)}
+      {session.cost_usd !== null ? ` · ${formatCost(session.cost_usd)}` : ' · cost unknown'}
+    </span>
   );
 }
 

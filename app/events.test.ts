@@ -22,7 +22,10 @@ describe('applyEvents', () => {
     const view = applyEvents(emptyView, events);
     expect(view.lastSeq).toBe(8);
     expect(view.activeMissions).toEqual([]);
-    expect(view.chat.map((entry) => entry.kind)).toEqual(['user', 'assistant', 'tool', 'error']);
+    expect(view.chat.map((entry) => entry.kind)).toEqual(['user', 'assistant', 'tool', 'error', 'usage']);
+    expect(view.chat[3]).toMatchObject({ retry_text: 'hi' });
+    expect(view.chat[4]).toMatchObject({ tokens: 2, cost_usd: 0.000018 });
+    expect(view.session).toEqual({ tokens: 2, cost_usd: 0.000018 });
     expect(view.chat[1]).toMatchObject({ text: 'Hello', streaming: false });
     expect(view.chat[2]).toMatchObject({ status: 'ok', summary: 'done' });
     expect(view.chat[3]).toMatchObject({ code: 'model_error', text: 'boom' });

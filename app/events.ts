@@ -6,7 +6,8 @@ export type ChatEntry =
   | { kind: 'assistant'; key: string; mission_id: string; text: string; streaming: boolean }
   | { kind: 'tool'; key: string; mission_id: string; name: string; title: string; status: 'running' | 'ok' | 'error'; summary: string }
   | { kind: 'notice'; key: string; mission_id: string; text: string }
-  | { kind: 'error'; key: string; mission_id: string; code: string; text: string }
+  | { kind: 'error'; key: string; mission_id: string; code: string; text: string; retry_text?: string }
+  | { kind: 'usage'; key: string; mission_id: string; tokens: number; cost_usd: number | null }
   | { kind: 'download'; key: string; mission_id: string; path: string; mime: string; size: number }
   | { kind: 'permission'; key: string; mission_id: string; ask_id: string; title: string; reason: string; state: 'pending' | 'allowed' | 'denied' };
 
@@ -23,6 +24,8 @@ export interface StackView {
   chat: ChatEntry[];
   /** Missions accepted (queued or running) and not yet finished, oldest first. */
   activeMissions: string[];
+  /** Tokens and cost since the app opened (replayed history included). */
+  session: { tokens: number; cost_usd: number | null };
 }
 
 export const emptyView: StackView = {
@@ -33,6 +36,7 @@ export const emptyView: StackView = {
   windows: [],
   chat: [],
   activeMissions: [],
+  session: { tokens: 0, cost_usd: 0 },
 };
 
 export function applyEvents(view: StackView, events: StackEvent[]): StackView {
@@ -110,9 +114,18 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       });
       if (event.status === 'aborted') chat.push({ kind: 'notice', key, mission_id: event.mission_id, text: 'Stopped.' });
       if ((event.status === 'failed' || event.status === 'interrupted') && event.error) {
-        chat.push({ kind: 'error', key, mission_id: event.mission_id, code: event.error.code, text: event.error.message });
+        // The user's own message can be sent again as it was.
+        const asked = view.chat.find((entry) => entry.kind === 'user' && entry.mission_id === event.mission_id);
+        const retry_text = asked?.kind === 'user' ? asked.text : undefined;
+        chat.push({ kind: 'error', key, mission_id: event.mission_id, code: event.error.code, text: event.error.message, ...(retry_text ? { retry_text } : {}) });
       }
-      return { ...view, activeMissions, chat };
+      const tokens = event.usage.input_tokens + event.usage.output_tokens + event.usage.cache_creation_input_tokens + event.usage.cache_read_input_tokens;
+      if (tokens > 0) chat.push({ kind: 'usage', key: `${key}u`, mission_id: event.mission_id, tokens, cost_usd: event.usage.cost_usd });
+      const session = {
+        tokens: view.session.tokens + tokens,
+        cost_usd: view.session.cost_usd === null || event.usage.cost_usd === null ? null : view.session.cost_usd + event.usage.cost_usd,
+      };
+      return { ...view, activeMissions, chat, session };
     }
     case 'window_opened':
       return { ...view, windows: [...view.windows.filter((w) => w.id !== event.window.id), event.window] };

@@ -104,6 +104,23 @@ export function ChatPanel({ uploads }: { uploads: UploadState }) {
   );
 }
 
+function RetryButton({ text }: { text: string }) {
+  const client = useStackClient();
+  return (
+    <button type="button" class="button msg-retry" onClick={() => void client.call('mission', { text }).catch(() => {})}>
+      Retry
+    </button>
+  );
+}
+
+export function formatTokens(tokens: number): string {
+  return `${new Intl.NumberFormat('en-US').format(tokens)} tokens`;
+}
+
+export function formatCost(usd: number): string {
+  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
 function ChatItem({ entry }: { entry: ChatEntry }) {
   switch (entry.kind) {
     case 'user':
@@ -139,6 +156,14 @@ function ChatItem({ entry }: { entry: ChatEntry }) {
       return (
         <div class="msg msg--error" role="alert" data-role="error" data-code={entry.code}>
           {entry.text}
+          {entry.retry_text && <RetryButton text={entry.retry_text} />}
+        </div>
+      );
+    case 'usage':
+      return (
+        <div class="msg-usage" data-role="usage">
+          {formatTokens(entry.tokens)}
+          {entry.cost_usd !== null ? ` · ${formatCost(entry.cost_usd)}` : ''}
         </div>
       );
     default:

@@ -27,7 +27,7 @@ test('a chat message streams the scripted reply through the proxy', async ({ pag
           headers: { authorization: null, 'x-api-key': E2E_PROXY_SECRET },
           has_tools: ['create_window'],
         },
-        reply: { content: [{ type: 'text', text: reply }], chunk_chars: 4, delay_ms: 25 },
+        reply: { content: [{ type: 'text', text: reply }], chunk_chars: 4, delay_ms: 25, usage: { input_tokens: 120, output_tokens: 30 } },
       },
     ],
   });
@@ -41,6 +41,9 @@ test('a chat message streams the scripted reply through the proxy', async ({ pag
   expect(partial.length).toBeLessThan(reply.length);
   await expect(assistant(page)).toHaveText(reply);
   await expect(page.locator('.msg--streaming')).toHaveCount(0);
+  // Tokens and cost per mission and for the session: 120 in and 30 out at $3 / $15 per million.
+  await expect(page.locator('[data-role=usage]')).toHaveText('150 tokens · $0.0008');
+  await expect(page.locator('.session-usage')).toHaveText('150 tokens · $0.0008');
   const state = await fakeState();
   expect(state.failures).toEqual([]);
   expect(state.requests).toHaveLength(1);
@@ -109,8 +112,10 @@ test('upstream 500s end with a clear error, and the app keeps working', async ({
   const error = page.locator('[data-role=error]');
   await expect(error).toContainText('The model service failed (500): upstream exploded');
   await expect(page.locator('[data-role=notice]')).toHaveCount(2); // two retries, then the error
-  await send(page, 'Again');
+  // Retry sends the same message again.
+  await page.locator('[data-role=error]').getByRole('button', { name: 'Retry' }).click();
   await expect(assistant(page).last()).toHaveText('Back to normal.');
+  await expect(page.locator('[data-role=user]').last()).toHaveText('Try something');
   expect((await fakeState()).failures).toEqual([]);
 });
 
