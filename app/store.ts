@@ -35,6 +35,9 @@ interface PanelSlice {
   /** The window brought to the front (from the subbar or the keyboard), and a counter to re-pan. */
   focus: { windowId: string | null; request: number };
   focusWindow(windowId: string): void;
+  /** The window filling the canvas, if any. UI state only: a reload shows the layout again. */
+  maximised: string | null;
+  toggleMaximised(windowId: string): void;
 }
 
 export type AppState = ViewSlice & LayoutSlice & PanelSlice;
@@ -75,6 +78,8 @@ export const useAppStore = create<AppState>()(
       setSettingsOpen: (settingsOpen) => set({ settingsOpen }),
       focus: { windowId: null, request: 0 },
       focusWindow: (windowId) => set((state) => ({ focus: { windowId, request: state.focus.request + 1 } })),
+      maximised: null,
+      toggleMaximised: (windowId) => set((state) => ({ maximised: state.maximised === windowId ? null : windowId })),
     }),
     {
       name: 'stackdocs:layout:default',

@@ -10,7 +10,7 @@ import {
   type NodeChange,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { CanvasWindow } from '../../worker/protocol.ts';
 import { placeNewWindow, useAppStore, type Geometry } from '../store.ts';
 import { ChartWindowNode, type ChartWindowNodeType } from './ChartWindowNode.tsx';
@@ -45,9 +45,14 @@ export function Canvas() {
     });
   }, [windows, geometry, setGeometry]);
 
+  const maximised = useAppStore((state) => state.maximised);
+  const container = useRef<HTMLDivElement>(null);
+  const [viewport, setViewport] = useState(0);
   useEffect(() => {
-    setNodes((previous) => buildNodes(windows, geometry, previous));
-  }, [windows, geometry]);
+    // A maximised window covers what the canvas shows now, in the canvas's own coordinates.
+    const cover = maximised && container.current ? visibleArea(flow.getViewport(), container.current) : null;
+    setNodes((previous) => buildNodes(windows, geometry, previous, maximised, cover));
+  }, [windows, geometry, maximised, viewport]);
 
   const onNodesChange = useCallback(
     (changes: NodeChange<WindowNode>[]) => {
@@ -65,8 +70,9 @@ export function Canvas() {
   );
 
   return (
-    <div class="canvas" aria-label="Canvas">
+    <div class="canvas" aria-label="Canvas" ref={container}>
       <ReactFlow
+        onMove={() => maximised && setViewport((n) => n + 1)}
         nodes={nodes}
         edges={[]}
         nodeTypes={nodeTypes}
@@ -90,10 +96,17 @@ export function Canvas() {
   );
 }
 
-function buildNodes(windows: CanvasWindow[], geometry: Record<string, Geometry>, previous: WindowNode[]): WindowNode[] {
+function buildNodes(
+  windows: CanvasWindow[],
+  geometry: Record<string, Geometry>,
+  previous: WindowNode[],
+  maximised: string | null,
+  cover: Geometry | null,
+): WindowNode[] {
   const before = new Map(previous.map((node) => [node.id, node]));
   return windows.map((window, index) => {
-    const place = geometry[window.id] ?? placeNewWindow(index);
+    const full = window.id === maximised && cover;
+    const place = full ? cover : (geometry[window.id] ?? placeNewWindow(index));
     const old = before.get(window.id);
     return {
       ...old,
@@ -103,7 +116,19 @@ function buildNodes(windows: CanvasWindow[], geometry: Record<string, Geometry>,
       width: place.width,
       height: place.height,
       dragHandle: '.window-titlebar',
+      draggable: !full,
+      zIndex: full ? 1000 : 0,
       data: { window },
     } as WindowNode;
   });
+}
+
+function visibleArea(view: { x: number; y: number; zoom: number }, element: HTMLElement): Geometry {
+  const margin = 8 / view.zoom;
+  return {
+    x: -view.x / view.zoom + margin,
+    y: -view.y / view.zoom + margin,
+    width: element.clientWidth / view.zoom - 2 * margin,
+    height: element.clientHeight / view.zoom - 2 * margin,
+  };
 }

@@ -5,6 +5,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { CanvasWindow } from '../../worker/protocol.ts';
 import { useStackClient } from '../stack-context.ts';
+import { useAppStore } from '../store.ts';
 
 const ICONS: Record<CanvasWindow['kind'], string> = { notes: '✎', table: '▦', chart: '◔', document: '▤' };
 const KIND_NAMES: Record<CanvasWindow['kind'], string> = { notes: 'Notes', table: 'Table', chart: 'Chart', document: 'Document' };
@@ -12,6 +13,8 @@ const KIND_NAMES: Record<CanvasWindow['kind'], string> = { notes: 'Notes', table
 export function WindowFrame({ window, selected, children, tools }: { window: CanvasWindow; selected: boolean; children: ComponentChildren; tools?: ComponentChildren }) {
   const client = useStackClient();
   const [renaming, setRenaming] = useState(false);
+  const maximised = useAppStore((state) => state.maximised === window.id);
+  const toggleMaximised = useAppStore((state) => state.toggleMaximised);
   const close = () => void client.call('canvas_interaction', { type: 'window_closed', window_id: window.id }).catch(() => {});
   const rename = (title: string) => {
     setRenaming(false);
@@ -20,7 +23,7 @@ export function WindowFrame({ window, selected, children, tools }: { window: Can
   };
   return (
     <section class={selected ? 'window window--focused' : 'window'} aria-label={`${KIND_NAMES[window.kind]} window: ${window.title}`} data-window-id={window.id} data-kind={window.kind}>
-      <NodeResizer minWidth={220} minHeight={140} isVisible={selected} lineClassName="window-resize-line" handleClassName="window-resize-handle" />
+      <NodeResizer minWidth={220} minHeight={140} isVisible={selected && !maximised} lineClassName="window-resize-line" handleClassName="window-resize-handle" />
       <header class="window-titlebar">
         <span class="window-kind" aria-hidden="true">
           {ICONS[window.kind]}
@@ -43,6 +46,15 @@ export function WindowFrame({ window, selected, children, tools }: { window: Can
           </h2>
         )}
         {tools}
+        <button
+          type="button"
+          class="window-close nodrag"
+          aria-label={maximised ? `Restore ${window.title}` : `Maximise ${window.title}`}
+          title={maximised ? 'Restore' : 'Maximise'}
+          onClick={() => toggleMaximised(window.id)}
+        >
+          {maximised ? '❐' : '□'}
+        </button>
         <button type="button" class="window-close nodrag" aria-label={`Close ${window.title}`} title="Close" onClick={close}>
           ×
         </button>

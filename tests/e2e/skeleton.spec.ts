@@ -1,5 +1,5 @@
 // The spine end to end: chat -> stack worker -> proxy -> scripted model, and back to the canvas.
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page, type Request } from '@playwright/test';
 import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import { fakeState, loadScript } from './fake.ts';
 import { E2E_APP_URL, E2E_PROXY_SECRET } from './ports.ts';
@@ -86,13 +86,34 @@ test('a scripted create_window opens a notes window that survives a reload', asy
   const moved = (await win.boundingBox())!;
   expect(moved.x).toBeGreaterThan(title.x + 150);
 
+  // Resized from its bottom-right handle, too.
+  await win.click({ position: { x: 60, y: 60 } });
+  const handle = page.locator('.react-flow__resize-control.bottom.right').first();
+  const corner = (await handle.boundingBox())!;
+  await page.mouse.move(corner.x + corner.width / 2, corner.y + corner.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(corner.x + 120, corner.y + 80, { steps: 8 });
+  await page.mouse.up();
+  const sized = (await win.boundingBox())!;
+  expect(sized.width).toBeGreaterThan(moved.width + 100);
+
+  // Maximised, it fills the canvas; restored, it is back where the user put it.
+  await page.getByRole('button', { name: 'Maximise Shopping list' }).click();
+  const full = (await win.boundingBox())!;
+  const canvas = (await page.locator('.canvas').boundingBox())!;
+  expect(full.width).toBeGreaterThan(canvas.width - 40);
+  await page.getByRole('button', { name: 'Restore Shopping list' }).click();
+  await expect.poll(async () => Math.round((await win.boundingBox())!.width)).toBe(Math.round(sized.width));
+
   await page.reload();
   const again = page.getByRole('region', { name: 'Notes window: Shopping list' });
   await expect(again).toBeVisible();
   const restored = (await again.boundingBox())!;
-  expect(Math.abs(restored.x - moved.x)).toBeLessThan(1);
-  expect(Math.abs(restored.y - moved.y)).toBeLessThan(1);
-  await page.getByRole('button', { name: 'Close Shopping list' }).click();
+  expect(Math.abs(restored.x - sized.x)).toBeLessThan(1);
+  expect(Math.abs(restored.y - sized.y)).toBeLessThan(1);
+  expect(Math.abs(restored.width - sized.width)).toBeLessThan(1);
+  expect(Math.abs(restored.height - sized.height)).toBeLessThan(1);
+  await again.getByRole('button', { name: 'Close Shopping list' }).click();
   await expect(page.getByRole('region', { name: 'Notes window: Shopping list' })).toHaveCount(0);
   await page.reload();
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
@@ -152,8 +173,8 @@ test('a broken SSE stream shows a clear error, and the app keeps working', async
 });
 
 test('the page never holds the key', async ({ page, context }) => {
-  const seen: { url: string; headers: Record<string, string> }[] = [];
-  context.on('request', async (request) => seen.push({ url: request.url(), headers: await request.allHeaders() }));
+  const requests: Request[] = [];
+  context.on('request', (request) => void requests.push(request));
   await loadScript({
     name: 'key',
     turns: [{ expect: { headers: { 'x-api-key': E2E_PROXY_SECRET, authorization: null } }, reply: { content: [{ type: 'text', text: 'ok' }] } }],
@@ -161,6 +182,7 @@ test('the page never holds the key', async ({ page, context }) => {
   await openApp(page);
   await send(page, 'hi');
   await expect(assistant(page)).toHaveText('ok');
+  const seen = await Promise.all(requests.map(async (request) => ({ url: request.url(), headers: await request.allHeaders() })));
   expect(seen.some((r) => r.url.endsWith('/v1/messages'))).toBe(true);
   for (const request of seen) {
     expect(request.headers['x-api-key'], request.url).toBeUndefined();
