@@ -9,10 +9,12 @@ import { SettingsDialog } from './settings/SettingsDialog.tsx';
 import { connectStack } from './stack-client.ts';
 import { StackClientContext } from './stack-context.ts';
 import { useAppStore } from './store.ts';
+import { currentStackId, listStacks, rememberStack } from './stacks.ts';
+import { StackSwitcher } from './StackSwitcher.tsx';
 import { useStackLock } from './useStackLock.ts';
 import { useUploads } from './useUploads.ts';
 
-const STACK_ID = 'default';
+const STACK_ID = currentStackId();
 /** How far back the chat is rebuilt after a reload, in events. */
 const HISTORY_EVENTS = 5_000;
 
@@ -43,6 +45,7 @@ export function App() {
 
 function StackScreen() {
   const client = useMemo(() => connectStack(STACK_ID), []);
+  useEffect(() => rememberStack(listStacks().find((stack) => stack.id === STACK_ID) ?? { id: STACK_ID, name: STACK_ID }), []);
   useEffect(() => () => client.close(), [client]);
   const connection = useAppStore((state) => state.connection);
   const model = useAppStore((state) => state.view.model);
@@ -89,6 +92,7 @@ function StackScreen() {
       <div class="app" data-connection={connection.state}>
         <header class="topbar">
           <h1 class="brand">Stackdocs</h1>
+          <StackSwitcher current={STACK_ID} />
           <span class={`status-pill status-pill--${model.state}`} aria-label={`Model: ${modelLabel(model.state)}`}>
             {modelLabel(model.state)}
           </span>

@@ -82,7 +82,8 @@ export const useAppStore = create<AppState>()(
       toggleMaximised: (windowId) => set((state) => ({ maximised: state.maximised === windowId ? null : windowId })),
     }),
     {
-      name: 'stackdocs:layout:default',
+      // Window ids are unique across stacks, so one layout map serves them all.
+      name: 'stackdocs:layout',
       version: 1,
       storage: createJSONStorage(() => localStorage),
       // Only the user's layout is kept here; everything else comes back from the worker.

@@ -79,3 +79,29 @@ test('the main screen with windows open has no serious or critical accessibility
   const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
 });
+
+test('stacks are separate workspaces; the switcher creates and opens them', async ({ page }) => {
+  await loadScript({
+    name: 'stacks',
+    turns: [
+      { reply: { content: [{ type: 'tool_use', name: 'create_window', input: { kind: 'notes', title: 'Only in the first', content: 'x' } }] } },
+      { reply: { content: [{ type: 'text', text: 'Done.' }] } },
+    ],
+  });
+  await openApp(page);
+  await page.getByRole('textbox', { name: 'Message' }).fill('note');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.getByRole('region', { name: 'Notes window: Only in the first' })).toBeVisible();
+
+  page.once('dialog', (dialog) => void dialog.accept('Client work'));
+  await page.getByRole('combobox', { name: 'Stack' }).selectOption('__new__');
+  await expect(page).toHaveURL(/\?stack=s-/);
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await expect(page.getByRole('combobox', { name: 'Stack' })).toHaveValue(/^s-/);
+  await expect(page.getByRole('region', { name: 'Notes window: Only in the first' })).toHaveCount(0);
+  await expect(page.locator('[data-role=user]')).toHaveCount(0);
+
+  await page.getByRole('combobox', { name: 'Stack' }).selectOption({ label: 'My stack' });
+  await expect(page).toHaveURL(/\?stack=default/);
+  await expect(page.getByRole('region', { name: 'Notes window: Only in the first' })).toBeVisible();
+});
