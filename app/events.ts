@@ -166,6 +166,20 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
         ...view,
         chat: [...view.chat, { kind: 'notice', key, mission_id: '', text: `Added ${event.document.filename} to documents/ (${event.document.description}).` }],
       };
+    case 'document_progress': {
+      const progressKey = `p-${event.document_id}`;
+      const entry: ChatEntry = { kind: 'notice', key: progressKey, mission_id: '', text: `Reading a document: page ${event.page} of ${event.pages}…` };
+      const at = view.chat.findIndex((item) => item.key === progressKey);
+      return { ...view, chat: at >= 0 ? view.chat.map((item, i) => (i === at ? entry : item)) : [...view.chat, entry] };
+    }
+    case 'document_updated': {
+      const doc = event.document;
+      const progressKey = `p-${doc.id}`;
+      const chat = view.chat.filter((item) => item.key !== progressKey);
+      if (doc.status === 'ready') chat.push({ kind: 'notice', key, mission_id: '', text: `Read ${doc.filename}: ${doc.page_count ?? 1} page${doc.page_count === 1 ? '' : 's'} of text.` });
+      if (doc.status === 'failed') chat.push({ kind: 'error', key, mission_id: '', code: 'document_failed', text: doc.error ?? `${doc.filename} could not be read.` });
+      return { ...view, chat };
+    }
     case 'file_ready':
       return {
         ...view,

@@ -7,6 +7,7 @@ import type { Message, ModelStreamEvent, StreamFn } from '../worker/agent/types.
 import type { StackEvent } from '../worker/protocol.ts';
 import { createStack } from '../worker/stack.ts';
 import { createMemoryStorage } from '../worker/storage.ts';
+import { openPdfInNode } from '../worker/documents/node-pdf.ts';
 import { createMemoryUserFiles } from '../worker/user-files.ts';
 import { percentile, report, round } from './stats.ts';
 
@@ -38,6 +39,7 @@ export async function benchAgent(): Promise<void> {
     storage: createMemoryStorage(),
     files,
     memory: await openTestMemory(),
+    openPdf: openPdfInNode,
     defaults: { provider: 'proxy', endpoint: 'http://bench.invalid', model: 'bench', heartbeat_minutes: 0, has_api_key: false },
     fetch: (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch,
     createStream: () => stream,

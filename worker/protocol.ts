@@ -38,6 +38,9 @@ export interface DocumentInfo {
   size: number;
   status: string;
   description: string;
+  page_count: number | null;
+  /** Why processing failed, in words for the user. */
+  error: string | null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -255,6 +258,8 @@ export type StackEventBody =
       summary: string;
     }
   | { type: 'document_added'; document: DocumentInfo }
+  | { type: 'document_updated'; document: DocumentInfo }
+  | { type: 'document_progress'; document_id: string; page: number; pages: number }
   | { type: 'file_ready'; mission_id: string | null; path: string; mime: string; size: number }
   | { type: 'context_compacted'; mission_id: string; removed_messages: number; prompt_tokens: number }
   | { type: 'model_retry'; mission_id: string; attempt: number; delay_ms: number; reason: string }

@@ -9,6 +9,7 @@ import { DEFAULT_MODEL } from './settings.ts';
 import { createStack } from './stack.ts';
 import { openOpfsStorage, openStackDirectory } from './storage.ts';
 import { createOpfsUserFiles } from './user-files.ts';
+import { openPdfInWorker } from './documents/pdfjs-worker.ts';
 
 const DEFAULT_ENDPOINT = import.meta.env.VITE_PROXY_URL || 'http://127.0.0.1:8787';
 
@@ -24,6 +25,7 @@ async function openStack(): Promise<StackApi> {
     storage,
     files: createOpfsUserFiles(dir),
     memory,
+    openPdf: openPdfInWorker,
     defaults: { provider: 'proxy', endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false },
     fetch: (input, init) => fetch(input, init),
     createStream: ({ provider, endpoint, apiKey }) =>

@@ -4,6 +4,7 @@ import type { StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
 import { createMemoryStorage } from './storage.ts';
 import { createMemoryUserFiles } from './user-files.ts';
+import { openPdfInNode } from './documents/node-pdf.ts';
 import { openTestMemory } from '../memory/test-helpers.ts';
 
 const healthy = (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch;
@@ -31,6 +32,7 @@ async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetc
     createStream: () => stream,
     newId: (prefix) => `${prefix}_${++n}`,
     ...extra,
+    openPdf: extra.openPdf ?? openPdfInNode,
   });
   const events: StackEvent[] = [];
   await stack.subscribe(0, (batch) => events.push(...batch));
@@ -283,5 +285,26 @@ describe('stack', () => {
     const exported = await stack.request({ id: 'x', method: 'export_window', params: { window_id: 'w_2', format: 'json' } });
     expect(exported.ok && JSON.parse(new TextDecoder().decode(exported.result.bytes))).toEqual([{ vendor: 'ACME' }]);
     expect(exported.ok && exported.result.filename).toBe('Invoices.json');
+  });
+
+  it('reads an uploaded PDF\'s text into page artifacts and a .txt beside it, and names a broken one', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pdf = new Uint8Array(readFileSync(new URL('../../shared/fixtures/invoices/sample_B1.pdf', import.meta.url)));
+    const files = createMemoryUserFiles();
+    const { stack, events } = await openStack(async function* () {}, createMemoryStorage(), healthy, { files });
+    const uploaded = await stack.request({ id: 'u', method: 'upload_file', params: { name: 'sample_B1.pdf', bytes: pdf } });
+    expect(uploaded).toMatchObject({ ok: true, result: { filename: 'sample_B1.pdf', status: 'uploaded' } });
+    await until(events, 'document_updated');
+    for (let i = 0; i < 200 && !events.some((e) => e.type === 'document_updated' && e.document.status === 'ready'); i++) await new Promise((r) => setTimeout(r, 10));
+    const ready = events.filter((e) => e.type === 'document_updated').at(-1);
+    expect(ready).toMatchObject({ document: { status: 'ready', page_count: 1 } });
+    expect(events.some((e) => e.type === 'document_progress' && e.page === 1)).toBe(true);
+    expect(new TextDecoder().decode(files.files.get('documents/sample_B1.pdf.txt'))).toMatch(/^--- page 1 ---\n/);
+    expect(files.files.has(`ocr/${uploaded.ok ? uploaded.result.id : ''}/page-1.txt`)).toBe(true);
+
+    const broken = pdf.slice(0, 300);
+    await stack.request({ id: 'b', method: 'upload_file', params: { name: 'broken.pdf', bytes: broken } });
+    for (let i = 0; i < 200 && !events.some((e) => e.type === 'document_updated' && e.document.status === 'failed'); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(events.find((e) => e.type === 'document_updated' && e.document.status === 'failed')).toMatchObject({ document: { error: expect.stringMatching(/^broken\.pdf could not be read as a PDF/) } });
   });
 });

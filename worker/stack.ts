@@ -11,6 +11,8 @@ import { CanvasError, loadCanvas } from './canvas.ts';
 import { loadConversation } from './conversation.ts';
 import { openEventLog, type EventLog, type EventStore } from './event-log.ts';
 import { EXPORT_MIME, exportFileName, exportTable } from './export/table-export.ts';
+import type { PdfOpener } from './documents/pdf-text.ts';
+import { createPipeline } from './documents/pipeline.ts';
 import { checkUpload, uniqueName, UploadError } from './documents/upload.ts';
 import { createMissions, HEARTBEAT_PROMPT } from './missions.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
@@ -38,6 +40,7 @@ import { createEditTool } from './tools/edit.ts';
 import { createExportFileTool } from './tools/export-file.ts';
 import { createGlobTool } from './tools/glob.ts';
 import { createGrepTool } from './tools/grep.ts';
+import { createReadOcrTool } from './tools/read-ocr.ts';
 import { createReadTool } from './tools/read.ts';
 import { createSearchMemoryTool } from './tools/search-memory.ts';
 import { createUpdateWindowTool } from './tools/update-window.ts';
@@ -53,6 +56,8 @@ export interface StackDeps {
   fetch: typeof fetch;
   /** Builds the model stream for a connection; swapped for a fake in unit tests. */
   createStream(connection: ModelConnection): StreamFn;
+  /** pdfjs, in its own worker in the browser; in-process in Node tests. */
+  openPdf: PdfOpener;
   newId?: (prefix: string) => string;
   maxRetries?: number;
   compaction?: CompactionPolicy;
@@ -86,6 +91,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     // A local server has only the model the user named; Anthropic has the cheap one.
     processorModel: () => (settings.provider === 'openai' ? settings.model : DEFAULT_PROCESSOR_MODEL),
   });
+  const pipeline = createPipeline({ files: deps.files, documents: deps.memory.documents, emit, openPdf: deps.openPdf, toInfo: toDocumentInfo });
   const fileType = async (path: string) => (await deps.files.stat(path))?.mime ?? null;
   const tools = [
     createCreateWindowTool({ openWindow: canvas.openWindow, get: canvas.get, fileType }),
@@ -97,6 +103,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     createGlobTool(deps.files),
     createGrepTool(deps.files),
     createSearchMemoryTool(memory.search),
+    createReadOcrTool({ findDocument: (nameOrId) => findDocument(deps.memory, nameOrId), files: deps.files }),
     createAddPermissionRuleTool(gate),
     createExportFileTool({
       get: canvas.get,
@@ -224,6 +231,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         });
         const document = toDocumentInfo(record);
         emit({ type: 'document_added', document });
+        pipeline.process(record);
         return document as ResultOf<M>;
       }
       case 'export_window': {
@@ -278,6 +286,14 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   };
 }
 
+async function findDocument(memory: StackMemory, nameOrId: string): Promise<DocumentRecord | undefined> {
+  const wanted = nameOrId.trim().replace(/^\/?workspace\//, '');
+  const byId = await memory.documents.getDocument(wanted);
+  if (byId) return byId;
+  const all = await memory.documents.listDocuments(1000);
+  return all.find((doc) => doc.path === wanted || doc.filename === wanted || doc.path === `documents/${wanted}`);
+}
+
 /** The documents the agent should know of, newest first (a turn's context stays short). */
 async function attachmentIndex(memory: StackMemory): Promise<string> {
   try {
@@ -289,7 +305,17 @@ async function attachmentIndex(memory: StackMemory): Promise<string> {
 }
 
 function toDocumentInfo(record: DocumentRecord): DocumentInfo {
-  return { id: record.id, filename: record.filename, path: record.path, mime: record.mime, size: record.size, status: record.status, description: record.description };
+  return {
+    id: record.id,
+    filename: record.filename,
+    path: record.path,
+    mime: record.mime,
+    size: record.size,
+    status: record.status,
+    description: record.description,
+    page_count: record.pageCount,
+    error: record.error,
+  };
 }
 
 /** A first one-line description, until the document pipeline reads the file. */

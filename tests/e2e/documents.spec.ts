@@ -1,5 +1,5 @@
-// Uploads: files land in documents/, the agent's context lists them, bad files are refused with
-// a reason and disturb nothing else.
+// Uploads: files land in documents/, their text is read in a worker, the agent's context lists
+// them and read_ocr returns their pages; bad files are refused with a reason and disturb nothing.
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { fakeState, loadScript } from './fake.ts';
@@ -11,11 +11,16 @@ test('uploads are stored, listed for the agent, and bad files refused one by one
     name: 'attachments',
     turns: [
       {
-        expect: { system_contains: 'sample_A1.pdf (application/pdf, uploaded) at documents/sample_A1.pdf' },
+        expect: { system_contains: 'sample_A1.pdf (application/pdf, ready) at documents/sample_A1.pdf: PDF "sample_A1.pdf", 1 page' },
         reply: { content: [{ type: 'tool_use', name: 'glob', input: { pattern: 'documents/*' } }] },
       },
       {
         expect: { tool_result: { contains: 'documents/x.pdf' } },
+        reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'sample_A1.pdf' } }] },
+      },
+      {
+        // The text layer read in the browser holds the invoice's vendor and total.
+        expect: { tool_result: { contains: 'Southern Cross Electrical' } },
         reply: { content: [{ type: 'text', text: 'I see your documents.' }] },
       },
     ],
@@ -31,6 +36,8 @@ test('uploads are stored, listed for the agent, and bad files refused one by one
   ]);
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added sample_A1.pdf' })).toBeVisible();
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added x.pdf' })).toBeVisible();
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read sample_A1.pdf: 1 page of text.' })).toBeVisible();
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read x.pdf: 1 page of text.' })).toBeVisible();
   const alerts = page.locator('.chat-composer [role=alert]');
   await expect(alerts).toHaveText([
     /fake\.pdf is named like a PDF, but its contents are not/,
@@ -51,5 +58,5 @@ test('uploads are stored, listed for the agent, and bad files refused one by one
     for await (const name of (docs as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
     return names.sort();
   });
-  expect(stored).toEqual(['sample_A1.pdf', 'x.pdf']);
+  expect(stored).toEqual(['sample_A1.pdf', 'sample_A1.pdf.txt', 'x.pdf', 'x.pdf.txt']);
 });

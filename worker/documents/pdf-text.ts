@@ -1,0 +1,72 @@
+// The text layer of a PDF, page by page, with pdfjs running in its own worker beside the stack
+// worker (never on the UI thread). Scans have no text layer: they need OCR instead.
+import type { PDFDocumentProxy } from 'pdfjs-dist';
+
+export interface PdfText {
+  pages: string[];
+}
+
+export class PdfReadError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'encrypted' | 'corrupt',
+  ) {
+    super(message);
+  }
+}
+
+export type PdfOpener = (bytes: Uint8Array) => Promise<PDFDocumentProxy>;
+
+/** Reads every page's text; calls `onPage` after each. Throws PdfReadError for bad files. */
+export async function readPdfText(open: PdfOpener, bytes: Uint8Array, onPage?: (page: number, pages: number) => void): Promise<PdfText> {
+  let doc: PDFDocumentProxy;
+  try {
+    doc = await open(bytes.slice());
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    if (name === 'PasswordException') throw new PdfReadError('is password-protected; remove the password and upload it again', 'encrypted');
+    throw new PdfReadError(`could not be read as a PDF (${(error as Error).message || name || 'unknown error'})`, 'corrupt');
+  }
+  try {
+    const pages: string[] = [];
+    for (let n = 1; n <= doc.numPages; n++) {
+      const page = await doc.getPage(n);
+      const content = await page.getTextContent();
+      pages.push(joinItems(content.items as { str?: string; hasEOL?: boolean }[]));
+      page.cleanup();
+      onPage?.(n, doc.numPages);
+    }
+    return { pages };
+  } finally {
+    await doc.destroy();
+  }
+}
+
+/** pdfjs gives runs of text; hasEOL marks line ends. */
+function joinItems(items: { str?: string; hasEOL?: boolean }[]): string {
+  let text = '';
+  for (const item of items) {
+    if (typeof item.str === 'string') text += item.str;
+    if (item.hasEOL) text += '\n';
+  }
+  return text.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+}
+
+/** A page with fewer characters than this is taken to be an image (a scan). */
+export const MIN_TEXT_PER_PAGE = 20;
+
+export function hasTextLayer(text: PdfText): boolean {
+  return text.pages.length > 0 && text.pages.every((page) => page.replace(/\s/g, '').length >= MIN_TEXT_PER_PAGE);
+}
+
+/** The pages as one text, each headed so read_ocr and the agent can cite them. */
+export function assemble(text: PdfText): string {
+  return text.pages.map((page, i) => `--- page ${i + 1} ---\n${page}`).join('\n\n');
+}
+
+/** A one-line description from the first meaningful line of text. */
+export function describeText(name: string, text: PdfText): string {
+  const first = text.pages.join('\n').split('\n').map((line) => line.trim()).find((line) => line.length > 3) ?? '';
+  const pages = `${text.pages.length} page${text.pages.length === 1 ? '' : 's'}`;
+  return `PDF "${name}", ${pages}${first ? `, begins "${first.slice(0, 80)}"` : ''}`;
+}
