@@ -42,6 +42,7 @@ import { createGlobTool } from './tools/glob.ts';
 import { createGrepTool } from './tools/grep.ts';
 import { createReadOcrTool } from './tools/read-ocr.ts';
 import { createReadTool } from './tools/read.ts';
+import { createSaveExtractionTool } from './tools/save-extraction.ts';
 import { createSearchMemoryTool } from './tools/search-memory.ts';
 import { createUpdateWindowTool } from './tools/update-window.ts';
 import { createWriteTool } from './tools/write.ts';
@@ -104,6 +105,14 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     createGrepTool(deps.files),
     createSearchMemoryTool(memory.search),
     createReadOcrTool({ findDocument: (nameOrId) => findDocument(deps.memory, nameOrId), files: deps.files }),
+    createSaveExtractionTool({
+      findDocument: (nameOrId) => findDocument(deps.memory, nameOrId),
+      documents: deps.memory.documents,
+      get: canvas.get,
+      windows: canvas.windows,
+      openWindow: canvas.openWindow,
+      patchWindow: canvas.patchWindow,
+    }),
     createAddPermissionRuleTool(gate),
     createExportFileTool({
       get: canvas.get,
@@ -231,6 +240,10 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         });
         const document = toDocumentInfo(record);
         emit({ type: 'document_added', document });
+        // Every PDF or image the user adds shows up as a document window.
+        if (checked.mime === 'application/pdf' || checked.mime.startsWith('image/')) {
+          await canvas.openWindow({ kind: 'document', title: name, path: info.path, mime: checked.mime });
+        }
         pipeline.process(record);
         return document as ResultOf<M>;
       }

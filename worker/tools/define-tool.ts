@@ -46,7 +46,9 @@ export function defineTool<S extends z.ZodObject>(definition: ToolDefinition<S>)
 function describeInvalidInput(name: string, error: z.ZodError): string {
   const problems = error.issues.map((issue) => {
     const path = issue.path.length ? issue.path.join('.') : '(input)';
-    return `- ${path}: ${issue.message}`;
+    // A bad record key nests its reason (e.g. the key's pattern); the model needs that reason.
+    const nested = 'issues' in issue && Array.isArray(issue.issues) ? (issue.issues as { message: string }[]).map((inner) => inner.message) : [];
+    return `- ${path}: ${[issue.message, ...nested].join(': ')}`;
   });
   return `Invalid input for ${name}:\n${problems.join('\n')}\nFix the input and call ${name} again.`;
 }
