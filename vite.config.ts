@@ -21,10 +21,30 @@ function pdfjsAssets(): Plugin {
   };
 }
 
+/** tesseract.js's worker, wasm cores and English data, served under /ocr/ so OCR works offline. */
+function ocrAssets(): Plugin {
+  const modules = join(import.meta.dirname, 'node_modules');
+  const files: [string, string][] = [
+    [join(modules, 'tesseract.js/dist/worker.min.js'), 'worker.min.js'],
+    [join(modules, '@tesseract.js-data/eng/4.0.0_best_int/eng.traineddata.gz'), 'eng.traineddata.gz'],
+    ...readdirSync(join(modules, 'tesseract.js-core'))
+      .filter((file) => /^tesseract-core.*lstm\.wasm\.js$/.test(file))
+      .map((file): [string, string] => [join(modules, 'tesseract.js-core', file), file]),
+  ];
+  return {
+    name: 'stackdocs:ocr-assets',
+    apply: 'build',
+    generateBundle() {
+      for (const [from, name] of files) this.emitFile({ type: 'asset', fileName: `ocr/${name}`, source: readFileSync(from) });
+    },
+  };
+}
+
 export default defineConfig({
   plugins: [
     preact(),
     pdfjsAssets(),
+    ocrAssets(),
     VitePWA({
       registerType: 'autoUpdate',
       injectRegister: false,

@@ -33,6 +33,7 @@ async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetc
     newId: (prefix) => `${prefix}_${++n}`,
     ...extra,
     openPdf: extra.openPdf ?? openPdfInNode,
+    ocr: extra.ocr ?? (async () => ({ text: 'scanned text of a test image', confidence: 90 })),
   });
   const events: StackEvent[] = [];
   await stack.subscribe(0, (batch) => events.push(...batch));

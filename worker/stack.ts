@@ -11,6 +11,7 @@ import { CanvasError, loadCanvas } from './canvas.ts';
 import { loadConversation } from './conversation.ts';
 import { openEventLog, type EventLog, type EventStore } from './event-log.ts';
 import { EXPORT_MIME, exportFileName, exportTable } from './export/table-export.ts';
+import type { OcrEngine } from './documents/ocr.ts';
 import type { PdfOpener } from './documents/pdf-text.ts';
 import { createPipeline } from './documents/pipeline.ts';
 import { checkUpload, uniqueName, UploadError } from './documents/upload.ts';
@@ -59,6 +60,8 @@ export interface StackDeps {
   createStream(connection: ModelConnection): StreamFn;
   /** pdfjs, in its own worker in the browser; in-process in Node tests. */
   openPdf: PdfOpener;
+  /** tesseract.js with the app's own English data. */
+  ocr: OcrEngine;
   newId?: (prefix: string) => string;
   maxRetries?: number;
   compaction?: CompactionPolicy;
@@ -92,7 +95,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     // A local server has only the model the user named; Anthropic has the cheap one.
     processorModel: () => (settings.provider === 'openai' ? settings.model : DEFAULT_PROCESSOR_MODEL),
   });
-  const pipeline = createPipeline({ files: deps.files, documents: deps.memory.documents, emit, openPdf: deps.openPdf, toInfo: toDocumentInfo });
+  const pipeline = createPipeline({ files: deps.files, documents: deps.memory.documents, emit, openPdf: deps.openPdf, ocr: deps.ocr, toInfo: toDocumentInfo });
   const fileType = async (path: string) => (await deps.files.stat(path))?.mime ?? null;
   const tools = [
     createCreateWindowTool({ openWindow: canvas.openWindow, get: canvas.get, fileType }),

@@ -60,3 +60,31 @@ test('uploads are stored, listed for the agent, and bad files refused one by one
   });
   expect(stored).toEqual(['sample_A1.pdf', 'sample_A1.pdf.txt', 'x.pdf', 'x.pdf.txt']);
 });
+
+test('a scanned invoice is read by OCR in the browser, offline', async ({ page, context }) => {
+  const truth = JSON.parse(readFileSync(new URL('../../../shared/fixtures/invoices/ground-truth.json', import.meta.url), 'utf8'));
+  const a1 = truth.find((t: { id: string }) => t.id === 'sample_A1');
+  await loadScript({
+    name: 'ocr',
+    turns: [
+      { reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'sample_A1_scan.jpg' } }] } },
+      { expect: { tool_result: { contains: a1.vendor } }, reply: { content: [{ type: 'text', text: 'Read it.' }] } },
+    ],
+  });
+  await page.goto('/');
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+    if (!navigator.serviceWorker.controller) await new Promise((r) => navigator.serviceWorker.addEventListener('controllerchange', r, { once: true }));
+  });
+  // The OCR engine and its English data come from the app's own cache: no network needed.
+  await context.setOffline(true);
+  await page.getByLabel('Attach files').setInputFiles([{ name: 'sample_A1_scan.jpg', mimeType: 'image/jpeg', buffer: fixture('sample_A1_scan.jpg') }]);
+  await expect(page.getByRole('region', { name: 'Document window: sample_A1_scan.jpg' })).toBeVisible();
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read sample_A1_scan.jpg: 1 page of text.' })).toBeVisible({ timeout: 60_000 });
+  await context.setOffline(false);
+  await page.getByRole('textbox', { name: 'Message' }).fill('what does the scan say?');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Read it.');
+  expect((await fakeState()).failures).toEqual([]);
+});

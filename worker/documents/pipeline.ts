@@ -4,6 +4,7 @@
 import type { DocumentRecord, DocumentsStore } from '../../memory/index.ts';
 import type { StackEventBody } from '../protocol.ts';
 import type { UserFiles } from '../user-files.ts';
+import type { OcrEngine } from './ocr.ts';
 import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText, type PdfOpener } from './pdf-text.ts';
 
 export interface PipelineDeps {
@@ -11,6 +12,7 @@ export interface PipelineDeps {
   documents: Pick<DocumentsStore, 'updateDocument' | 'getDocument'>;
   emit(event: StackEventBody): void;
   openPdf: PdfOpener;
+  ocr: OcrEngine;
   toInfo(record: DocumentRecord): import('../protocol.ts').DocumentInfo;
 }
 
@@ -20,6 +22,9 @@ export interface Pipeline {
   /** Resolves when everything queued so far is done. */
   idle(): Promise<void>;
 }
+
+/** What tesseract can decode in a browser. */
+const OCR_IMAGES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
 export function pageArtifactPath(documentId: string, page: number): string {
   return `ocr/${documentId}/page-${page}.txt`;
@@ -36,8 +41,32 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   async function run(record: DocumentRecord) {
     if (record.mime === 'application/pdf') return readPdf(record);
     if (record.mime.startsWith('text/')) return readText(record);
-    // Images wait for OCR, which is not built yet; they stay uploaded and say so.
-    await update(record.id, { description: `${record.description}; its text needs OCR, which is not available yet` });
+    if (OCR_IMAGES.has(record.mime)) return readImage(record);
+    // TIFF (browsers cannot decode it for OCR) and spreadsheets stay as they are, and say so.
+    await update(record.id, { description: `${record.description}; its text cannot be read here yet` });
+  }
+
+  async function readImage(record: DocumentRecord) {
+    await update(record.id, { status: 'processing' });
+    try {
+      deps.emit({ type: 'document_progress', document_id: record.id, page: 0, pages: 1 });
+      const result = await deps.ocr(await deps.files.read(record.path));
+      if (!result.text) {
+        await update(record.id, { status: 'failed', error: `${record.filename}: no text was found in the image.` });
+        return;
+      }
+      await deps.files.write(pageArtifactPath(record.id, 1), result.text);
+      await deps.files.write(`${record.path}.txt`, assemble({ pages: [result.text] }));
+      deps.emit({ type: 'document_progress', document_id: record.id, page: 1, pages: 1 });
+      await update(record.id, {
+        status: 'ready',
+        pageCount: 1,
+        description: `${describeText(record.filename, { pages: [result.text] }).replace(/^PDF/, 'Scanned image')} (OCR, ${Math.round(result.confidence)}% confidence)`,
+        error: null,
+      });
+    } catch (error) {
+      await update(record.id, { status: 'failed', error: `${record.filename} could not be read by OCR (${(error as Error).message}).` });
+    }
   }
 
   async function readText(record: DocumentRecord) {
