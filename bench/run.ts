@@ -4,6 +4,7 @@ import { benchAgent } from './agent.ts';
 import { benchApp } from './app.ts';
 import { benchCanvas } from './canvas.ts';
 import { benchMemory } from './memory.ts';
+import { benchOcr } from './ocr.ts';
 import { benchProxy } from './proxy.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -12,6 +13,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'memory.search_100k': benchMemory,
   'agent.overhead_per_tool_call': benchAgent,
   'canvas.pan_frame_200': benchCanvas,
+  'ocr.page': benchOcr,
 };
 
 // Names come after `--` from npm, or as plain arguments.

@@ -1,0 +1,111 @@
+// ocr.page (ms per scanned page, in Chromium, through the app's own pipeline), ocr.vs_native
+// (that over Debian's tesseract with one thread on the same pages and the same English model,
+// measured in the same run) and ocr.cer (character error rate of the scans against the text layer
+// of the fixture PDFs they were printed from).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+import { serveStack } from '../scripts/lib/serve.mjs';
+import { startFakeModel } from '../tests/fake-model/server.ts';
+import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
+import { openPdfInNode } from '../worker/documents/node-pdf.ts';
+import { readPdfText } from '../worker/documents/pdf-text.ts';
+import { percentile, report, round } from './stats.ts';
+
+const FIXTURES = new URL('../../shared/fixtures/invoices/', import.meta.url);
+const SCANS = ['sample_A1', 'sample_A2', 'sample_A3', 'sample_B1', 'sample_B2', 'sample_B3'];
+
+export async function benchOcr(): Promise<void> {
+  const browser = await measureBrowser();
+  const native = measureNative();
+  const p50 = percentile(browser.ms, 50);
+  report({ bench: 'ocr.page', value: round(p50), unit: 'ms', n: browser.ms.length, p50: round(p50), p95: round(percentile(browser.ms, 95)), first_page_ms: round(browser.firstMs) });
+  if (native) {
+    const nativeP50 = percentile(native, 50);
+    report({ bench: 'ocr.vs_native', value: round(p50 / nativeP50), unit: 'ratio', n: native.length, ours_p50_ms: round(p50), native_p50_ms: round(nativeP50), goal: '<=1.5' });
+  }
+  const rates: number[] = [];
+  for (const id of SCANS) {
+    const reference = (await readPdfText(openPdfInNode, new Uint8Array(readFileSync(new URL(`${id}.pdf`, FIXTURES))))).pages.join('\n');
+    rates.push(characterErrorRate(browser.texts.get(id) ?? '', reference));
+  }
+  report({ bench: 'ocr.cer', value: round(percentile(rates, 50), 4), unit: 'ratio', n: rates.length, p50: round(percentile(rates, 50), 4), max: round(Math.max(...rates), 4) });
+}
+
+async function measureBrowser(): Promise<{ ms: number[]; firstMs: number; texts: Map<string, string> }> {
+  const fake = await startFakeModel({ port: 0 });
+  const stack = await serveStack({ appPort: 4196, proxyPort: 8810, apiKey: 'test-bench-key', upstream: fake.url, quiet: true });
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+  const ms: number[] = [];
+  const texts = new Map<string, string>();
+  let firstMs = 0;
+  try {
+    const page = await browser.newPage();
+    await page.goto(stack.appUrl);
+    await page.getByRole('textbox', { name: 'Message' }).waitFor();
+    // The first page also starts the engine; it is reported apart from the per-page figure.
+    for (const [i, id] of ['sample_A1', ...SCANS].entries()) {
+      const name = i === 0 ? 'warmup_scan.jpg' : `${id}_scan.jpg`;
+      const started = performance.now();
+      await page.getByLabel('Attach files').setInputFiles([{ name, mimeType: 'image/jpeg', buffer: readFileSync(new URL(`${id}_scan.jpg`, FIXTURES)) }]);
+      await page.locator('[data-role=notice]').filter({ hasText: `Read ${name}` }).waitFor({ timeout: 120_000 });
+      const elapsed = performance.now() - started;
+      if (i === 0) firstMs = elapsed;
+      else {
+        ms.push(elapsed);
+        texts.set(id, await page.evaluate(async (file) => {
+          const root = await navigator.storage.getDirectory();
+          const docs = await (await (await root.getDirectoryHandle('stacks')).getDirectoryHandle('default')).getDirectoryHandle('documents');
+          return (await (await docs.getFileHandle(`${file}.txt`)).getFile()).text();
+        }, name));
+      }
+    }
+  } finally {
+    await browser.close();
+    await stack.close();
+    await fake.close();
+  }
+  return { ms, firstMs, texts };
+}
+
+/** Debian's tesseract, one thread, the same eng model; installed when missing and root. */
+function measureNative(): number[] | null {
+  if (!existsSync('/usr/bin/tesseract') && process.getuid?.() === 0) {
+    spawnSync('apt-get', ['install', '-y', '-qq', 'tesseract-ocr'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  }
+  if (!existsSync('/usr/bin/tesseract')) {
+    console.error('ocr.vs_native skipped: Debian tesseract-ocr is not installed');
+    return null;
+  }
+  const tessdata = mkdtempSync(join(tmpdir(), 'tessdata-'));
+  const data = join(dirname(createRequire(import.meta.url).resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int/eng.traineddata.gz');
+  writeFileSync(join(tessdata, 'eng.traineddata'), gunzipSync(readFileSync(data)));
+  const times: number[] = [];
+  for (const id of SCANS) {
+    const file = new URL(`${id}_scan.jpg`, FIXTURES).pathname;
+    const started = performance.now();
+    execFileSync('tesseract', [file, '-', '-l', 'eng', '--oem', '1', '--tessdata-dir', tessdata], { env: { ...process.env, OMP_THREAD_LIMIT: '1' }, stdio: ['ignore', 'pipe', 'ignore'] });
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+/** Levenshtein distance over the reference length, whitespace collapsed on both sides. */
+export function characterErrorRate(hypothesis: string, reference: string): number {
+  const a = hypothesis.replace(/\s+/g, ' ').trim();
+  const b = reference.replace(/\s+/g, ' ').trim();
+  if (b.length === 0) return a.length === 0 ? 0 : 1;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]! / b.length;
+}
