@@ -21,6 +21,8 @@ export default defineConfig({
         optimizeDeps: { include: ['@anthropic-ai/sdk', 'zod', 'comlink'] },
         test: {
           name: 'browser',
+          // A fresh clone's first run also pre-bundles dependencies and compiles the SQLite wasm.
+          testTimeout: 60_000,
           include: ['{app,worker,vm,memory,tests}/**/*.browser.test.ts'],
           browser: {
             enabled: true,

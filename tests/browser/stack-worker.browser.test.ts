@@ -30,7 +30,7 @@ describe('stack worker', () => {
     expect(response).toMatchObject({ request_id: 'r1', ok: true, result: { provider: 'proxy', model: 'claude-browser-test', endpoint: 'http://127.0.0.1:9', has_api_key: false } });
 
     // The endpoint does not answer: the model status says so.
-    await expect.poll(() => events.find((e) => e.type === 'model_status' && e.status.state === 'unreachable')).toBeTruthy();
+    await expect.poll(() => events.find((e) => e.type === 'model_status' && e.status.state === 'unreachable'), { timeout: 30_000 }).toBeTruthy();
     const seqs = events.map((e) => e.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
 

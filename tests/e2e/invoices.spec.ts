@@ -66,6 +66,8 @@ test('upload, extract, correct, reload, export: the invoice flow', async ({ page
   await expect(table.getByRole('cell', { name: second.vendor })).toHaveCount(0);
 
   // The correction is learned.
+  // Learning reads finished turns: wait until the mission has ended.
+  await expect(page.getByRole('button', { name: 'Stop' })).toHaveCount(0);
   await page.getByRole('button', { name: 'Settings' }).click();
   await page.getByRole('button', { name: 'Learn now' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Learned' })).toContainText('Learned 1 thing');

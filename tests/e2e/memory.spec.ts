@@ -82,6 +82,8 @@ test('a correction is learned into user.md and carried by the next session', asy
   await send(page, 'always write vendor names in uppercase');
   await expect(page.locator('[data-role=assistant]')).toHaveText('Understood: vendor names in uppercase from now on.');
 
+  // Learning reads finished turns: wait until the mission has ended.
+  await expect(page.getByRole('button', { name: 'Stop' })).toHaveCount(0);
   await page.getByRole('button', { name: 'Settings' }).click();
   await page.getByRole('button', { name: 'Learn now' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Learned' })).toContainText('user.md');
