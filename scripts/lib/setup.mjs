@@ -23,10 +23,17 @@ export function ensureDependencies() {
   const lock = readFileSync(new URL('package-lock.json', `file://${root}`));
   const hash = createHash('sha256').update(lock).digest('hex');
   const stamp = `${root}node_modules/.stackdocs-lock-hash`;
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return;
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && directDependenciesPresent()) return;
   step('Installing dependencies (npm ci)');
   if (run('npm', ['ci', '--no-audit', '--no-fund']) !== 0) throw new Error('npm ci failed (see above).');
   writeFileSync(stamp, hash);
+}
+
+/** Every package the project names itself is in node_modules (a stray npm command can prune one). */
+function directDependenciesPresent() {
+  const manifest = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
+  const names = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies });
+  return names.every((name) => existsSync(`${root}node_modules/${name}/package.json`));
 }
 
 /** Installs Debian's chromium when it is missing (browser downloads are not available here). */
