@@ -11,6 +11,10 @@ export interface LocalProxyOptions {
   apiKey?: string;
   /** Browser origins allowed to call the proxy. Default: ALLOWED_ORIGINS in wrangler.toml. */
   allowedOrigins?: readonly string[];
+  /** Tests only: host:port pairs web_fetch may reach although they are private. */
+  webFetchAllowHosts?: readonly string[];
+  /** web_fetch's time limit in ms (default 20 s). */
+  webFetchTimeoutMs?: number;
 }
 
 export interface LocalProxy {

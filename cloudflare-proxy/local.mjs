@@ -48,13 +48,16 @@ function splitOrigins(list) {
  * @param {LocalProxyOptions} [options]
  * @returns {Promise<LocalProxy>}
  */
-export async function startLocalProxy({ port = 8787, host = '127.0.0.1', upstream, apiKey, allowedOrigins } = {}) {
+export async function startLocalProxy({ port = 8787, host = '127.0.0.1', upstream, apiKey, allowedOrigins, webFetchAllowHosts, webFetchTimeoutMs } = {}) {
   const [scriptPath, config] = await Promise.all([buildWorker(), readWranglerConfig()]);
   /** @type {Record<string, string>} */
   const bindings = { ALLOWED_ORIGINS: (allowedOrigins ?? config.allowedOrigins).join(',') };
   if (upstream) bindings.ANTHROPIC_UPSTREAM = upstream;
   // Absent rather than empty, as in production when the secret was never set.
   if (apiKey) bindings.ANTHROPIC_API_KEY = apiKey;
+  // Tests only: lets web_fetch reach their local pages.
+  if (webFetchAllowHosts?.length) bindings.WEB_FETCH_ALLOW_HOSTS = webFetchAllowHosts.join(',');
+  if (webFetchTimeoutMs) bindings.WEB_FETCH_TIMEOUT_MS = String(webFetchTimeoutMs);
 
   const miniflare = new Miniflare({
     modules: true,

@@ -46,6 +46,7 @@ import { createReadTool } from './tools/read.ts';
 import { createSaveExtractionTool } from './tools/save-extraction.ts';
 import { createSearchMemoryTool } from './tools/search-memory.ts';
 import { createUpdateWindowTool } from './tools/update-window.ts';
+import { createProxyFetchPage, createWebFetchTool } from './tools/web-fetch.ts';
 import { createWriteTool } from './tools/write.ts';
 import { UserPathError, type UserFiles } from './user-files.ts';
 
@@ -116,6 +117,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       openWindow: canvas.openWindow,
       patchWindow: canvas.patchWindow,
     }),
+    createWebFetchTool(createProxyFetchPage(() => (settings.provider === 'proxy' ? settings.endpoint : null), deps.fetch)),
     createAddPermissionRuleTool(gate),
     createExportFileTool({
       get: canvas.get,

@@ -7,6 +7,13 @@ export interface Env {
   ANTHROPIC_UPSTREAM?: string;
   /** Comma-separated exact origins that may call the proxy from a browser. */
   ALLOWED_ORIGINS?: string;
+  /**
+   * For local tests only: host:port pairs web_fetch may reach although they are private (e.g.
+   * 127.0.0.1:4000). Leave unset in production.
+   */
+  WEB_FETCH_ALLOW_HOSTS?: string;
+  /** web_fetch's time limit in ms (default 20 s). */
+  WEB_FETCH_TIMEOUT_MS?: string;
 }
 
 export const DEFAULT_ANTHROPIC_UPSTREAM = 'https://api.anthropic.com';

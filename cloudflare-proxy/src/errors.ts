@@ -6,7 +6,13 @@ export type ProxyErrorType =
   | 'proxy_internal_error'
   | 'origin_not_allowed'
   | 'not_found'
-  | 'method_not_allowed';
+  | 'method_not_allowed'
+  | 'invalid_url'
+  | 'blocked_address'
+  | 'too_many_redirects'
+  | 'upstream_timeout'
+  | 'upstream_unreachable'
+  | 'unsupported_content_type';
 
 export interface ProxyErrorBody {
   type: 'error';

@@ -1,5 +1,6 @@
 // The Stackdocs proxy Worker: holds API keys so the browser never does, and relays model calls.
 import { forwardMessages } from './anthropic.ts';
+import { fetchPage } from './fetch.ts';
 import { preflightResponse, withCors } from './cors.ts';
 import { allowedOrigins, anthropicKey, type Env } from './env.ts';
 import { errorResponse } from './errors.ts';
@@ -14,6 +15,7 @@ interface Route {
 const ROUTES = new Map<string, Route>([
   ['/v1/messages', { method: 'POST', handle: forwardMessages }],
   ['/health', { method: 'GET', handle: health }],
+  ['/v1/fetch', { method: 'POST', handle: fetchPage }],
 ]);
 
 function health(_request: Request, env: Env): Response {
@@ -28,7 +30,7 @@ async function route(request: Request, env: Env, origin: string | null): Promise
   const { pathname } = new URL(request.url);
   const found = ROUTES.get(pathname);
   if (found === undefined) {
-    const message = `No route ${pathname}. This proxy serves POST /v1/messages and GET /health.`;
+    const message = `No route ${pathname}. This proxy serves POST /v1/messages, POST /v1/fetch and GET /health.`;
     return errorResponse(404, 'not_found', message);
   }
   const methods = [found.method, 'OPTIONS'];

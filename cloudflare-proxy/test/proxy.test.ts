@@ -246,7 +246,7 @@ describe('other routes', () => {
     const missing = await fetch(`${proxy.url}/v1/complete`, { method: 'POST' });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual(
-      errorBody('not_found', 'No route /v1/complete. This proxy serves POST /v1/messages and GET /health.'),
+      errorBody('not_found', 'No route /v1/complete. This proxy serves POST /v1/messages, POST /v1/fetch and GET /health.'),
     );
 
     const getMessages = await fetch(`${proxy.url}/v1/messages`);
