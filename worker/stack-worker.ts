@@ -10,7 +10,7 @@ import { createStack } from './stack.ts';
 import { openOpfsStorage, openStackDirectory } from './storage.ts';
 import { createOpfsUserFiles } from './user-files.ts';
 import { createBrowserOcr } from './documents/ocr.ts';
-import { openPdfInWorker } from './documents/pdfjs-worker.ts';
+import { openPdfInWorker, renderPdfPagesInWorker } from './documents/pdfjs-worker.ts';
 
 const DEFAULT_ENDPOINT = import.meta.env.VITE_PROXY_URL || 'http://127.0.0.1:8787';
 
@@ -27,6 +27,7 @@ async function openStack(): Promise<StackApi> {
     files: createOpfsUserFiles(dir),
     memory,
     openPdf: openPdfInWorker,
+    renderPdfPages: renderPdfPagesInWorker,
     ocr: createBrowserOcr({ base: new URL('/ocr/', self.location.href).href }),
     defaults: { provider: 'proxy', endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false },
     fetch: (input, init) => fetch(input, init),

@@ -12,7 +12,7 @@ import { loadConversation } from './conversation.ts';
 import { openEventLog, type EventLog, type EventStore } from './event-log.ts';
 import { EXPORT_MIME, exportFileName, exportTable } from './export/table-export.ts';
 import type { OcrEngine } from './documents/ocr.ts';
-import type { PdfOpener } from './documents/pdf-text.ts';
+import type { PdfOpener, PdfPageRenderer } from './documents/pdf-text.ts';
 import { createPipeline } from './documents/pipeline.ts';
 import { checkUpload, uniqueName, UploadError } from './documents/upload.ts';
 import { createMissions, HEARTBEAT_PROMPT } from './missions.ts';
@@ -63,6 +63,8 @@ export interface StackDeps {
   openPdf: PdfOpener;
   /** tesseract.js with the app's own English data. */
   ocr: OcrEngine;
+  /** Draws a scanned PDF's pages for OCR (browser only). */
+  renderPdfPages?: PdfPageRenderer;
   newId?: (prefix: string) => string;
   maxRetries?: number;
   compaction?: CompactionPolicy;
@@ -96,7 +98,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     // A local server has only the model the user named; Anthropic has the cheap one.
     processorModel: () => (settings.provider === 'openai' ? settings.model : DEFAULT_PROCESSOR_MODEL),
   });
-  const pipeline = createPipeline({ files: deps.files, documents: deps.memory.documents, emit, openPdf: deps.openPdf, ocr: deps.ocr, toInfo: toDocumentInfo });
+  const pipeline = createPipeline({ files: deps.files, documents: deps.memory.documents, emit, openPdf: deps.openPdf, ocr: deps.ocr, toInfo: toDocumentInfo, ...(deps.renderPdfPages ? { renderPdfPages: deps.renderPdfPages } : {}) });
   const fileType = async (path: string) => (await deps.files.stat(path))?.mime ?? null;
   const tools = [
     createCreateWindowTool({ openWindow: canvas.openWindow, get: canvas.get, fileType }),

@@ -2,6 +2,7 @@
 // them and read_ocr returns their pages; bad files are refused with a reason and disturb nothing.
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
+import { jpegToPdf } from '../support/jpeg-pdf.ts';
 import { fakeState, loadScript } from './fake.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../shared/fixtures/invoices/${name}`, import.meta.url));
@@ -86,5 +87,26 @@ test('a scanned invoice is read by OCR in the browser, offline', async ({ page, 
   await page.getByRole('textbox', { name: 'Message' }).fill('what does the scan say?');
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.locator('[data-role=assistant]').last()).toHaveText('Read it.');
+  expect((await fakeState()).failures).toEqual([]);
+});
+
+test('a scanned PDF (no text layer) is drawn page by page and read by OCR', async ({ page }) => {
+  const truth = JSON.parse(readFileSync(new URL('../../../shared/fixtures/invoices/ground-truth.json', import.meta.url), 'utf8'));
+  const b1 = truth.find((t: { id: string }) => t.id === 'sample_B1');
+  await loadScript({
+    name: 'scanned pdf',
+    turns: [
+      { reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'scanned_B1.pdf' } }] } },
+      { expect: { tool_result: { contains: b1.vendor } }, reply: { content: [{ type: 'text', text: 'Read the scan.' }] } },
+    ],
+  });
+  await page.goto('/');
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  const pdf = Buffer.from(jpegToPdf(new Uint8Array(fixture('sample_B1_scan.jpg'))));
+  await page.getByLabel('Attach files').setInputFiles([{ name: 'scanned_B1.pdf', mimeType: 'application/pdf', buffer: pdf }]);
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read scanned_B1.pdf: 1 page of text.' })).toBeVisible({ timeout: 60_000 });
+  await page.getByRole('textbox', { name: 'Message' }).fill('read it');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Read the scan.');
   expect((await fakeState()).failures).toEqual([]);
 });

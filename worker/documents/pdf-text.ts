@@ -17,6 +17,9 @@ export class PdfReadError extends Error {
 
 export type PdfOpener = (bytes: Uint8Array) => Promise<PDFDocumentProxy>;
 
+/** Draws each page as a PNG for OCR (browser workers only: it needs OffscreenCanvas). */
+export type PdfPageRenderer = (bytes: Uint8Array, onPage: (page: number, pages: number, png: Uint8Array) => Promise<void>) => Promise<void>;
+
 /** Reads every page's text; calls `onPage` after each. Throws PdfReadError for bad files. */
 export async function readPdfText(open: PdfOpener, bytes: Uint8Array, onPage?: (page: number, pages: number) => void): Promise<PdfText> {
   let doc: PDFDocumentProxy;

@@ -1,14 +1,53 @@
-// Opens PDFs with pdfjs inside a dedicated worker: pdfjs gets its own nested worker for parsing.
-// Worker only (it creates a Worker).
+// pdfjs inside a dedicated worker: it gets its own nested worker for parsing, and draws pages on
+// OffscreenCanvas (there is no DOM here) when a scanned PDF's pages must be OCRed.
+// Worker only (it creates a Worker and OffscreenCanvas).
 import { getDocument, GlobalWorkerOptions } from 'pdfjs-dist';
 import pdfWorkerUrl from 'pdfjs-dist/build/pdf.worker.min.mjs?url';
-import type { PdfOpener } from './pdf-text.ts';
+import type { PdfOpener, PdfPageRenderer } from './pdf-text.ts';
 
 let port: Worker | undefined;
+
+/** pdfjs's canvas factory contract, on OffscreenCanvas. */
+class OffscreenCanvasFactory {
+  create(width: number, height: number) {
+    const canvas = new OffscreenCanvas(width, height);
+    return { canvas, context: canvas.getContext('2d', { willReadFrequently: true }) };
+  }
+  reset(target: { canvas: OffscreenCanvas }, width: number, height: number) {
+    target.canvas.width = width;
+    target.canvas.height = height;
+  }
+  destroy(target: { canvas: OffscreenCanvas | null; context: unknown }) {
+    if (target.canvas) target.canvas.width = target.canvas.height = 0;
+    target.canvas = null;
+    target.context = null;
+  }
+}
 
 export const openPdfInWorker: PdfOpener = (bytes) => {
   // Without an explicit port pdfjs would fall back to a "fake worker" that takes over onmessage.
   port ??= new Worker(pdfWorkerUrl, { type: 'module' });
   GlobalWorkerOptions.workerPort = port;
-  return getDocument({ data: bytes, useWorkerFetch: false, isEvalSupported: false }).promise;
+  return getDocument({ data: bytes, useWorkerFetch: false, isEvalSupported: false, isOffscreenCanvasSupported: true, CanvasFactory: OffscreenCanvasFactory }).promise;
+};
+
+/** Draws each page at about 216 dpi (what OCR reads well) and hands over PNG bytes. */
+export const renderPdfPagesInWorker: PdfPageRenderer = async (bytes, onPage) => {
+  const doc = await openPdfInWorker(bytes.slice());
+  try {
+    for (let n = 1; n <= doc.numPages; n++) {
+      const page = await doc.getPage(n);
+      const viewport = page.getViewport({ scale: 3 });
+      const canvas = new OffscreenCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
+      const context = canvas.getContext('2d')!;
+      context.fillStyle = '#fff';
+      context.fillRect(0, 0, canvas.width, canvas.height);
+      await page.render({ canvas: null, canvasContext: context as unknown as CanvasRenderingContext2D, viewport }).promise;
+      const png = new Uint8Array(await (await canvas.convertToBlob({ type: 'image/png' })).arrayBuffer());
+      page.cleanup();
+      await onPage(n, doc.numPages, png);
+    }
+  } finally {
+    await doc.destroy();
+  }
 };

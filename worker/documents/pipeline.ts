@@ -5,7 +5,7 @@ import type { DocumentRecord, DocumentsStore } from '../../memory/index.ts';
 import type { StackEventBody } from '../protocol.ts';
 import type { UserFiles } from '../user-files.ts';
 import type { OcrEngine } from './ocr.ts';
-import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText, type PdfOpener } from './pdf-text.ts';
+import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText, type PdfOpener, type PdfPageRenderer } from './pdf-text.ts';
 
 export interface PipelineDeps {
   files: UserFiles;
@@ -13,6 +13,8 @@ export interface PipelineDeps {
   emit(event: StackEventBody): void;
   openPdf: PdfOpener;
   ocr: OcrEngine;
+  /** Absent where pages cannot be drawn (Node); scanned PDFs then say they need OCR. */
+  renderPdfPages?: PdfPageRenderer;
   toInfo(record: DocumentRecord): import('../protocol.ts').DocumentInfo;
 }
 
@@ -44,6 +46,27 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (OCR_IMAGES.has(record.mime)) return readImage(record);
     // TIFF (browsers cannot decode it for OCR) and spreadsheets stay as they are, and say so.
     await update(record.id, { description: `${record.description}; its text cannot be read here yet` });
+  }
+
+  /** A scanned PDF: each page drawn and read by OCR. */
+  async function ocrPdf(record: DocumentRecord, bytes: Uint8Array) {
+    const pages: string[] = [];
+    const confidences: number[] = [];
+    await deps.renderPdfPages!(bytes, async (page, total, png) => {
+      const result = await deps.ocr(png);
+      pages.push(result.text);
+      confidences.push(result.confidence);
+      await deps.files.write(pageArtifactPath(record.id, page), result.text);
+      deps.emit({ type: 'document_progress', document_id: record.id, page, pages: total });
+    });
+    await deps.files.write(`${record.path}.txt`, assemble({ pages }));
+    const confidence = Math.round(confidences.reduce((a, b) => a + b, 0) / Math.max(1, confidences.length));
+    await update(record.id, {
+      status: 'ready',
+      pageCount: pages.length,
+      description: `${describeText(record.filename, { pages }).replace(/^PDF/, 'Scanned PDF')} (OCR, ${confidence}% confidence)`,
+      error: null,
+    });
   }
 
   async function readImage(record: DocumentRecord) {
@@ -82,11 +105,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const bytes = await deps.files.read(record.path);
       const text = await readPdfText(deps.openPdf, bytes, (page, pages) => deps.emit({ type: 'document_progress', document_id: record.id, page, pages }));
       if (!hasTextLayer(text)) {
-        await update(record.id, {
-          status: 'uploaded',
-          pageCount: text.pages.length,
-          description: `${record.description}; scanned (no text layer): its text needs OCR, which is not available yet`,
-        });
+        if (!deps.renderPdfPages) {
+          await update(record.id, { status: 'uploaded', pageCount: text.pages.length, description: `${record.description}; scanned (no text layer): its text needs OCR` });
+          return;
+        }
+        await ocrPdf(record, bytes);
         return;
       }
       for (const [i, page] of text.pages.entries()) await deps.files.write(pageArtifactPath(record.id, i + 1), page);
