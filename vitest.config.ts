@@ -18,7 +18,12 @@ export default defineConfig({
       },
       {
         // Pre-bundled up front: a mid-run re-optimisation reloads the page under a running test.
-        optimizeDeps: { include: ['@anthropic-ai/sdk', 'zod', 'comlink'] },
+        // Everything the stack worker imports is listed, so a fresh clone's first run does not
+        // discover one mid-test; wa-sqlite stays out so its wasm is found beside its module.
+        optimizeDeps: {
+          include: ['@anthropic-ai/sdk', 'zod', 'comlink', 'eventsource-parser', 'papaparse', 'pdfjs-dist', 'picomatch', 'tesseract.js', 'write-excel-file/universal'],
+          exclude: ['@journeyapps/wa-sqlite'],
+        },
         test: {
           name: 'browser',
           // A fresh clone's first run also pre-bundles dependencies and compiles the SQLite wasm.

@@ -1,6 +1,7 @@
 // One stack's memory, opened: layout and templates in place, both databases migrated, and the
 // pieces the worker uses (loader, hooks, processor, search, document records) wired together.
 import { bootstrapStack, type BootstrapReport } from './bootstrap.ts';
+import { DbBusyError, DbIoError, DbOpenError } from './db-errors.ts';
 import { DocumentsStore } from './documents-store.ts';
 import { createMemoryHooks, type MemoryHooks, type MemoryHooksDeps } from './hooks.ts';
 import { opfsDatabasePath } from './layout.ts';
@@ -101,12 +102,29 @@ export async function openOpfsStackMemory(options: {
   now?: () => number;
 }): Promise<StackMemory> {
   const vfs = await options.runtime.registerVfs('opfs');
-  return openStackMemory({
+  return openWhenReleased(async () => openStackMemory({
     runtime: options.runtime,
     vfs,
     files: await openOpfsStackFiles(options.stackId),
     paths: { transcript: opfsDatabasePath(options.stackId, 'transcript'), memory: opfsDatabasePath(options.stackId, 'memory') },
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     ...(options.now ? { now: options.now } : {}),
-  });
+  }));
+}
+
+/**
+ * Another connection (a second tab's worker, or one just terminated by a reload, which releases
+ * its OPFS access handles asynchronously) can hold the files for a moment, and opening then fails
+ * with an I/O or busy error. Opening is retried with backoff for a while before giving up.
+ */
+export async function openWhenReleased<T>(open: () => Promise<T>, deadlineMs = 10_000): Promise<T> {
+  const started = Date.now();
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1_000)) {
+    try {
+      return await open();
+    } catch (error) {
+      if (!(error instanceof DbOpenError || error instanceof DbBusyError || error instanceof DbIoError) || Date.now() - started > deadlineMs) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
 }

@@ -1,7 +1,7 @@
 // Entry of a dedicated stack worker: wires one stack to OPFS, the network and comlink.
 import * as Comlink from 'comlink';
 import wasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
-import { DbBusyError, DbOpenError, loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
+import { loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
 import { createAnthropicStream } from './agent/anthropic.ts';
 import { createOpenAIStream } from './agent/openai.ts';
 import type { StackApi } from './protocol.ts';
@@ -20,7 +20,7 @@ const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length
 async function openStack(): Promise<StackApi> {
   // Memory first: it lays out the stack's folders (.os/, documents/, ...) on a new stack.
   const runtime = await loadSqlite({ wasmUrl });
-  const memory = await openWhenReleased(() => openOpfsStackMemory({ runtime, stackId }));
+  const memory = await openOpfsStackMemory({ runtime, stackId });
   const [storage, dir] = await Promise.all([openOpfsStorage(stackId), openStackDirectory(stackId)]);
   return createStack({
     storage,
@@ -34,22 +34,6 @@ async function openStack(): Promise<StackApi> {
     createStream: ({ provider, endpoint, apiKey }) =>
       provider === 'openai' ? createOpenAIStream({ baseURL: endpoint, apiKey }) : createAnthropicStream({ baseURL: endpoint, apiKey: provider === 'anthropic' ? apiKey : null }),
   });
-}
-
-/**
- * After a reload the previous page's worker may still hold the databases' access handles for a
- * moment (a terminated worker releases them asynchronously), so opening is retried for a while.
- */
-async function openWhenReleased<T>(open: () => Promise<T>, deadlineMs = 10_000): Promise<T> {
-  const started = Date.now();
-  for (let delay = 50; ; delay = Math.min(delay * 2, 1_000)) {
-    try {
-      return await open();
-    } catch (error) {
-      if (!(error instanceof DbOpenError || error instanceof DbBusyError) || Date.now() - started > deadlineMs) throw error;
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
 }
 
 const stack = openStack();
