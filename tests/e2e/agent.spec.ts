@@ -1,16 +1,7 @@
 // The agent's settings and safety, end to end: providers and permission rules.
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { fakeState, loadScript } from './fake.ts';
-
-async function openApp(page: Page) {
-  await page.goto('/');
-  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
-}
-
-async function send(page: Page, text: string) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
+import { openApp, send } from './app.ts';
 
 test('own-key mode sends the user key straight to the model endpoint', async ({ page }) => {
   const fakeUrl = process.env.E2E_FAKE_URL!;

@@ -1,12 +1,8 @@
 // The canvas around the windows: the subbar, keyboard shortcuts, and accessibility.
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { fakeState, loadScript } from './fake.ts';
-
-async function openApp(page: Page) {
-  await page.goto('/');
-  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
-}
+import { openApp } from './app.ts';
 
 const twoWindows = {
   name: 'two windows',

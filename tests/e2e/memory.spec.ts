@@ -1,17 +1,8 @@
 // Memory and the event log across reloads: the chat comes back, a cut-off mission says so, and a
 // user's correction becomes part of every later system prompt.
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { fakeState, loadScript } from './fake.ts';
-
-async function openApp(page: Page) {
-  await page.goto('/');
-  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
-}
-
-async function send(page: Page, text: string) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
+import { openApp, send } from './app.ts';
 
 test('a reload during a mission replays the chat and shows the mission as interrupted', async ({ page }) => {
   await loadScript({

@@ -1,20 +1,9 @@
 // The spine end to end: chat -> stack worker -> proxy -> scripted model, and back to the canvas.
-import { expect, test, type Page, type Request } from '@playwright/test';
+import { expect, test, type Request } from '@playwright/test';
 import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import { fakeState, loadScript } from './fake.ts';
 import { E2E_APP_URL, E2E_PROXY_SECRET } from './ports.ts';
-
-async function openApp(page: Page) {
-  await page.goto('/');
-  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
-}
-
-async function send(page: Page, text: string) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
-
-const assistant = (page: Page) => page.locator('[data-role=assistant]');
+import { assistant, openApp, send } from './app.ts';
 
 test('a chat message streams the scripted reply through the proxy', async ({ page }) => {
   const reply = 'Hello! I am your computer, streaming this reply a few characters at a time.';

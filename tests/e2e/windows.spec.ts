@@ -4,19 +4,10 @@ import { readFileSync } from 'node:fs';
 import Papa from 'papaparse';
 import { expect, test, type Page } from '@playwright/test';
 import { fakeState, loadScript } from './fake.ts';
+import { openApp, send } from './app.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../shared/fixtures/invoices/${name}`, import.meta.url));
 const ID = '{{tool_result:id: (w_[\\w-]+)}}';
-
-async function openApp(page: Page) {
-  await page.goto('/');
-  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
-}
-
-async function send(page: Page, text: string) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
 
 async function download(page: Page, click: () => Promise<void>): Promise<string> {
   const [file] = await Promise.all([page.waitForEvent('download'), click()]);
