@@ -34,4 +34,27 @@ describe('checkUpload', () => {
     expect(uniqueName('invoice.pdf', (n) => taken.has(n))).toBe('invoice (3).pdf');
     expect(uniqueName('README', () => false)).toBe('README');
   });
+
+  it('refuses an image too large to decode, from its header alone', () => {
+    // A PNG header claiming 30000 x 30000 pixels.
+    const png = new Uint8Array(33);
+    png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+    new DataView(png.buffer).setUint32(16, 30_000);
+    new DataView(png.buffer).setUint32(20, 30_000);
+    expect(() => checkUpload('huge.png', png)).toThrow('huge.png is 30000×30000 pixels; images up to 50 megapixels can be read.');
+    new DataView(png.buffer).setUint32(16, 2_000);
+    new DataView(png.buffer).setUint32(20, 3_000);
+    expect(checkUpload('fine.png', png).mime).toBe('image/png');
+  });
+});
+
+describe('imageSize', () => {
+  it('reads a JPEG fixture scan\'s size from its header', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { imageSize } = await import('./image-size.ts');
+    const jpeg = new Uint8Array(readFileSync(new URL('../../../shared/fixtures/invoices/sample_A1_scan.jpg', import.meta.url)));
+    const size = imageSize(jpeg, 'image/jpeg');
+    expect(size!.width).toBeGreaterThan(500);
+    expect(size!.height).toBeGreaterThan(500);
+  });
 });

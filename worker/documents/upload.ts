@@ -1,8 +1,11 @@
 // Checks an uploaded file before anything is stored: size, a safe name, and a type told by its
 // bytes. Each refusal says exactly what is wrong with which file.
 import { sniffMime } from '../user-files.ts';
+import { imageSize } from './image-size.ts';
 
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
+/** Larger images would take more memory to decode and read than a tab can spare. */
+export const MAX_IMAGE_PIXELS = 50_000_000;
 
 /** What the document pipeline can read: PDFs, images, text, CSV and spreadsheets. */
 const SUPPORTED = new Set([
@@ -63,6 +66,10 @@ export function checkUpload(name: string, bytes: Uint8Array): { name: string; mi
     if (pattern.test(safe) && !fits(mime)) {
       throw new UploadError(`${safe} is named like ${what}, but its contents are not (${describe(mime)}). Check that the file is not damaged.`);
     }
+  }
+  const size = mime.startsWith('image/') ? imageSize(bytes, mime) : null;
+  if (size && size.width * size.height > MAX_IMAGE_PIXELS) {
+    throw new UploadError(`${safe} is ${size.width}×${size.height} pixels; images up to 50 megapixels can be read. Scale it down and upload it again.`);
   }
   if (!SUPPORTED.has(mime)) {
     throw new UploadError(`${safe} is ${describe(mime)}, which cannot be read here. Upload PDFs, images (PNG, JPEG, WebP, TIFF), text, CSV or Excel files.`);
