@@ -1,0 +1,209 @@
+// The built machine image (vm-images/README.md, "Outputs"): manifest validation, and filling a
+// disk file from its gzip chunks and fetching kernel/initrd/BIOS, each checked by sha256.
+import { writeFully, type SyncFile } from './disk.ts';
+
+export interface ImageFile {
+  file: string;
+  size: number;
+  sha256: string;
+}
+
+export interface DiskChunk {
+  index: number;
+  sha256: string;
+  file: string;
+  compressedSize: number;
+}
+
+export interface ImageManifest {
+  format: 1;
+  recipeHash: string;
+  cmdline: string;
+  memoryMiB: number;
+  agent: { protocol: number; virtioConsolePort: number; guestDevice: string };
+  files: { kernel: ImageFile; initrd: ImageFile; bios: ImageFile; vgaBios: ImageFile };
+  disk: { size: number; chunkSize: number; compression: 'gzip'; chunks: DiskChunk[] };
+}
+
+export type ImageErrorCode = 'bad_manifest' | 'fetch_failed' | 'checksum' | 'quota' | 'write_failed';
+
+export class ImageError extends Error {
+  override readonly name = 'ImageError';
+  constructor(readonly code: ImageErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export type FetchLike = (url: string) => Promise<Response>;
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** Checks a parsed manifest.json; throws ImageError('bad_manifest') naming the first problem. */
+export function parseManifest(value: unknown): ImageManifest {
+  const fail = (what: string): never => {
+    throw new ImageError('bad_manifest', `the machine image's manifest is invalid: ${what}`);
+  };
+  if (!value || typeof value !== 'object') fail('not an object');
+  const m = value as Record<string, unknown>;
+  if (m.format !== 1) fail(`format ${String(m.format)} is not 1`);
+  if (typeof m.recipeHash !== 'string' || !m.recipeHash) fail('recipeHash missing');
+  if (typeof m.cmdline !== 'string') fail('cmdline missing');
+  if (typeof m.memoryMiB !== 'number' || m.memoryMiB <= 0) fail('memoryMiB missing');
+  const agent = m.agent as ImageManifest['agent'] | undefined;
+  if (!agent || agent.protocol !== 1) fail('agent protocol is not 1');
+  const files = m.files as Record<string, unknown> | undefined;
+  for (const role of ['kernel', 'initrd', 'bios', 'vgaBios']) {
+    const f = files?.[role] as ImageFile | undefined;
+    if (!f || typeof f.file !== 'string' || typeof f.size !== 'number' || !HEX64.test(f.sha256 ?? '')) fail(`files.${role} is incomplete`);
+  }
+  const disk = m.disk as ImageManifest['disk'] | undefined;
+  if (!disk || typeof disk.size !== 'number' || typeof disk.chunkSize !== 'number' || disk.chunkSize <= 0) fail('disk size missing');
+  if (disk!.compression !== 'gzip') fail(`disk compression ${String(disk!.compression)} is not gzip`);
+  if (!Array.isArray(disk!.chunks)) fail('disk.chunks missing');
+  const count = Math.ceil(disk!.size / disk!.chunkSize);
+  let last = -1;
+  for (const c of disk!.chunks) {
+    if (!Number.isInteger(c.index) || c.index <= last || c.index >= count) fail(`chunk index ${String(c.index)} out of order or range`);
+    if (!HEX64.test(c.sha256) || typeof c.file !== 'string') fail(`chunk ${c.index} is incomplete`);
+    last = c.index;
+  }
+  return value as ImageManifest;
+}
+
+/** Fetches and validates `<baseUrl>/manifest.json`. */
+export async function fetchManifest(baseUrl: string, fetchFn: FetchLike = fetch): Promise<ImageManifest> {
+  const url = joinUrl(baseUrl, 'manifest.json');
+  let response: Response;
+  try {
+    response = await fetchFn(url);
+  } catch (cause) {
+    throw new ImageError('fetch_failed', `could not fetch the machine image's manifest (${url})`, { cause });
+  }
+  if (!response.ok) throw new ImageError('fetch_failed', `could not fetch the machine image's manifest (${url}): HTTP ${response.status}`);
+  return parseManifest(await response.json());
+}
+
+export interface FillProgress {
+  chunksDone: number;
+  chunksTotal: number;
+  bytesDone: number; // compressed bytes fetched
+  bytesTotal: number;
+}
+
+export interface FillOptions {
+  fetch?: FetchLike;
+  /** Attempts per chunk before giving up (default 3). */
+  attempts?: number;
+  onProgress?: (progress: FillProgress) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Writes the pristine disk into `file`: truncated to the disk size (unlisted chunks read as
+ * zeros), then each listed chunk fetched, inflated, checked and written. Throws ImageError
+ * naming the chunk after `attempts` failures, or with code 'quota' when storage is full.
+ */
+export async function fillDisk(manifest: ImageManifest, baseUrl: string, file: SyncFile, options: FillOptions = {}): Promise<void> {
+  const { chunks, size, chunkSize } = manifest.disk;
+  const progress: FillProgress = {
+    chunksDone: 0,
+    chunksTotal: chunks.length,
+    bytesDone: 0,
+    bytesTotal: chunks.reduce((n, c) => n + c.compressedSize, 0),
+  };
+  guardWrite(() => {
+    file.truncate(0);
+    file.truncate(size);
+  });
+  options.onProgress?.({ ...progress });
+  for (const chunk of chunks) {
+    options.signal?.throwIfAborted();
+    const bytes = await withRetries(options.attempts ?? 3, `disk chunk ${chunk.index} (${chunk.file})`, async () => {
+      const compressed = await fetchBytes(joinUrl(baseUrl, chunk.file), options.fetch);
+      const raw = await gunzip(compressed);
+      if (raw.length !== Math.min(chunkSize, size - chunk.index * chunkSize)) {
+        throw new ImageError('checksum', `disk chunk ${chunk.index} has ${raw.length} bytes`);
+      }
+      await verify(raw, chunk.sha256, `disk chunk ${chunk.index}`);
+      return raw;
+    });
+    guardWrite(() => writeFully(file, bytes, chunk.index * chunkSize));
+    progress.chunksDone++;
+    progress.bytesDone += chunk.compressedSize;
+    options.onProgress?.({ ...progress });
+  }
+  guardWrite(() => file.flush());
+}
+
+export type ImageRole = keyof ImageManifest['files'];
+
+/** Fetches one of the boot files (kernel, initrd, BIOS) and checks its size and sha256. */
+export async function fetchImageFile(manifest: ImageManifest, baseUrl: string, role: ImageRole, options: { fetch?: FetchLike; attempts?: number } = {}): Promise<ArrayBuffer> {
+  const entry = manifest.files[role];
+  const bytes = await withRetries(options.attempts ?? 3, `the ${role} (${entry.file})`, async () => {
+    const data = await fetchBytes(joinUrl(baseUrl, entry.file), options.fetch);
+    if (data.length !== entry.size) throw new ImageError('checksum', `the ${role} has ${data.length} bytes, expected ${entry.size}`);
+    await verify(data, entry.sha256, `the ${role}`);
+    return data;
+  });
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+async function verify(bytes: Uint8Array, expected: string, what: string): Promise<void> {
+  const actual = await sha256Hex(bytes);
+  if (actual !== expected) throw new ImageError('checksum', `${what} is corrupt (sha256 ${actual.slice(0, 12)}…, expected ${expected.slice(0, 12)}…)`);
+}
+
+async function fetchBytes(url: string, fetchFn: FetchLike = fetch): Promise<Uint8Array> {
+  let response: Response;
+  try {
+    response = await fetchFn(url);
+  } catch (cause) {
+    throw new ImageError('fetch_failed', `could not fetch ${url}`, { cause });
+  }
+  if (!response.ok) throw new ImageError('fetch_failed', `could not fetch ${url}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
+  try {
+    const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  } catch (cause) {
+    throw new ImageError('checksum', 'a chunk does not inflate as gzip', { cause });
+  }
+}
+
+async function withRetries<T>(attempts: number, what: string, run: () => Promise<T>): Promise<T> {
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  const reason = lastError instanceof Error ? lastError.message : String(lastError);
+  const code = lastError instanceof ImageError ? lastError.code : 'fetch_failed';
+  throw new ImageError(code, `${what} failed after ${attempts} attempts: ${reason}`, { cause: lastError });
+}
+
+function guardWrite(run: () => void): void {
+  try {
+    run();
+  } catch (cause) {
+    if (cause instanceof Error && cause.name === 'QuotaExceededError') {
+      throw new ImageError('quota', "the browser's storage is full: the computer's disk does not fit", { cause });
+    }
+    throw new ImageError('write_failed', `could not write the computer's disk: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, '')}/${path}`;
+}

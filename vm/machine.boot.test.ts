@@ -1,0 +1,152 @@
+// BOOTS THE REAL IMAGE in v86 under Node (slow: disk fill ~20 s, cold boot 16–40 s, the first
+// pandas import 20–80 s). One machine is shared by the tests in order; skipped without an image.
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SyncFileDisk, type SyncFile } from './disk.ts';
+import { fetchImageFile, fetchManifest, fillDisk, type FetchLike, type ImageManifest } from './image.ts';
+import { Machine, type MachineBootFiles, type MachineStore } from './machine.ts';
+import { createNodeMachineStore, openNodeSyncFile } from './node-file.ts';
+
+const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
+const WASM = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
+const fileFetch: FetchLike = async (url) => new Response(readFileSync(url) as Uint8Array<ArrayBuffer>);
+const now = () => performance.now();
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+describe.skipIf(!existsSync(join(IMAGE_DIR, 'manifest.json')) || process.env.STACKDOCS_SKIP_VM_BOOT === '1')('Machine on the real image (boots v86)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vm-machine-'));
+  const diskPath = join(dir, 'disk.img');
+  let manifest: ImageManifest;
+  let files: MachineBootFiles;
+  let store: MachineStore;
+  let file: SyncFile;
+  let machine: Machine;
+  const numbers: Record<string, number> = {};
+
+  const newMachine = () => {
+    file = openNodeSyncFile(diskPath);
+    return new Machine({ files, disk: new SyncFileDisk(file), store, wasmPath: WASM, watchdog: false });
+  };
+
+  beforeAll(async () => {
+    manifest = await fetchManifest(IMAGE_DIR, fileFetch);
+    const fetched = await Promise.all((['bios', 'vgaBios', 'kernel', 'initrd'] as const).map((r) => fetchImageFile(manifest, IMAGE_DIR, r, { fetch: fileFetch })));
+    files = { bios: fetched[0]!, vgaBios: fetched[1]!, kernel: fetched[2]!, initrd: fetched[3]!, cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
+    const fill = openNodeSyncFile(diskPath);
+    await fillDisk(manifest, IMAGE_DIR, fill, { fetch: fileFetch });
+    fill.close();
+    store = createNodeMachineStore(join(dir, 'vm'));
+    machine = newMachine();
+    const t = now();
+    expect(await machine.start()).toBe('booted');
+    numbers.coldBootMs = now() - t;
+  }, 400_000);
+
+  afterAll(async () => {
+    await machine?.shutdown();
+    console.log(`machine numbers ${JSON.stringify(Object.fromEntries(Object.entries(numbers).map(([k, v]) => [k, Math.round(v)])))}`);
+  });
+
+  it('is ready, with the guest clock set', async () => {
+    expect(machine.status.state).toBe('ready');
+    const r = await machine.exec({ argv: ['date', '+%s'] });
+    expect(Math.abs(Number(r.stdout) - Date.now() / 1000)).toBeLessThan(10);
+  });
+
+  it('measures round trips and python warm vs cold', async () => {
+    const rtts: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      const t = now();
+      await machine.exec({ argv: ['/bin/true'] });
+      rtts.push(now() - t);
+    }
+    numbers.execArgvTrueP50Ms = median(rtts);
+    const pings: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      const t = now();
+      await machine.agent!.ping();
+      pings.push(now() - t);
+    }
+    numbers.pingP50Ms = median(pings);
+    let t = now();
+    expect((await machine.exec({ command: "python3 -c 'print(6*7)'" })).stdout).toBe('42\n');
+    numbers.pythonColdMs = now() - t;
+    await machine.exec({ python: 'print(1)' }); // the runner may still be starting
+    t = now();
+    const warm = await machine.exec({ python: 'print(6*7)' });
+    numbers.pythonWarmMs = now() - t;
+    expect(warm.stdout).toBe('42\n');
+  }, 120_000);
+
+  it('imports pandas 1.5', async () => {
+    const t = now();
+    const r = await machine.exec({ command: "python3 -c 'import pandas; print(pandas.__version__)'" });
+    numbers.pandasColdImportMs = now() - t;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^1\.5\./);
+  }, 240_000);
+
+  it('kills a runaway command at its timeout', async () => {
+    const r = await machine.exec({ command: 'sleep 100', timeout: 2 });
+    expect(r).toMatchObject({ timedOut: true, code: null, signal: 'SIGKILL' });
+    expect(r.durationMs).toBeLessThan(10_000);
+  }, 60_000);
+
+  it('cancel kills the whole process group', async () => {
+    const ac = new AbortController();
+    let pid = 0;
+    const run = machine.exec({ command: 'sleep 300 & sleep 300 & wait' }, { signal: ac.signal, onStarted: (s) => (pid = s.pid) });
+    await new Promise((r) => setTimeout(r, 1500));
+    ac.abort();
+    const r = await run;
+    expect(r.cancelled).toBe(true);
+    expect(pid).toBeGreaterThan(0);
+    // Zombies (state Z) are dead, only waiting for init to reap them after the reparenting.
+    const left = await machine.exec({ command: `awk '$5 == ${pid} && $3 != "Z"' /proc/[0-9]*/stat 2>/dev/null` });
+    expect(left.stdout).toBe('');
+  }, 60_000);
+
+  it('moves 10 MB host -> VM through stdin', async () => {
+    const input = new Uint8Array(10 * 1024 * 1024).fill(0x61);
+    const t = now();
+    const r = await machine.exec({ command: 'wc -c', input });
+    numbers.stdin10MBMs = now() - t;
+    expect(r.stdout?.trim()).toBe(String(input.length));
+  }, 300_000);
+
+  it('suspends and wakes in a new emulator with the same disk', async () => {
+    await machine.exec({ command: 'echo before-save > /root/marker' });
+    let t = now();
+    await machine.suspend();
+    numbers.suspendMs = now() - t;
+    expect(machine.status.state).toBe('suspended');
+    file.close();
+    const gen = await store.readGeneration();
+    expect(gen.state).toBeTruthy();
+    expect(gen.disk).toBe(gen.state);
+
+    machine = newMachine();
+    t = now();
+    expect(await machine.start()).toBe('woke');
+    numbers.wakeMs = now() - t;
+    const r = await machine.exec({ command: 'cat /root/marker; date +%s' });
+    const [marker, clock] = r.stdout!.split('\n');
+    expect(marker).toBe('before-save');
+    expect(Math.abs(Number(clock) - Date.now() / 1000)).toBeLessThan(10);
+  }, 180_000);
+
+  it('a disk that moved on after the save forces a cold boot', async () => {
+    await machine.exec({ command: 'echo after > /root/after; sync' });
+    const gen = await store.readGeneration();
+    expect(gen.disk).toBeNull(); // the write after the wake invalidated the saved state
+    await machine.shutdown();
+    file.close();
+    machine = newMachine();
+    const t = now();
+    expect(await machine.start()).toBe('booted');
+    numbers.secondColdBootMs = now() - t;
+    expect((await machine.exec({ command: 'cat /root/after /root/marker' })).stdout).toBe('after\nbefore-save\n');
+  }, 300_000);
+});

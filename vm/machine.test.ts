@@ -1,0 +1,79 @@
+// The lifecycle decisions (wake or cold boot, generations, watchdog) over a fake emulator.
+import { describe, expect, it } from 'vitest';
+import { SyncFileDisk, type SyncFile } from './disk.ts';
+import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
+import { Machine, type MachineStatus, type MachineStore } from './machine.ts';
+
+function memoryFile(size: number): SyncFile {
+  const data = new Uint8Array(size);
+  return {
+    read: (b, at) => (b.set(data.subarray(at, at + b.length)), b.length),
+    write: (b, at) => (data.set(b, at), b.length),
+    flush: () => {},
+    size,
+    truncate: () => {},
+    close: () => {},
+  };
+}
+
+function memoryStore(): MachineStore & { state: ArrayBuffer | null; gen: { state: string | null; disk: string | null } } {
+  return {
+    state: null,
+    gen: { state: null, disk: null },
+    async readState() { return this.state; },
+    async writeState(state, generation) { this.state = state; this.gen = { state: generation, disk: generation }; },
+    async readGeneration() { return { ...this.gen }; },
+    markDiskDirty() { this.gen.disk = null; },
+    async clearState() { this.state = null; this.gen = { state: null, disk: null }; },
+  };
+}
+
+function setup(store = memoryStore(), opts: { silent?: boolean; watchdog?: { intervalMs: number; timeoutMs: number } } = {}) {
+  const created: FakeEmulator[] = [];
+  const disk = new SyncFileDisk(memoryFile(4096));
+  const files = { bios: new ArrayBuffer(1), vgaBios: new ArrayBuffer(1), kernel: new ArrayBuffer(1), initrd: new ArrayBuffer(1), cmdline: 'x', memoryMiB: 64, agentPort: 1 };
+  const machine = new Machine({ files, disk, store, wasmPath: 'v86.wasm', watchdog: opts.watchdog ?? false, bootTimeoutMs: 200, createEmulator: fakeEmulatorFactory(created, opts) });
+  const statuses: MachineStatus['state'][] = [];
+  machine.onStatus((s) => statuses.push(s.state));
+  return { machine, store, created, disk, statuses };
+}
+
+describe('Machine lifecycle (fake emulator)', () => {
+  it('cold boots without a saved state, then suspends and wakes', async () => {
+    const { machine, store, created, statuses } = setup();
+    expect(await machine.start()).toBe('booted');
+    expect(created[0]!.options.bzimage).toBeDefined();
+    expect((await machine.exec({ command: 'echo hi' })).stdout).toBe('hi\n');
+    await machine.suspend();
+    expect(store.gen.state).toBeTruthy();
+    expect(store.gen.disk).toBe(store.gen.state);
+    expect(await machine.start()).toBe('woke');
+    expect(created[1]!.options.initial_state).toBeDefined();
+    expect(created[1]!.guest.received.map((h) => h.type)).toEqual(['ping', 'settime']);
+    expect(statuses).toEqual(['off', 'booting', 'ready', 'suspended', 'waking', 'ready']);
+  });
+
+  it('cold boots when the disk moved on after the save', async () => {
+    const { machine, store, disk, created } = setup();
+    await machine.start();
+    await machine.suspend();
+    disk.set(0, new Uint8Array([1]), () => {}); // a write after the save
+    expect(store.gen.disk).toBeNull();
+    expect(await machine.start()).toBe('booted');
+    expect(created[1]!.options.initial_state).toBeUndefined();
+  });
+
+  it('reports a boot that never reaches the agent as an error with a reboot offer', async () => {
+    const { machine } = setup(memoryStore(), { silent: true });
+    await expect(machine.start()).rejects.toMatchObject({ code: 'boot_failed' });
+    expect(machine.status).toMatchObject({ state: 'error', canReboot: true });
+  });
+
+  it('the watchdog reports a computer that stopped answering', async () => {
+    const { machine, created } = setup(memoryStore(), { watchdog: { intervalMs: 20, timeoutMs: 30 } });
+    await machine.start();
+    created[0]!.guest.send = () => {};
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(machine.status).toMatchObject({ state: 'error', message: 'the computer stopped answering', canReboot: true });
+  });
+});

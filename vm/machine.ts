@@ -1,0 +1,318 @@
+// The computer's lifecycle over v86: cold boot, suspend to a saved state, wake from it — only
+// onto the very disk it was saved with — plus the agent channel, the serial terminal and a
+// watchdog.
+import { V86 } from 'v86';
+import { AgentClient, AgentError, type AgentInfo, type AgentTransport, type ExecOptions, type ExecRequest, type ExecResult } from './agent-client.ts';
+import type { SyncFileDisk } from './disk.ts';
+
+/** Boot files and settings, as fetched from the image (see image.ts). */
+export interface MachineBootFiles {
+  bios: ArrayBuffer;
+  vgaBios: ArrayBuffer;
+  kernel: ArrayBuffer;
+  initrd: ArrayBuffer;
+  cmdline: string;
+  memoryMiB: number;
+  agentPort: number;
+}
+
+/**
+ * Durable state beside the disk. The generation rule: a saved state may be restored only when
+ * the disk still matches it, i.e. readGeneration().disk === readGeneration().state.
+ */
+export interface MachineStore {
+  readState(): Promise<ArrayBuffer | null>;
+  /** Writes the state atomically and records `generation` as both the state's and the disk's. */
+  writeState(state: ArrayBuffer, generation: string): Promise<void>;
+  readGeneration(): Promise<{ state: string | null; disk: string | null }>;
+  /** Records that the disk moved on from any saved state. Synchronous: called from a disk write. */
+  markDiskDirty(): void;
+  /** Forgets the saved state (e.g. after a reset). */
+  clearState(): Promise<void>;
+}
+
+export type MachineStatus =
+  | { state: 'off' }
+  | { state: 'booting'; detail: string }
+  | { state: 'waking' }
+  | { state: 'ready'; bootId: string; woke: boolean }
+  | { state: 'suspended' }
+  | { state: 'error'; message: string; canReboot: boolean };
+
+/** The part of a V86 instance used here (the published typings miss the bus and some events). */
+export interface EmulatorLike {
+  add_listener(event: string, listener: (value: never) => void): void;
+  remove_listener(event: string, listener: (value: never) => void): void;
+  bus: { send(event: string, value: unknown): void };
+  save_state(): Promise<ArrayBuffer>;
+  stop(): Promise<void>;
+  run(): Promise<void>;
+  destroy(): Promise<void>;
+  serial0_send(data: string): void;
+  serial_send_bytes(port: number, data: Uint8Array): void;
+}
+
+export interface MachineOptions {
+  files: MachineBootFiles;
+  disk: SyncFileDisk;
+  store: MachineStore;
+  /** Where v86.wasm is (a file path in Node, a URL in the browser). */
+  wasmPath: string;
+  bootTimeoutMs?: number;
+  /** Ping the agent every intervalMs while idle; no answer within timeoutMs is an error. */
+  watchdog?: { intervalMs: number; timeoutMs: number } | false;
+  createEmulator?: (options: Record<string, unknown>) => EmulatorLike;
+}
+
+export class MachineError extends Error {
+  override readonly name = 'MachineError';
+  constructor(readonly code: 'boot_failed' | 'not_running' | 'unresponsive' | 'save_failed', message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+const SYNC_AND_DROP = 'sync; echo 3 > /proc/sys/vm/drop_caches';
+
+export class Machine {
+  private emulator: EmulatorLike | null = null;
+  private client: AgentClient | null = null;
+  private readonly statusListeners = new Set<(status: MachineStatus) => void>();
+  private readonly serialListeners = new Set<(bytes: Uint8Array) => void>();
+  private watchdogTimer: ReturnType<typeof setInterval> | null = null;
+  private lastActivity = 0;
+  status: MachineStatus = { state: 'off' };
+
+  constructor(private readonly options: MachineOptions) {
+    options.disk.onFirstWrite = () => options.store.markDiskDirty();
+  }
+
+  onStatus(listener: (status: MachineStatus) => void): () => void {
+    this.statusListeners.add(listener);
+    listener(this.status);
+    return () => this.statusListeners.delete(listener);
+  }
+
+  /** Bytes the guest writes to its serial terminal (ttyS0: a root shell). */
+  onSerial(listener: (bytes: Uint8Array) => void): () => void {
+    this.serialListeners.add(listener);
+    return () => this.serialListeners.delete(listener);
+  }
+
+  sendSerial(bytes: Uint8Array): void {
+    this.emulator?.serial_send_bytes(0, bytes);
+  }
+
+  /** Wakes from the saved state when the disk still matches it, otherwise cold boots. */
+  async start(): Promise<'woke' | 'booted'> {
+    const { state, disk } = await this.options.store.readGeneration();
+    if (state && disk === state) {
+      const saved = await this.options.store.readState();
+      if (saved) {
+        try {
+          await this.wakeFrom(saved);
+          return 'woke';
+        } catch {
+          await this.teardown();
+        }
+      }
+    }
+    await this.coldBoot();
+    return 'booted';
+  }
+
+  /** Boots from the kernel and the disk; resolves once the agent is ready and the clock set. */
+  async coldBoot(): Promise<AgentInfo> {
+    await this.teardown();
+    this.options.store.markDiskDirty();
+    this.setStatus({ state: 'booting', detail: 'starting the computer' });
+    const { files } = this.options;
+    const emulator = this.createEmulator({
+      bzimage: { buffer: files.kernel },
+      initrd: { buffer: files.initrd },
+      cmdline: files.cmdline,
+    });
+    const client = new AgentClient(this.transport(emulator), { awaitReady: true });
+    this.client = client;
+    try {
+      const info = await client.waitReady(this.options.bootTimeoutMs ?? 180_000);
+      await client.settime(Date.now(), 30_000);
+      this.becomeReady(info, false);
+      return info;
+    } catch (cause) {
+      return this.fail(new MachineError('boot_failed', 'the computer did not start', { cause }));
+    }
+  }
+
+  /** Restores a saved state into a new emulator; the caller checked the generation. */
+  private async wakeFrom(state: ArrayBuffer): Promise<AgentInfo> {
+    await this.teardown();
+    this.setStatus({ state: 'waking' });
+    const emulator = this.createEmulator({ initial_state: { buffer: state } });
+    await waitEvent(emulator, 'emulator-started', 60_000);
+    const client = new AgentClient(this.transport(emulator), { awaitReady: false });
+    this.client = client;
+    const info = await client.ping(30_000);
+    await client.settime(Date.now(), 30_000);
+    this.becomeReady(info, true);
+    return info;
+  }
+
+  /**
+   * Flushes the guest's disk, saves the state, writes it with a fresh generation and stops the
+   * emulator. Afterwards start() wakes from it.
+   */
+  async suspend(): Promise<void> {
+    const { emulator, client } = this;
+    if (!emulator || !client) throw new MachineError('not_running', 'the computer is not running');
+    this.stopWatchdog();
+    try {
+      await client.exec({ command: SYNC_AND_DROP, timeout: 60 });
+      await emulator.stop();
+      const state = await emulator.save_state();
+      this.options.disk.flush();
+      const generation = crypto.randomUUID();
+      await this.options.store.writeState(state, generation);
+      this.options.disk.clearDirty();
+    } catch (cause) {
+      return this.fail(new MachineError('save_failed', 'the computer could not be saved', { cause }));
+    }
+    await this.teardown();
+    this.setStatus({ state: 'suspended' });
+  }
+
+  /** Runs a program in the computer (see AgentClient.exec). */
+  async exec(request: ExecRequest, options?: ExecOptions): Promise<ExecResult> {
+    const client = this.client;
+    if (!client || this.status.state !== 'ready') throw new MachineError('not_running', 'the computer is not running');
+    this.lastActivity = Date.now();
+    try {
+      return await client.exec(request, options);
+    } finally {
+      this.lastActivity = Date.now();
+    }
+  }
+
+  get agent(): AgentClient | null {
+    return this.client;
+  }
+
+  /** Stops and frees the emulator without saving. Must not throw. */
+  async shutdown(): Promise<void> {
+    await this.teardown();
+    this.setStatus({ state: 'off' });
+  }
+
+  private createEmulator(extra: Record<string, unknown>): EmulatorLike {
+    const { files, disk, wasmPath } = this.options;
+    const options = {
+      wasm_path: wasmPath,
+      memory_size: files.memoryMiB * 1024 * 1024,
+      bios: { buffer: files.bios },
+      vga_bios: { buffer: files.vgaBios },
+      hda: disk,
+      virtio_console: true,
+      autostart: true,
+      disable_keyboard: true,
+      disable_mouse: true,
+      disable_speaker: true,
+      ...extra,
+    };
+    const create = this.options.createEmulator ?? ((o) => new V86(o as never) as unknown as EmulatorLike);
+    const emulator = create(options);
+    emulator.add_listener('serial0-output-byte', ((byte: number) => {
+      const bytes = new Uint8Array([byte]);
+      for (const listener of this.serialListeners) listener(bytes);
+    }) as (value: never) => void);
+    this.emulator = emulator;
+    return emulator;
+  }
+
+  private transport(emulator: EmulatorLike): AgentTransport {
+    const port = this.options.files.agentPort;
+    return {
+      send: (bytes) => emulator.bus.send(`virtio-console${port}-input-bytes`, bytes),
+      onBytes: (listener) => {
+        const handler = listener as (value: never) => void;
+        emulator.add_listener(`virtio-console${port}-output-bytes`, handler);
+        return () => emulator.remove_listener(`virtio-console${port}-output-bytes`, handler);
+      },
+    };
+  }
+
+  private becomeReady(info: AgentInfo, woke: boolean): void {
+    this.client?.onReady((next, restarted) => {
+      if (restarted) this.setStatus({ state: 'ready', bootId: next.bootId, woke: false });
+    });
+    this.setStatus({ state: 'ready', bootId: info.bootId, woke });
+    this.startWatchdog();
+  }
+
+  private startWatchdog(): void {
+    const watchdog = this.options.watchdog ?? { intervalMs: 30_000, timeoutMs: 20_000 };
+    if (!watchdog) return;
+    this.lastActivity = Date.now();
+    let busy = false;
+    this.watchdogTimer = setInterval(() => {
+      const client = this.client;
+      if (busy || !client || this.status.state !== 'ready') return;
+      if (client.pendingCount > 0 || Date.now() - this.lastActivity < watchdog.intervalMs) return;
+      busy = true;
+      client.ping(watchdog.timeoutMs).then(
+        () => {
+          busy = false;
+          this.lastActivity = Date.now();
+        },
+        () => {
+          busy = false;
+          if (this.status.state !== 'ready') return;
+          this.stopWatchdog();
+          this.setStatus({ state: 'error', message: 'the computer stopped answering', canReboot: true });
+        },
+      );
+    }, Math.min(watchdog.intervalMs, 1000));
+  }
+
+  private stopWatchdog(): void {
+    if (this.watchdogTimer) clearInterval(this.watchdogTimer);
+    this.watchdogTimer = null;
+  }
+
+  private async teardown(): Promise<void> {
+    this.stopWatchdog();
+    this.client?.close();
+    this.client = null;
+    const emulator = this.emulator;
+    this.emulator = null;
+    if (emulator) {
+      try {
+        await emulator.destroy();
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private async fail(error: MachineError): Promise<never> {
+    await this.teardown();
+    const reason = error.cause instanceof AgentError || error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    this.setStatus({ state: 'error', message: `${error.message}${reason}`, canReboot: true });
+    throw error;
+  }
+
+  private setStatus(status: MachineStatus): void {
+    this.status = status;
+    for (const listener of this.statusListeners) listener(status);
+  }
+}
+
+function waitEvent(emulator: EmulatorLike, event: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new MachineError('boot_failed', `${event} did not come`)), timeoutMs);
+    const handler = () => {
+      clearTimeout(timer);
+      emulator.remove_listener(event, handler);
+      resolve();
+    };
+    emulator.add_listener(event, handler);
+  });
+}

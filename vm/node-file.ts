@@ -1,0 +1,67 @@
+// Node stand-ins for the browser's storage, for tests: a SyncFile over a file descriptor (the
+// OPFS sync handle's role) and a MachineStore over a directory. Only tests import this.
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SyncFile } from './disk.ts';
+import type { MachineStore } from './machine.ts';
+
+/** Opens (creating when absent) a file for positional IO. */
+export function openNodeSyncFile(path: string): SyncFile {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r+');
+  } catch {
+    fd = openSync(path, 'w+');
+  }
+  return {
+    read: (buffer, at) => readSync(fd, buffer, 0, buffer.length, at),
+    write: (buffer, at) => writeSync(fd, buffer, 0, buffer.length, at),
+    flush: () => fsyncSync(fd),
+    get size() {
+      return fstatSync(fd).size;
+    },
+    truncate: (size) => ftruncateSync(fd, size),
+    close: () => closeSync(fd),
+  };
+}
+
+/** A MachineStore over a directory (state.bin, machine.json), for Node tests. */
+export function createNodeMachineStore(dir: string): MachineStore {
+  mkdirSync(dir, { recursive: true });
+  const meta = join(dir, 'machine.json');
+  const read = (): { state: string | null; disk: string | null } => {
+    try {
+      return JSON.parse(readFileSync(meta, 'utf8')) as { state: string | null; disk: string | null };
+    } catch {
+      return { state: null, disk: null };
+    }
+  };
+  const write = (value: { state: string | null; disk: string | null }) => {
+    writeFileSync(`${meta}.tmp`, JSON.stringify(value));
+    renameSync(`${meta}.tmp`, meta);
+  };
+  return {
+    readState: async () => {
+      try {
+        const b = readFileSync(join(dir, 'state.bin'));
+        return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+      } catch {
+        return null;
+      }
+    },
+    writeState: async (state, generation) => {
+      writeFileSync(join(dir, 'state.bin.tmp'), new Uint8Array(state));
+      renameSync(join(dir, 'state.bin.tmp'), join(dir, 'state.bin'));
+      write({ state: generation, disk: generation });
+    },
+    readGeneration: async () => read(),
+    markDiskDirty: () => {
+      const current = read();
+      if (current.disk !== null) write({ ...current, disk: null });
+    },
+    clearState: async () => {
+      rmSync(join(dir, 'state.bin'), { force: true });
+      write({ state: null, disk: null });
+    },
+  };
+}

@@ -1,0 +1,93 @@
+// The machine's files in OPFS (dedicated worker only): stacks/<stackId>/vm/{disk.img, state.bin,
+// machine.json}. machine.json is held open through a sync handle so a disk write can mark the
+// saved state stale synchronously.
+import { opfsSyncFile, type SyncAccessHandleLike, type SyncFile } from './disk.ts';
+import type { MachineStore } from './machine.ts';
+
+export interface MachineMeta {
+  /** The image recipe the disk was filled from; null while a fill is incomplete. */
+  imageHash: string | null;
+  /** The generation of state.bin, and the one the disk matches (null: moved on). */
+  state: string | null;
+  disk: string | null;
+}
+
+type SyncHandleFile = FileSystemFileHandle & { createSyncAccessHandle(): Promise<SyncAccessHandleLike> };
+
+export interface OpfsMachineFiles {
+  disk: SyncFile;
+  store: MachineStore;
+  readMeta(): MachineMeta;
+  writeMeta(meta: MachineMeta): void;
+  /** Closes the sync handles (another worker may then open the files). */
+  close(): void;
+}
+
+const EMPTY_META: MachineMeta = { imageHash: null, state: null, disk: null };
+
+/** Opens (creating) a stack's machine files. Only one worker may hold them at a time. */
+export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: string): Promise<OpfsMachineFiles> {
+  const stacks = await root.getDirectoryHandle('stacks', { create: true });
+  const stack = await stacks.getDirectoryHandle(stackId, { create: true });
+  const dir = await stack.getDirectoryHandle('vm', { create: true });
+  const open = async (name: string) => ((await dir.getFileHandle(name, { create: true })) as SyncHandleFile).createSyncAccessHandle();
+  const diskHandle = await open('disk.img');
+  const metaHandle = await open('machine.json');
+
+  const readMeta = (): MachineMeta => {
+    const bytes = new Uint8Array(metaHandle.getSize());
+    metaHandle.read(bytes, { at: 0 });
+    try {
+      return { ...EMPTY_META, ...(JSON.parse(new TextDecoder().decode(bytes)) as Partial<MachineMeta>) };
+    } catch {
+      return { ...EMPTY_META }; // absent or torn: nothing is trusted
+    }
+  };
+  const writeMeta = (meta: MachineMeta): void => {
+    const bytes = new TextEncoder().encode(JSON.stringify(meta));
+    metaHandle.truncate(0);
+    metaHandle.write(bytes, { at: 0 });
+    metaHandle.flush();
+  };
+
+  const store: MachineStore = {
+    async readState() {
+      try {
+        const file = await (await dir.getFileHandle('state.bin')).getFile();
+        return file.size > 0 ? await file.arrayBuffer() : null;
+      } catch {
+        return null;
+      }
+    },
+    async writeState(state, generation) {
+      // createWritable swaps the file in on close, so a crash leaves the old state whole.
+      const writable = await (await dir.getFileHandle('state.bin', { create: true })).createWritable();
+      await writable.write(state);
+      await writable.close();
+      writeMeta({ ...readMeta(), state: generation, disk: generation });
+    },
+    async readGeneration() {
+      const { state, disk } = readMeta();
+      return { state, disk };
+    },
+    markDiskDirty() {
+      const meta = readMeta();
+      if (meta.disk !== null) writeMeta({ ...meta, disk: null });
+    },
+    async clearState() {
+      writeMeta({ ...readMeta(), state: null, disk: null });
+      await dir.removeEntry('state.bin').catch(() => {});
+    },
+  };
+
+  return {
+    disk: opfsSyncFile(diskHandle),
+    store,
+    readMeta,
+    writeMeta,
+    close() {
+      diskHandle.close();
+      metaHandle.close();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// The contract between the stack worker and the VM worker (comlink): what VmApi offers and the
+// plain data that crosses. Errors cross as {code, message, retryable}, never as thrown classes.
+import type { ExecRequest, ExecResult } from './agent-client.ts';
+import type { MachineStatus } from './machine.ts';
+
+export type { ExecRequest, ExecResult } from './agent-client.ts';
+
+export interface VmStartOptions {
+  /** Where the image's manifest.json and files are served (e.g. '/vm/39984eec6bc63029'). */
+  imageBaseUrl: string;
+  stackId: string;
+}
+
+/** Why the disk is being (re)written from the pristine image. */
+export type FillReason = 'first_start' | 'image_changed' | 'incomplete' | 'reset';
+
+export type VmStatus =
+  | MachineStatus
+  | { state: 'downloading'; reason: FillReason; chunksDone: number; chunksTotal: number; bytesDone: number; bytesTotal: number };
+
+export interface VmError {
+  code: string;
+  message: string;
+  retryable?: boolean;
+}
+
+export type VmResult<T = void> = { ok: true; value: T } | { ok: false; error: VmError };
+
+export type VmOutputStream = 'stdout' | 'stderr';
+
+export interface VmApi {
+  /**
+   * Opens the stack's computer: fills its disk from the image when absent or from another
+   * image, then wakes from the saved state when the disk still matches it, else cold boots.
+   * `onStatus` (a Comlink.proxy) gets every status, download progress included.
+   */
+  start(options: VmStartOptions, onStatus?: (status: VmStatus) => void): Promise<VmResult<'woke' | 'booted'>>;
+  /** Adds a status listener (a Comlink.proxy); it is called at once with the current status. */
+  subscribeStatus(listener: (status: VmStatus) => void): Promise<void>;
+  /**
+   * Runs a program. `id` is chosen by the caller (for cancel/stdin); output is streamed to
+   * `onOutput` (a Comlink.proxy) when given. Resolves with the exit or an error; never rejects.
+   */
+  exec(id: string, request: ExecRequest, onOutput?: (stream: VmOutputStream, bytes: Uint8Array) => void): Promise<VmResult<ExecResult>>;
+  cancel(id: string, signal?: string): Promise<void>;
+  writeStdin(id: string, bytes: Uint8Array, eof: boolean): Promise<void>;
+  /** Saves the machine so the next start() wakes it in about a second. */
+  suspend(): Promise<VmResult>;
+  /** Bytes for the serial root shell (a terminal window). */
+  terminalInput(bytes: Uint8Array): Promise<void>;
+  /** Subscribes a Comlink.proxy to the serial terminal's output. */
+  subscribeTerminal(listener: (bytes: Uint8Array) => void): Promise<void>;
+  /** Stops the computer, deletes its disk and state, and refills the disk from the image. */
+  reset(): Promise<VmResult<'booted'>>;
+  /** Stops the computer without saving. */
+  shutdown(): Promise<void>;
+}

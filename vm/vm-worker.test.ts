@@ -1,0 +1,163 @@
+// VmApi over a fake OPFS (in memory) and a fake emulator: fill, boot, suspend, wake, image
+// change, quota. The real OPFS path needs a browser test (not written yet).
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import type { SyncAccessHandleLike } from './disk.ts';
+import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
+import { sha256Hex } from './image.ts';
+import type { VmStatus } from './protocol.ts';
+import { createVmApi } from './vm-worker.ts';
+
+class MemFile {
+  data = new Uint8Array(0);
+  quotaAt = Infinity;
+  handle(): SyncAccessHandleLike {
+    return {
+      read: (buf, o) => {
+        const at = o?.at ?? 0;
+        const part = this.data.subarray(at, at + buf.length);
+        buf.set(part);
+        return part.length;
+      },
+      write: (buf, o) => {
+        const at = o?.at ?? 0;
+        if (at + buf.length > this.quotaAt) throw new DOMException('full', 'QuotaExceededError');
+        if (at + buf.length > this.data.length) this.resize(at + buf.length);
+        this.data.set(buf, at);
+        return buf.length;
+      },
+      flush: () => {},
+      getSize: () => this.data.length,
+      truncate: (n) => this.resize(n),
+      close: () => {},
+    };
+  }
+  private resize(n: number) {
+    const next = new Uint8Array(n);
+    next.set(this.data.subarray(0, n));
+    this.data = next;
+  }
+}
+
+class MemDir {
+  dirs = new Map<string, MemDir>();
+  files = new Map<string, MemFile>();
+  async getDirectoryHandle(name: string, o?: { create?: boolean }) {
+    if (!this.dirs.has(name)) {
+      if (!o?.create) throw new DOMException('missing', 'NotFoundError');
+      this.dirs.set(name, new MemDir());
+    }
+    return this.dirs.get(name)!;
+  }
+  async getFileHandle(name: string, o?: { create?: boolean }) {
+    if (!this.files.has(name)) {
+      if (!o?.create) throw new DOMException('missing', 'NotFoundError');
+      this.files.set(name, new MemFile());
+    }
+    const file = this.files.get(name)!;
+    return {
+      createSyncAccessHandle: async () => file.handle(),
+      getFile: async () => new Blob([file.data as Uint8Array<ArrayBuffer>]),
+      createWritable: async () => {
+        let next = new Uint8Array(0);
+        return {
+          write: async (d: ArrayBuffer) => void (next = new Uint8Array(d.slice(0))),
+          close: async () => void (file.data = next),
+        };
+      },
+    };
+  }
+  async removeEntry(name: string) {
+    this.files.delete(name);
+  }
+}
+
+async function image(recipeHash: string) {
+  const chunkSize = 1024;
+  const raw = new Uint8Array(chunkSize).fill(7);
+  const sha = await sha256Hex(raw);
+  const served = new Map<string, Uint8Array>([[`disk/${sha}.gz`, gzipSync(raw)], ['f', new Uint8Array([1])]]);
+  const f = { file: 'f', size: 1, sha256: await sha256Hex(new Uint8Array([1])) };
+  const manifest = {
+    format: 1, recipeHash, cmdline: 'x', memoryMiB: 64,
+    agent: { protocol: 1, virtioConsolePort: 1, guestDevice: '/dev/hvc1' },
+    files: { kernel: f, initrd: f, bios: f, vgaBios: f },
+    disk: { size: 4 * chunkSize, chunkSize, compression: 'gzip', chunks: [{ index: 1, sha256: sha, file: `disk/${sha}.gz`, compressedSize: 30 }] },
+  };
+  served.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
+  return async (url: string) => {
+    const body = served.get(url.replace(/^img\//, ''));
+    return body ? new Response(body as Uint8Array<ArrayBuffer>) : new Response('', { status: 404 });
+  };
+}
+
+function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, created: FakeEmulator[] = []) {
+  return createVmApi({
+    storageRoot: async () => root as unknown as FileSystemDirectoryHandle,
+    fetch: fetchFn as typeof fetch,
+    wasmPath: 'v86.wasm',
+    createEmulator: fakeEmulatorFactory(created),
+  });
+}
+
+const vmDir = (root: MemDir) => root.dirs.get('stacks')!.dirs.get('s1')!.dirs.get('vm')!;
+const meta = (root: MemDir) => JSON.parse(new TextDecoder().decode(vmDir(root).files.get('machine.json')!.data)) as Record<string, unknown>;
+
+describe('VmApi (fake OPFS, fake emulator)', () => {
+  it('fills on first start, boots, runs, suspends, and wakes in a new worker', async () => {
+    const root = new MemDir();
+    const fetchFn = await image('h1');
+    const api = makeApi(root, fetchFn);
+    const statuses: VmStatus[] = [];
+    const started = await api.start({ imageBaseUrl: 'img', stackId: 's1' }, (s) => statuses.push(s));
+    expect(started).toEqual({ ok: true, value: 'booted' });
+    expect(statuses.find((s) => s.state === 'downloading')).toMatchObject({ reason: 'first_start', chunksTotal: 1 });
+    const disk = vmDir(root).files.get('disk.img')!.data;
+    expect([disk.length, disk[0], disk[1024], disk[2048]]).toEqual([4096, 0, 7, 0]);
+    expect(meta(root).imageHash).toBe('h1');
+
+    const out: string[] = [];
+    const r = await api.exec('x1', { command: 'echo hello' }, (stream, b) => out.push(`${stream}:${new TextDecoder().decode(b)}`));
+    expect(r).toMatchObject({ ok: true, value: { code: 0, stdout: 'hello\n' } });
+    expect(out).toEqual(['stdout:hello\n']);
+    expect(await api.suspend()).toEqual({ ok: true, value: undefined });
+    expect(meta(root).state).toBe(meta(root).disk);
+
+    const created: FakeEmulator[] = [];
+    const again = makeApi(root, fetchFn, created);
+    expect(await again.start({ imageBaseUrl: 'img', stackId: 's1' })).toEqual({ ok: true, value: 'woke' });
+    expect(created[0]!.options.initial_state).toBeDefined();
+    await again.shutdown();
+  });
+
+  it('refills the disk when the image changed, and cold boots', async () => {
+    const root = new MemDir();
+    const api = makeApi(root, await image('h1'));
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    await api.suspend();
+    const statuses: VmStatus[] = [];
+    const next = makeApi(root, await image('h2'));
+    expect(await next.start({ imageBaseUrl: 'img', stackId: 's1' }, (s) => statuses.push(s))).toEqual({ ok: true, value: 'booted' });
+    expect(statuses.find((s) => s.state === 'downloading')).toMatchObject({ reason: 'image_changed' });
+    expect(meta(root).imageHash).toBe('h2');
+    await next.shutdown();
+  });
+
+  it('a full storage during the fill is a clear error and leaves no valid-looking disk', async () => {
+    const root = new MemDir();
+    const dir = await (await root.getDirectoryHandle('stacks', { create: true })).getDirectoryHandle('s1', { create: true });
+    const vm = await dir.getDirectoryHandle('vm', { create: true });
+    await vm.getFileHandle('disk.img', { create: true });
+    vm.files.get('disk.img')!.quotaAt = 1500;
+    const api = makeApi(root, await image('h1'));
+    const r = await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    expect(r).toMatchObject({ ok: false, error: { code: 'image_quota' } });
+    expect(meta(root).imageHash).toBeNull();
+    expect(vm.files.get('disk.img')!.data.length).toBe(0);
+  });
+
+  it('exec before start is an error result, not a throw', async () => {
+    const api = makeApi(new MemDir(), await image('h1'));
+    expect(await api.exec('x', { command: 'echo' })).toMatchObject({ ok: false, error: { code: 'not_running' } });
+  });
+});
