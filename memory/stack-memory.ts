@@ -115,7 +115,8 @@ export async function openOpfsStackMemory(options: {
 /**
  * Another connection (a second tab's worker, or one just terminated by a reload, which releases
  * its OPFS access handles asynchronously) can hold the files for a moment, and opening then fails
- * with an I/O or busy error. Opening is retried with backoff for a while before giving up.
+ * with an I/O or busy error; two workers laying out one new stack at once can trip over each
+ * other's files. Opening (bootstrap included, which is idempotent) is retried with backoff.
  */
 export async function openWhenReleased<T>(open: () => Promise<T>, deadlineMs = 10_000): Promise<T> {
   const started = Date.now();
@@ -123,7 +124,9 @@ export async function openWhenReleased<T>(open: () => Promise<T>, deadlineMs = 1
     try {
       return await open();
     } catch (error) {
-      if (!(error instanceof DbOpenError || error instanceof DbBusyError || error instanceof DbIoError) || Date.now() - started > deadlineMs) throw error;
+      // NotFoundError: another worker bootstrapping the same new stack replaced a file mid-read.
+      const transient = error instanceof DbOpenError || error instanceof DbBusyError || error instanceof DbIoError || (error instanceof DOMException && error.name === 'NotFoundError');
+      if (!transient || Date.now() - started > deadlineMs) throw error;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
