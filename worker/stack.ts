@@ -119,7 +119,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       openWindow: canvas.openWindow,
       patchWindow: canvas.patchWindow,
     }),
-    createWebFetchTool(createProxyFetchPage(() => (settings.provider === 'proxy' ? settings.endpoint : null), deps.fetch)),
+    createWebFetchTool({ fetchPage: createProxyFetchPage(() => (settings.provider === 'proxy' ? settings.endpoint : null), deps.fetch) }),
     createAddPermissionRuleTool(gate),
     createExportFileTool({
       get: canvas.get,

@@ -1,5 +1,5 @@
-// The Worker's bindings: one secret and two plain variables, all optional so a missing one is a
-// clear error response rather than a crash.
+// The Worker's bindings: one secret and plain variables, all optional so a missing one is a clear
+// error response rather than a crash.
 export interface Env {
   /** Worker secret (`wrangler secret put ANTHROPIC_API_KEY`). Never logged, never returned. */
   ANTHROPIC_API_KEY?: string;
@@ -8,11 +8,12 @@ export interface Env {
   /** Comma-separated exact origins that may call the proxy from a browser. */
   ALLOWED_ORIGINS?: string;
   /**
-   * For local tests only: host:port pairs web_fetch may reach although they are private (e.g.
-   * 127.0.0.1:4000). Leave unset in production.
+   * For local tests only: comma-separated exact host:port pairs POST /v1/fetch may reach although
+   * they are private (e.g. 127.0.0.1:4000). Must stay unset in production: every entry is a hole
+   * in the SSRF guard.
    */
   WEB_FETCH_ALLOW_HOSTS?: string;
-  /** web_fetch's time limit in ms (default 20 s). */
+  /** POST /v1/fetch's time limit in ms for the whole page, redirects included (default 20000). */
   WEB_FETCH_TIMEOUT_MS?: string;
 }
 

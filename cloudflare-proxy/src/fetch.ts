@@ -1,167 +1,233 @@
 // POST /v1/fetch: the agent's web_fetch, done here so pages load without the browser's CORS
 // limits, and guarded so the proxy never becomes a way into private networks: only http(s), no
-// private or local addresses (every redirect hop re-checked), a time limit and a size cap, and no
-// header or cookie of the caller ever forwarded. HTML comes back as readable text.
+// local names or private addresses (every redirect hop re-checked), a time limit, a size cap, and
+// none of the caller's headers or cookies forwarded. HTML comes back as readable text. Neither
+// the request nor the page is ever logged.
+import { refuseUrl } from './address.ts';
 import type { Env } from './env.ts';
-import { errorResponse } from './errors.ts';
+import { errorResponse, type ProxyErrorType } from './errors.ts';
+import { htmlToText } from './html-text.ts';
 
-const MAX_BYTES = 5 * 1024 * 1024;
-const MAX_REDIRECTS = 5;
-const DEFAULT_TIMEOUT_MS = 20_000;
+export const MAX_PAGE_BYTES = 5 * 1024 * 1024;
+/** Text kept from an HTML page; far more than the agent reads at once, and it bounds CPU time. */
+export const MAX_HTML_TEXT_CHARS = 200_000;
+export const MAX_REDIRECTS = 5;
+export const DEFAULT_TIMEOUT_MS = 20_000;
+export const USER_AGENT = 'StackdocsFetch/1.0';
+const MAX_REQUEST_CHARS = 8 * 1024;
+
+// The only headers sent to a site: fixed here, never copied from the caller.
+const UPSTREAM_HEADERS = {
+  'user-agent': USER_AGENT,
+  accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,application/xml;q=0.8,text/*;q=0.7',
+};
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** The success answer of POST /v1/fetch. */
+export interface FetchedPage {
+  url: string;
+  final_url: string;
+  status: number;
+  content_type: string;
+  title: string;
+  text: string;
+  truncated: boolean;
+}
+
+class PageError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ProxyErrorType,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 export async function fetchPage(request: Request, env: Env): Promise<Response> {
-  const body = (await request.json().catch(() => null)) as { url?: unknown } | null;
-  if (!body || typeof body.url !== 'string') return errorResponse(400, 'invalid_url', 'Send {"url": "https://..."}.');
-  let url: URL;
+  const timeoutMs = timeoutOf(env);
+  const signal = AbortSignal.timeout(timeoutMs);
+  let target: URL | null = null;
   try {
-    url = new URL(body.url);
-  } catch {
-    return errorResponse(400, 'invalid_url', `"${body.url.slice(0, 200)}" is not a URL.`);
+    target = await readTarget(request);
+    const allowHosts = new Set((env.WEB_FETCH_ALLOW_HOSTS ?? '').split(',').map((host) => host.trim()).filter(Boolean));
+    const { response, url } = await followRedirects(target, allowHosts, signal);
+    const page = await readPage(response, url);
+    const body: FetchedPage = { url: target.href, final_url: url.href, status: response.status, ...page };
+    return Response.json(body, { headers: { 'cache-control': 'no-store' } });
+  } catch (error) {
+    if (error instanceof PageError) return errorResponse(error.status, error.type, error.message);
+    if (signal.aborted) {
+      const message = `${target?.href ?? 'The page'} did not finish loading within ${timeoutMs / 1000} s.`;
+      return errorResponse(504, 'upstream_timeout', message);
+    }
+    throw error;
   }
-  const allowed = new Set((env.WEB_FETCH_ALLOW_HOSTS ?? '').split(',').map((host) => host.trim()).filter(Boolean));
-  const timeout = Number(env.WEB_FETCH_TIMEOUT_MS) > 0 ? Number(env.WEB_FETCH_TIMEOUT_MS) : DEFAULT_TIMEOUT_MS;
-  const signal = AbortSignal.timeout(timeout);
-  let response: Response | null = null;
-  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    const refusal = refuse(url, allowed);
-    if (refusal) return errorResponse(403, 'blocked_address', refusal);
+}
+
+function timeoutOf(env: Env): number {
+  const ms = Number(env.WEB_FETCH_TIMEOUT_MS);
+  return Number.isInteger(ms) && ms > 0 ? ms : DEFAULT_TIMEOUT_MS;
+}
+
+async function readTarget(request: Request): Promise<URL> {
+  const usage = 'Send a JSON body {"url": "https://..."}.';
+  const tooLong = new PageError(400, 'invalid_url', `The request is too long. ${usage}`);
+  if (Number(request.headers.get('content-length')) > MAX_REQUEST_CHARS) throw tooLong;
+  const raw = await request.text();
+  if (raw.length > MAX_REQUEST_CHARS) throw tooLong;
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    throw new PageError(400, 'invalid_url', `The request is not JSON. ${usage}`);
+  }
+  const url = (body as { url?: unknown } | null)?.url;
+  if (typeof url !== 'string') throw new PageError(400, 'invalid_url', `No "url" in the request. ${usage}`);
+  const parsed = parseUrl(url);
+  if (parsed === null) throw new PageError(400, 'invalid_url', `"${url.slice(0, 200)}" is not a URL.`);
+  return parsed;
+}
+
+function parseUrl(text: string, base?: URL): URL | null {
+  try {
+    return new URL(text, base);
+  } catch {
+    return null;
+  }
+}
+
+/** Fetches `start`, following up to MAX_REDIRECTS redirects itself so that every hop is checked. */
+async function followRedirects(start: URL, allowHosts: ReadonlySet<string>, signal: AbortSignal): Promise<{ response: Response; url: URL }> {
+  let url = start;
+  for (let redirects = 0; ; redirects++) {
+    const refusal = refuseUrl(url, allowHosts);
+    if (refusal) {
+      const via = url === start ? '' : ` (redirected from ${start.href})`;
+      throw new PageError(refusal.type === 'blocked_address' ? 403 : 400, refusal.type, `${refusal.message}${via}`);
+    }
+    let response: Response;
     try {
-      response = await fetch(url.href, { redirect: 'manual', signal, headers: { 'user-agent': 'StackdocsFetch/1.0', accept: 'text/html,text/plain,application/json,application/xml;q=0.9,*/*;q=0.5' } });
+      response = await fetch(url.href, { method: 'GET', headers: UPSTREAM_HEADERS, redirect: 'manual', signal });
     } catch (error) {
-      if (signal.aborted) return errorResponse(504, 'upstream_timeout', `${url.href} did not answer within ${Math.round(timeout / 1000)} s.`);
-      return errorResponse(502, 'upstream_unreachable', `${url.host} could not be reached (${(error as Error).message}).`);
+      if (signal.aborted) throw error;
+      throw new PageError(502, 'upstream_unreachable', `${url.host} could not be reached (${(error as Error).message}).`);
     }
     const location = response.headers.get('location');
-    if (response.status >= 300 && response.status < 400 && location) {
-      await response.body?.cancel();
-      url = new URL(location, url);
-      response = null;
-      continue;
-    }
-    break;
-  }
-  if (!response) return errorResponse(508, 'too_many_redirects', `More than ${MAX_REDIRECTS} redirects from ${body.url.slice(0, 200)}.`);
-  const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  const textual = type.startsWith('text/') || type === 'application/json' || type.endsWith('+json') || type.endsWith('+xml') || type === 'application/xml' || type === '';
-  if (!textual) {
+    if (!REDIRECTS.has(response.status) || location === null) return { response, url };
     await response.body?.cancel();
-    return errorResponse(415, 'unsupported_content_type', `${url.href} is ${type}, not text; ask the user to download it and attach it instead.`);
+    if (redirects === MAX_REDIRECTS) {
+      throw new PageError(502, 'too_many_redirects', `${start.href} redirected more than ${MAX_REDIRECTS} times; the last hop was ${url.href}.`);
+    }
+    const next = parseUrl(location, url);
+    if (next === null) throw new PageError(502, 'invalid_url', `${url.href} redirected to "${location.slice(0, 200)}", which is not a URL.`);
+    url = next;
   }
-  const { text: raw, truncated } = await readCapped(response, MAX_BYTES);
-  const page = type === 'text/html' || type === 'application/xhtml+xml' ? await htmlToText(raw) : { title: '', text: raw };
-  return Response.json(
-    { url: body.url, final_url: url.href, status: response.status, content_type: type || 'text/plain', title: page.title, text: page.text, truncated },
-    { headers: { 'cache-control': 'no-store' } },
+}
+
+type Kind = 'html' | 'text' | 'unknown';
+
+const TEXT_TYPES = new Set([
+  'application/json',
+  'application/xml',
+  'application/javascript',
+  'application/x-javascript',
+  'application/ecmascript',
+  'application/yaml',
+  'application/x-yaml',
+  'application/x-ndjson',
+  'application/csv',
+]);
+
+function kindOf(mime: string): Kind | null {
+  if (mime === 'text/html' || mime === 'application/xhtml+xml') return 'html';
+  if (mime.startsWith('text/') || TEXT_TYPES.has(mime) || mime.endsWith('+json') || mime.endsWith('+xml')) return 'text';
+  return mime === '' ? 'unknown' : null;
+}
+
+async function readPage(response: Response, url: URL): Promise<Omit<FetchedPage, 'url' | 'final_url' | 'status'>> {
+  const contentType = response.headers.get('content-type') ?? '';
+  const mime = contentType.split(';')[0]!.trim().toLowerCase();
+  let kind = kindOf(mime);
+  if (kind === null) {
+    await response.body?.cancel();
+    throw notText(url, mime);
+  }
+  const { bytes, truncated } = await readCapped(response, MAX_PAGE_BYTES);
+  if (kind === 'unknown') {
+    // No content type: a NUL byte near the start means binary; markup at the start means HTML.
+    const head = latin1(bytes.subarray(0, 1024));
+    if (head.includes('\0')) throw notText(url, 'an unlabelled binary file');
+    kind = /^\s*(<!doctype html|<html)/i.test(head) ? 'html' : 'text';
+  }
+  const raw = decode(bytes, charsetOf(contentType) ?? (kind === 'html' ? metaCharset(bytes) : null));
+  const resolvedType = mime || (kind === 'html' ? 'text/html' : 'text/plain');
+  if (kind === 'text') return { content_type: resolvedType, title: '', text: raw, truncated };
+  const page = await htmlToText(raw, url.href, MAX_HTML_TEXT_CHARS);
+  return { content_type: resolvedType, title: page.title, text: page.text, truncated: truncated || page.cut };
+}
+
+function notText(url: URL, what: string): PageError {
+  return new PageError(
+    415,
+    'unsupported_content_type',
+    `${url.href} is ${what}, not a web page or text, so web_fetch cannot read it. Ask the user to download the file and upload it instead.`,
   );
 }
 
-/** Why a URL may not be fetched, or null when it may. */
-export function refuse(url: URL, allowed: Set<string>): string | null {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `Only http and https pages can be fetched, not ${url.protocol}`;
-  if (allowed.has(url.host)) return null;
-  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || /\.(localhost|local|internal|lan|home|corp)$/.test(host) || (!host.includes('.') && !host.includes(':'))) {
-    return `${host} is a local name; private networks are not reachable through the proxy.`;
-  }
-  if (isPrivateAddress(host)) return `${host} is a private, local or reserved address; it is not reachable through the proxy.`;
-  return null;
-}
-
-/** IPv4 (URL parsing already turns decimal, hex and octal forms into dotted quads) and IPv6. */
-export function isPrivateAddress(host: string): boolean {
-  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
-  if (v4) {
-    const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || (a === 198 && (b === 18 || b === 19)) || a >= 224;
-  }
-  if (!host.includes(':')) return false;
-  if (host === '::' || host === '::1') return true;
-  const mapped = /^::ffff:(.+)$/.exec(host);
-  if (mapped) return mapped[1]!.includes('.') ? isPrivateAddress(mapped[1]!) : true;
-  return /^f[cd]/.test(host) || /^fe[89ab]/.test(host) || /^ff/.test(host);
-}
-
-async function readCapped(response: Response, max: number): Promise<{ text: string; truncated: boolean }> {
+/** Reads at most `max` bytes, then stops reading and says the page was cut. */
+async function readCapped(response: Response, max: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   const reader = response.body?.getReader();
-  if (!reader) return { text: '', truncated: false };
+  if (!reader) return { bytes: new Uint8Array(), truncated: false };
   const chunks: Uint8Array[] = [];
   let size = 0;
   let truncated = false;
   for (;;) {
+    // The fetch's time-limit signal also covers the body: a read rejects once it fires.
     const { value, done } = await reader.read();
     if (done) break;
     if (size + value.byteLength > max) {
       chunks.push(value.subarray(0, max - size));
+      size = max;
       truncated = true;
-      await reader.cancel();
+      await reader.cancel().catch(() => {});
       break;
     }
     chunks.push(value);
     size += value.byteLength;
   }
-  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+  const bytes = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, at);
     at += chunk.byteLength;
   }
-  return { text: new TextDecoder().decode(bytes), truncated };
+  return { bytes, truncated };
 }
 
-const SKIP = new Set(['script', 'style', 'noscript', 'svg', 'template', 'iframe', 'head', 'nav', 'footer']);
-const BLOCK = new Set(['p', 'div', 'br', 'li', 'tr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'section', 'article', 'table', 'ul', 'ol', 'pre', 'blockquote']);
+function charsetOf(contentType: string): string | null {
+  return /;\s*charset\s*=\s*"?([\w.:-]+)"?/i.exec(contentType)?.[1] ?? null;
+}
 
-/** Readable text with the Workers' streaming HTML parser: headings, paragraphs, links as "text (url)". */
-export async function htmlToText(html: string): Promise<{ title: string; text: string }> {
-  let title = '';
+function metaCharset(bytes: Uint8Array): string | null {
+  return /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(latin1(bytes.subarray(0, 2048)))?.[1] ?? null;
+}
+
+function latin1(bytes: Uint8Array): string {
   let text = '';
-  let skip = 0;
-  let inTitle = false;
-  const rewriter = new HTMLRewriter()
-    .on('title', {
-      element(el) {
-        inTitle = true;
-        el.onEndTag(() => void (inTitle = false));
-      },
-      text(chunk) {
-        title += chunk.text;
-      },
-    })
-    .on('*', {
-      element(el) {
-        const tag = el.tagName.toLowerCase();
-        if (SKIP.has(tag)) {
-          skip++;
-          el.onEndTag(() => void skip--);
-          return;
-        }
-        if (BLOCK.has(tag)) {
-          text += tag === 'li' ? '\n- ' : '\n';
-          // A block also ends its line (br is void: it has no end tag).
-          if (tag !== 'br' && tag !== 'li') el.onEndTag(() => void (text += '\n'));
-        }
-        if (tag.startsWith('h') && tag.length === 2) text += '#'.repeat(Number(tag[1])) + ' ';
-        const href = tag === 'a' ? el.getAttribute('href') : null;
-        if (href && /^https?:/i.test(href)) el.onEndTag(() => void (text += ` (${href})`));
-      },
-    })
-    .onDocument({
-      text(chunk) {
-        if (skip === 0 && !inTitle) text += chunk.text;
-      },
-    });
-  await rewriter.transform(new Response(html)).text();
-  return { title: decodeEntities(title).trim(), text: decodeEntities(text).replace(/[ \t]+/g, ' ').replace(/ *\n */g, '\n').replace(/\n{3,}/g, '\n\n').trim() };
+  for (const byte of bytes) text += String.fromCharCode(byte);
+  return text;
 }
 
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', euro: '€', copy: '©', mdash: '—', ndash: '–', hellip: '…' };
-
-export function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, code: string) => {
-    if (code[0] === '#') {
-      const n = code[1] === 'x' || code[1] === 'X' ? parseInt(code.slice(2), 16) : parseInt(code.slice(1), 10);
-      return Number.isFinite(n) && n > 0 && n < 0x110000 ? String.fromCodePoint(n) : whole;
+/** Decodes with the page's charset when the runtime knows it, else as UTF-8. */
+function decode(bytes: Uint8Array, charset: string | null): string {
+  if (charset !== null) {
+    try {
+      return new TextDecoder(charset).decode(bytes);
+    } catch {
+      // An unknown label: UTF-8 is the web's default and the best guess left.
     }
-    return NAMED[code.toLowerCase()] ?? whole;
-  });
+  }
+  return new TextDecoder().decode(bytes);
 }

@@ -1,0 +1,97 @@
+// Addresses web_fetch must refuse and must allow, shared by the classifier's unit test and the
+// route's test under Miniflare.
+
+/** Local names and private, loopback, link-local, shared, reserved or multicast addresses. */
+export const BLOCKED_URLS: readonly string[] = [
+  // Local names
+  'http://localhost/',
+  'http://LOCALHOST:8080/',
+  'http://localhost./',
+  'http://app.localhost/',
+  'http://printer.local/',
+  'http://metadata.google.internal/computeMetadata/v1/',
+  'http://intranet/',
+  'http://router.lan/',
+  'http://nas.home.arpa/',
+  // IPv4 loopback in every spelling the URL parser accepts
+  'http://127.0.0.1/',
+  'http://127.0.0.1./',
+  'http://127.1/',
+  'http://0x7f000001/',
+  'http://0x7f.0.0.1/',
+  'http://2130706433/',
+  'http://0177.0.0.1/',
+  'http://017700000001/',
+  'http://%31%32%37.0.0.1/',
+  'http://127\u30020\u30020\u30021/',
+  'http://0/',
+  'http://0.0.0.0/',
+  // RFC 1918, link-local (cloud metadata), CGNAT, special-purpose, multicast, reserved, broadcast
+  'http://10.0.0.1/',
+  'http://172.16.0.1/',
+  'http://172.31.255.255/',
+  'http://192.168.1.1/',
+  'http://169.254.169.254/latest/meta-data/',
+  'http://169.254.170.2/',
+  'http://100.64.0.1/',
+  'http://100.127.255.254/',
+  'http://192.0.0.170/',
+  'http://192.0.2.1/',
+  'http://198.18.0.1/',
+  'http://198.51.100.7/',
+  'http://203.0.113.9/',
+  'http://224.0.0.1/',
+  'http://239.255.255.250:1900/',
+  'http://240.0.0.1/',
+  'http://255.255.255.255/',
+  // IPv6: loopback, unspecified, IPv4-mapped and -compatible, NAT64, ULA, link- and site-local,
+  // multicast, documentation, 6to4, Teredo, discard
+  'http://[::1]/',
+  'http://[0:0:0:0:0:0:0:1]/',
+  'http://[::]/',
+  'http://[::ffff:127.0.0.1]/',
+  'http://[::ffff:7f00:1]/',
+  'http://[::ffff:10.0.0.1]/',
+  'http://[::ffff:8.8.8.8]/',
+  'http://[::127.0.0.1]/',
+  'http://[64:ff9b::169.254.169.254]/',
+  'http://[fc00::1]/',
+  'http://[fd12:3456:789a::1]/',
+  'http://[fe80::1]/',
+  'http://[fec0::1]/',
+  'http://[ff02::1]/',
+  'http://[2001:db8::1]/',
+  'http://[2002:7f00:1::]/',
+  'http://[2001::1]/',
+  'http://[100::1]/',
+];
+
+/** Not http(s), or with credentials in them. */
+export const INVALID_URLS: readonly string[] = [
+  'file:///etc/passwd',
+  'ftp://example.com/',
+  'gopher://example.com/',
+  'javascript:alert(1)',
+  'data:text/plain,hello',
+  'ws://example.com/',
+  'http://user:secret@example.com/',
+];
+
+/** Public names and addresses, including neighbours of the blocked ranges. */
+export const PUBLIC_URLS: readonly string[] = [
+  'https://example.com/',
+  'https://sub.example.co.uk/path?q=1',
+  'http://8.8.8.8/',
+  'http://1.1.1.1:8080/',
+  'http://172.15.255.255/',
+  'http://172.32.0.1/',
+  'http://100.63.255.255/',
+  'http://100.128.0.1/',
+  'http://169.253.255.255/',
+  'http://192.169.0.1/',
+  'http://198.20.0.1/',
+  'http://223.255.255.255/',
+  'http://[2606:4700:4700::1111]/',
+  'http://[2a00:1450:4001::200e]/',
+  'http://[2001:4860:4860::8888]/',
+];
