@@ -4,17 +4,21 @@ import { useEffect, useMemo } from 'preact/hooks';
 import { Canvas } from './canvas/Canvas.tsx';
 import { Subbar } from './canvas/Subbar.tsx';
 import { useShortcuts } from './useShortcuts.ts';
-import { ChatPanel, formatCost, formatTokens } from './chat/ChatPanel.tsx';
+import { ChatPanel } from './chat/ChatPanel.tsx';
+import { formatSpend } from './chat/format.ts';
+import { addSpend } from './events.ts';
 import { SettingsDialog } from './settings/SettingsDialog.tsx';
 import { connectStack } from './stack-client.ts';
 import { StackClientContext } from './stack-context.ts';
-import { useAppStore } from './store.ts';
+import { openLayout, useAppStore } from './store.ts';
 import { currentStackId, listStacks, rememberStack } from './stacks.ts';
+import { ShortcutsHelp } from './ShortcutsHelp.tsx';
 import { StackSwitcher } from './StackSwitcher.tsx';
 import { useStackLock } from './useStackLock.ts';
 import { useUploads } from './useUploads.ts';
 
 const STACK_ID = currentStackId();
+openLayout(STACK_ID);
 /** How far back the chat is rebuilt after a reload, in events. */
 const HISTORY_EVENTS = 5_000;
 
@@ -98,6 +102,7 @@ function StackScreen() {
           </span>
           <SessionUsage />
           <span class="topbar-spacer" />
+          <ShortcutsHelp />
           <button type="button" class="button" onClick={() => openSettings(true)} aria-label="Settings">
             Settings
           </button>
@@ -136,11 +141,13 @@ function StackScreen() {
 
 function SessionUsage() {
   const session = useAppStore((state) => state.view.session);
-  if (session.tokens === 0) return null;
+  const live = useAppStore((state) => state.view.live);
+  // Finished missions plus what the running one has spent so far.
+  const spent = Object.values(live).reduce(addSpend, session);
+  if (spent.tokens === 0) return null;
   return (
     <span class="session-usage" title="Tokens and cost of this session">
-      {formatTokens(session.tokens)}
-      {session.cost_usd !== null ? ` · ${formatCost(session.cost_usd)}` : ' · cost unknown'}
+      {formatSpend(spent, ' · cost unknown')}
     </span>
   );
 }

@@ -51,4 +51,61 @@ describe('applyEvents', () => {
     const started = applyEvents(queued, [ev({ type: 'mission_started', mission_id: 'b', request_id: 'r2', kind: 'chat', text: 'second' })]);
     expect(started.chat.map((e) => e.kind === 'user' && e.queued)).toEqual([false, false]);
   });
+
+  it('a queued mission stopped before its turn is no longer shown as queued', () => {
+    seq = 0;
+    const view = applyEvents(emptyView, [
+      ev({ type: 'mission_queued', mission_id: 'a', request_id: 'r1', kind: 'chat', text: 'first', position: 0 }),
+      ev({ type: 'mission_queued', mission_id: 'b', request_id: 'r2', kind: 'chat', text: 'second', position: 1 }),
+      ev({ type: 'mission_finished', mission_id: 'b', status: 'aborted', usage: { ...USAGE, input_tokens: 0, output_tokens: 0 } }),
+    ]);
+    expect(view.chat.filter((e) => e.kind === 'user').map((e) => e.kind === 'user' && e.queued)).toEqual([false, false]);
+    expect(view.chat.at(-1)).toMatchObject({ kind: 'notice', text: 'Stopped.' });
+    expect(view.activeMissions).toEqual(['a']);
+  });
+
+  it('counts a running mission\'s spend per model reply, then the finished total once', () => {
+    seq = 0;
+    const running = applyEvents(emptyView, [
+      ev({ type: 'mission_queued', mission_id: 'm', request_id: 'r', kind: 'chat', text: 'hi', position: 0 }),
+      ev({ type: 'assistant_message_end', mission_id: 'm', stop_reason: 'tool_use', usage: USAGE }),
+      ev({ type: 'assistant_message_end', mission_id: 'm', stop_reason: 'end_turn', usage: { ...USAGE, cost_usd: null } }),
+    ]);
+    expect(running.live).toEqual({ m: { tokens: 4, cost_usd: null } });
+    expect(running.session).toEqual({ tokens: 0, cost_usd: 0 });
+    const done = applyEvents(running, [ev({ type: 'mission_finished', mission_id: 'm', status: 'completed', usage: { ...USAGE, input_tokens: 2, output_tokens: 2 } })]);
+    expect(done.live).toEqual({});
+    expect(done.session).toEqual({ tokens: 4, cost_usd: 0.000018 });
+  });
+
+  it('times each tool call from the events\' clocks', () => {
+    seq = 0;
+    const view = applyEvents(emptyView, [
+      { ...ev({ type: 'tool_started', mission_id: 'm', tool_use_id: 't', name: 'bash', title: 'Running ls' }), at: 1_000 },
+      { ...ev({ type: 'tool_finished', mission_id: 'm', tool_use_id: 't', name: 'bash', ok: false, summary: 'exit 2' }), at: 2_500 },
+    ] as StackEvent[]);
+    expect(view.chat[0]).toMatchObject({ kind: 'tool', status: 'error', summary: 'exit 2', duration_ms: 1_500 });
+  });
+
+  it('a reply reads on in one piece above a message queued behind it', () => {
+    seq = 0;
+    const view = applyEvents(emptyView, [
+      ev({ type: 'mission_queued', mission_id: 'a', request_id: 'r1', kind: 'chat', text: 'first', position: 0 }),
+      ev({ type: 'assistant_delta', mission_id: 'a', text: 'One ' }),
+      ev({ type: 'mission_queued', mission_id: 'b', request_id: 'r2', kind: 'chat', text: 'second', position: 1 }),
+      ev({ type: 'assistant_delta', mission_id: 'a', text: 'two.' }),
+      ev({ type: 'tool_started', mission_id: 'a', tool_use_id: 't', name: 'bash', title: 'Running' }),
+      ev({ type: 'mission_finished', mission_id: 'a', status: 'completed', usage: USAGE }),
+      ev({ type: 'mission_started', mission_id: 'b', request_id: 'r2', kind: 'chat', text: 'second' }),
+      ev({ type: 'assistant_delta', mission_id: 'b', text: 'Three.' }),
+    ]);
+    expect(view.chat.map((e) => [e.kind, e.mission_id, 'text' in e ? e.text : ''])).toEqual([
+      ['user', 'a', 'first'],
+      ['assistant', 'a', 'One two.'],
+      ['tool', 'a', ''],
+      ['usage', 'a', ''],
+      ['user', 'b', 'second'],
+      ['assistant', 'b', 'Three.'],
+    ]);
+  });
 });

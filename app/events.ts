@@ -1,10 +1,21 @@
 // Folds the stack's events into what the UI shows. Pure, so it is unit tested.
-import { applyWindowPatch, assertNever, type CanvasWindow, type ModelStatus, type Settings, type StackEvent } from '../worker/protocol.ts';
+import { applyWindowPatch, assertNever, type CanvasWindow, type ModelStatus, type Settings, type StackEvent, type Usage } from '../worker/protocol.ts';
 
 export type ChatEntry =
   | { kind: 'user'; key: string; mission_id: string; text: string; queued: boolean }
   | { kind: 'assistant'; key: string; mission_id: string; text: string; streaming: boolean }
-  | { kind: 'tool'; key: string; mission_id: string; name: string; title: string; status: 'running' | 'ok' | 'error'; summary: string }
+  | {
+      kind: 'tool';
+      key: string;
+      mission_id: string;
+      name: string;
+      title: string;
+      status: 'running' | 'ok' | 'error';
+      summary: string;
+      started_at: number;
+      /** Null while it runs. */
+      duration_ms: number | null;
+    }
   | { kind: 'notice'; key: string; mission_id: string; text: string }
   | { kind: 'error'; key: string; mission_id: string; code: string; text: string; retry_text?: string }
   | { kind: 'usage'; key: string; mission_id: string; tokens: number; cost_usd: number | null }
@@ -24,8 +35,16 @@ export interface StackView {
   chat: ChatEntry[];
   /** Missions accepted (queued or running) and not yet finished, oldest first. */
   activeMissions: string[];
-  /** Tokens and cost since the app opened (replayed history included). */
-  session: { tokens: number; cost_usd: number | null };
+  /** Tokens and cost since the app opened (replayed history included), finished missions only. */
+  session: Spend;
+  /** Running missions' spend so far, from each model reply's usage; gone when they finish. */
+  live: Record<string, Spend>;
+}
+
+export interface Spend {
+  tokens: number;
+  /** Null when a model's price is unknown. */
+  cost_usd: number | null;
 }
 
 export const emptyView: StackView = {
@@ -37,7 +56,16 @@ export const emptyView: StackView = {
   chat: [],
   activeMissions: [],
   session: { tokens: 0, cost_usd: 0 },
+  live: {},
 };
+
+export function tokensOf(usage: Usage): number {
+  return usage.input_tokens + usage.output_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
+}
+
+export function addSpend(a: Spend, b: Spend): Spend {
+  return { tokens: a.tokens + b.tokens, cost_usd: a.cost_usd === null || b.cost_usd === null ? null : a.cost_usd + b.cost_usd };
+}
 
 export function applyEvents(view: StackView, events: StackEvent[]): StackView {
   let next = view;
@@ -49,6 +77,15 @@ export function applyEvents(view: StackView, events: StackEvent[]): StackView {
 }
 
 const SNAPSHOT_STATE = new Set<StackEvent['type']>(['window_opened', 'window_patched', 'window_closed', 'settings_changed', 'model_status', 'permission_rules_changed']);
+
+/**
+ * Adds a mission's entry to the chat: after what came before it, but above the messages still
+ * queued behind it, so a reply reads on in one piece while later messages wait below.
+ */
+function insert(chat: ChatEntry[], entry: ChatEntry): ChatEntry[] {
+  const waiting = entry.mission_id ? chat.findIndex((other) => other.kind === 'user' && other.queued && other.mission_id !== entry.mission_id) : -1;
+  return waiting < 0 ? [...chat, entry] : [...chat.slice(0, waiting), entry, ...chat.slice(waiting)];
+}
 
 function applyEvent(view: StackView, event: StackEvent): StackView {
   const key = `e${event.seq}`;
@@ -66,66 +103,76 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
         chat: view.chat.map((entry) => (entry.kind === 'user' && entry.mission_id === event.mission_id && entry.queued ? { ...entry, queued: false } : entry)),
       };
     case 'assistant_delta': {
-      const last = view.chat.at(-1);
-      if (last?.kind === 'assistant' && last.streaming && last.mission_id === event.mission_id) {
-        return { ...view, chat: [...view.chat.slice(0, -1), { ...last, text: last.text + event.text }] };
+      const at = view.chat.findLastIndex((entry) => entry.mission_id === event.mission_id);
+      const last = view.chat[at];
+      if (last?.kind === 'assistant' && last.streaming) {
+        const chat = [...view.chat];
+        chat[at] = { ...last, text: last.text + event.text };
+        return { ...view, chat };
       }
+      return { ...view, chat: insert(view.chat, { kind: 'assistant', key, mission_id: event.mission_id, text: event.text, streaming: true }) };
+    }
+    case 'assistant_message_end': {
+      const spent = { tokens: tokensOf(event.usage), cost_usd: event.usage.cost_usd };
+      const live = { ...view.live, [event.mission_id]: addSpend(view.live[event.mission_id] ?? { tokens: 0, cost_usd: 0 }, spent) };
       return {
         ...view,
-        chat: [...view.chat, { kind: 'assistant', key, mission_id: event.mission_id, text: event.text, streaming: true }],
+        live,
+        chat: view.chat.map((entry) => (entry.kind === 'assistant' && entry.streaming && entry.mission_id === event.mission_id ? { ...entry, streaming: false } : entry)),
       };
     }
-    case 'assistant_message_end':
-      return { ...view, chat: view.chat.map((entry) => (entry.kind === 'assistant' && entry.streaming && entry.mission_id === event.mission_id ? { ...entry, streaming: false } : entry)) };
     case 'tool_started':
       return {
         ...view,
-        chat: [
-          ...view.chat,
-          { kind: 'tool', key: event.tool_use_id, mission_id: event.mission_id, name: event.name, title: event.title, status: 'running', summary: '' },
-        ],
+        chat: insert(view.chat, {
+          kind: 'tool',
+          key: event.tool_use_id,
+          mission_id: event.mission_id,
+          name: event.name,
+          title: event.title,
+          status: 'running',
+          summary: '',
+          started_at: event.at,
+          duration_ms: null,
+        }),
       };
     case 'tool_finished':
       return {
         ...view,
         chat: view.chat.map((entry) =>
           entry.kind === 'tool' && entry.key === event.tool_use_id
-            ? { ...entry, status: event.ok ? 'ok' : 'error', summary: event.summary }
+            ? { ...entry, status: event.ok ? 'ok' : 'error', summary: event.summary, duration_ms: Math.max(0, event.at - entry.started_at) }
             : entry,
         ),
       };
     case 'model_retry':
       return {
         ...view,
-        chat: [
-          ...view.chat,
-          { kind: 'notice', key, mission_id: event.mission_id, text: `${event.reason} Retrying in ${(event.delay_ms / 1000).toFixed(1)} s (attempt ${event.attempt + 1}).` },
-        ],
+        chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `${event.reason} Retrying in ${(event.delay_ms / 1000).toFixed(1)} s (attempt ${event.attempt + 1}).` }),
       };
     case 'mission_finished': {
       const activeMissions = view.activeMissions.filter((id) => id !== event.mission_id);
       // A question nobody answered before the mission ended is moot now.
-      const chat = view.chat.map((entry): ChatEntry => {
+      let chat = view.chat.map((entry): ChatEntry => {
         if (entry.mission_id !== event.mission_id) return entry;
+        // Stopped before its turn came: no longer waiting.
+        if (entry.kind === 'user' && entry.queued) return { ...entry, queued: false };
         if (entry.kind === 'assistant' && entry.streaming) return { ...entry, streaming: false };
         if (entry.kind === 'permission' && entry.state === 'pending') return { ...entry, state: 'denied' };
         if (entry.kind === 'tool' && entry.status === 'running') return { ...entry, status: 'error', summary: entry.summary || 'Did not finish.' };
         return entry;
       });
-      if (event.status === 'aborted') chat.push({ kind: 'notice', key, mission_id: event.mission_id, text: 'Stopped.' });
+      if (event.status === 'aborted') chat = insert(chat, { kind: 'notice', key, mission_id: event.mission_id, text: 'Stopped.' });
       if ((event.status === 'failed' || event.status === 'interrupted') && event.error) {
         // The user's own message can be sent again as it was.
         const asked = view.chat.find((entry) => entry.kind === 'user' && entry.mission_id === event.mission_id);
         const retry_text = asked?.kind === 'user' ? asked.text : undefined;
-        chat.push({ kind: 'error', key, mission_id: event.mission_id, code: event.error.code, text: event.error.message, ...(retry_text ? { retry_text } : {}) });
+        chat = insert(chat, { kind: 'error', key, mission_id: event.mission_id, code: event.error.code, text: event.error.message, ...(retry_text ? { retry_text } : {}) });
       }
-      const tokens = event.usage.input_tokens + event.usage.output_tokens + event.usage.cache_creation_input_tokens + event.usage.cache_read_input_tokens;
-      if (tokens > 0) chat.push({ kind: 'usage', key: `${key}u`, mission_id: event.mission_id, tokens, cost_usd: event.usage.cost_usd });
-      const session = {
-        tokens: view.session.tokens + tokens,
-        cost_usd: view.session.cost_usd === null || event.usage.cost_usd === null ? null : view.session.cost_usd + event.usage.cost_usd,
-      };
-      return { ...view, activeMissions, chat, session };
+      const spent = { tokens: tokensOf(event.usage), cost_usd: event.usage.cost_usd };
+      if (spent.tokens > 0) chat = insert(chat, { kind: 'usage', key: `${key}u`, mission_id: event.mission_id, ...spent });
+      const { [event.mission_id]: _done, ...live } = view.live;
+      return { ...view, activeMissions, chat, session: addSpend(view.session, spent), live };
     }
     case 'window_opened':
       return { ...view, windows: [...view.windows.filter((w) => w.id !== event.window.id), event.window] };
@@ -141,10 +188,7 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
     case 'permission_requested':
       return {
         ...view,
-        chat: [
-          ...view.chat,
-          { kind: 'permission', key, mission_id: event.mission_id, ask_id: event.ask_id, title: event.title, reason: event.reason, state: 'pending' },
-        ],
+        chat: insert(view.chat, { kind: 'permission', key, mission_id: event.mission_id, ask_id: event.ask_id, title: event.title, reason: event.reason, state: 'pending' }),
       };
     case 'permission_decision': {
       // An answered question updates its entry; a rule's refusal shows as a notice.
@@ -155,7 +199,7 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
         return { ...view, chat };
       }
       if (event.decision === 'denied') {
-        return { ...view, chat: [...view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `Blocked: ${event.title}. ${event.reason ?? ''}`.trim() }] };
+        return { ...view, chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `Blocked: ${event.title}. ${event.reason ?? ''}`.trim() }) };
       }
       return view;
     }
@@ -183,12 +227,12 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
     case 'file_ready':
       return {
         ...view,
-        chat: [...view.chat, { kind: 'download', key, mission_id: event.mission_id ?? '', path: event.path, mime: event.mime, size: event.size }],
+        chat: insert(view.chat, { kind: 'download', key, mission_id: event.mission_id ?? '', path: event.path, mime: event.mime, size: event.size }),
       };
     case 'context_compacted':
       return {
         ...view,
-        chat: [...view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `Context compacted: ${event.removed_messages} older messages were summarised to make room.` }],
+        chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `Context compacted: ${event.removed_messages} older messages were summarised to make room.` }),
       };
     case 'model_status':
       return { ...view, model: event.status };

@@ -1,5 +1,5 @@
 // Keyboard: Ctrl/Cmd-K focuses the chat, Esc stops the running mission, Alt-] and Alt-[ bring
-// the next or previous window to the front.
+// the next or previous window to the front and pan to it.
 import { useEffect } from 'preact/hooks';
 import type { StackClient } from './stack-client.ts';
 import { useAppStore } from './store.ts';
@@ -8,6 +8,8 @@ export const SHORTCUTS: [string, string][] = [
   ['Ctrl/⌘ K', 'Focus the chat'],
   ['Esc', 'Stop what the agent is doing'],
   ['Alt ] / Alt [', 'Next / previous window'],
+  ['F2 or double-click', 'Rename a window (on its title) or edit a table cell'],
+  ['Enter', 'Send the message; in a table, edit the cell'],
 ];
 
 export function useShortcuts(client: StackClient): void {
@@ -19,21 +21,24 @@ export function useShortcuts(client: StackClient): void {
         return;
       }
       const state = useAppStore.getState();
-      if (event.key === 'Escape' && !state.settingsOpen && state.view.activeMissions.length > 0) {
-        // Escape inside an open editor (a cell, a title) only closes the editor.
-        const target = event.target as HTMLElement | null;
-        if (target?.closest('.window') && target.tagName === 'INPUT') return;
-        void client.call('abort', {}).catch(() => {});
+      if (event.key === 'Escape') {
+        // Escape closes a dialog or a popover first; editors stop it themselves.
+        const target = event.target as Element | null;
+        if (state.settingsOpen || target?.closest('dialog, [popover]') || document.querySelector('[popover]:popover-open')) return;
+        // In a window's own field (a table's filter), Escape belongs to the field.
+        if (target?.closest('.window') && target.matches('input, select, textarea')) return;
+        if (state.view.activeMissions.length > 0) void client.call('abort', {}).catch(() => {});
         return;
       }
-      if (event.altKey && (event.key === ']' || event.key === '[')) {
+      if (event.altKey && (event.code === 'BracketRight' || event.code === 'BracketLeft' || event.key === ']' || event.key === '[')) {
         const windows = state.view.windows;
         if (windows.length === 0) return;
         event.preventDefault();
         const at = windows.findIndex((win) => win.id === state.focus.windowId);
-        const step = event.key === ']' ? 1 : -1;
-        const next = windows[(at + step + windows.length) % windows.length]!;
-        state.focusWindow(next.id);
+        const step = event.code === 'BracketRight' || event.key === ']' ? 1 : -1;
+        // From nothing focused, forward starts at the first window and backward at the last.
+        const next = at < 0 ? (step > 0 ? 0 : windows.length - 1) : (at + step + windows.length) % windows.length;
+        state.focusWindow(windows[next]!.id);
       }
     };
     document.addEventListener('keydown', onKey);

@@ -8,13 +8,15 @@ import { serveStack } from './lib/serve.mjs';
 
 const fake = await startFakeModel({ port: 0 });
 const ID = '{{tool_result:id: (w_[\\w-]+)}}';
+// What a turn of this size costs with a warm prompt cache.
+const USAGE = { input_tokens: 1800, output_tokens: 160, cache_read_input_tokens: 6200 };
 fake.load({
   name: 'screenshot',
   turns: [
     {
       reply: {
         content: [
-          { type: 'text', text: 'I read your three October invoices and put them in a table.' },
+          { type: 'text', text: 'I read your five October invoices and put them in a table.' },
           {
             type: 'tool_use',
             name: 'create_window',
@@ -25,30 +27,39 @@ fake.load({
                 { key: 'vendor', label: 'Vendor' },
                 { key: 'date', label: 'Date', type: 'date' },
                 { key: 'total', label: 'Total', type: 'currency', currency: 'EUR' },
+                { key: 'paid', label: 'Paid', type: 'boolean' },
               ],
               rows: [
-                { vendor: 'ACME GMBH', date: '2026-10-02', total: 1240.5 },
-                { vendor: 'NORTHWIND', date: '2026-10-09', total: 312.8 },
-                { vendor: 'GLOBEX AG', date: '2026-10-17', total: 2875 },
+                { vendor: 'ACME GMBH', date: '2026-10-02', total: 1240.5, paid: true },
+                { vendor: 'NORTHWIND', date: '2026-10-09', total: 312.8, paid: true },
+                { vendor: 'INITECH', date: '2026-10-14', total: 689.9, paid: false },
+                { vendor: 'GLOBEX AG', date: '2026-10-17', total: 2875, paid: false },
+                { vendor: 'UMBRELLA', date: '2026-10-23', total: 1530, paid: false },
               ],
             },
           },
         ],
+        usage: USAGE,
       },
     },
-    { reply: { content: [{ type: 'tool_use', name: 'create_window', input: { kind: 'chart', title: 'Totals by vendor', chart: 'bar', table_id: ID, x: 'vendor', y: ['total'] } }] } },
+    { reply: { content: [{ type: 'tool_use', name: 'create_window', input: { kind: 'chart', title: 'Totals by vendor', chart: 'bar', table_id: ID, x: 'vendor', y: ['total'] } }], usage: USAGE } },
     {
       reply: {
         content: [
           {
             type: 'tool_use',
             name: 'create_window',
-            input: { kind: 'notes', title: 'To check', content: '- **GLOBEX AG** is over €2,500: needs approval\n- NORTHWIND: VAT id changed since September' },
+            input: {
+              kind: 'notes',
+              title: 'To check',
+              content: '**€6,648.20** in October, €5,094.90 still unpaid.\n\n- **GLOBEX AG** is over €2,500: needs approval\n- NORTHWIND: VAT id changed since September',
+            },
           },
         ],
+        usage: USAGE,
       },
     },
-    { reply: { content: [{ type: 'text', text: 'Totals are charted, and I noted two things to check.' }] } },
+    { reply: { content: [{ type: 'text', text: 'Totals are charted, and I noted two things to check.' }], usage: USAGE } },
   ],
 });
 const stack = await serveStack({ appPort: 4194, proxyPort: 8808, apiKey: 'test-screenshot-key', upstream: fake.url, quiet: true });
@@ -59,15 +70,10 @@ try {
   await page.getByRole('textbox', { name: 'Message' }).fill('Extract my October invoices and chart the totals');
   await page.getByRole('button', { name: 'Send' }).click();
   await page.getByText('Totals are charted').waitFor();
-  // The user nudges the notes a little to the right, as people do.
-  const title = await page.locator('[data-window-id]').nth(2).locator('.window-titlebar').boundingBox();
-  await page.mouse.move(title!.x + 80, title!.y + 12);
-  await page.mouse.down();
-  await page.mouse.move(title!.x + 200, title!.y + 40, { steps: 12 });
-  await page.mouse.up();
-  await page.mouse.click(900, 760);
-  await page.waitForTimeout(500);
-  await page.waitForTimeout(300);
+  // Nothing selected, the pointer out of the way: the canvas as it rests.
+  await page.mouse.click(700, 700);
+  await page.mouse.move(1000, 400);
+  await page.waitForTimeout(600);
   await page.screenshot({ path: new URL('../docs/screenshot.png', import.meta.url).pathname });
   console.log('docs/screenshot.png written');
 } finally {

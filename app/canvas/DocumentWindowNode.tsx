@@ -1,17 +1,20 @@
 // A document window: a PDF (pdfjs, page by page, with zoom) or an image, read from the stack's
 // user space through the worker.
-import type { Node, NodeProps } from '@xyflow/react';
+import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
-import { useEffect, useRef, useState } from 'preact/hooks';
-import type { DocumentWindow } from '../../worker/protocol.ts';
+import { useEffect, useState } from 'preact/hooks';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { openPdf, type PdfHandle } from './pdf.ts';
+import { PdfPage } from './PdfPage.tsx';
+import type { DocumentWindowNodeType } from './window-nodes.ts';
 import { WindowFrame } from './WindowFrame.tsx';
 
-export type DocumentWindowNodeType = Node<{ window: DocumentWindow }, 'document'>;
-
 type Loaded = { kind: 'pdf'; pdf: PdfHandle } | { kind: 'image'; url: string } | { kind: 'error'; message: string } | { kind: 'loading' };
+
+/** Zoom levels, as a share of the window's width (1 fits the page to it). */
+const ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
+const step = (zoom: number, by: 1 | -1) => (by > 0 ? (ZOOMS.find((z) => z > zoom) ?? zoom) : (ZOOMS.findLast((z) => z < zoom) ?? zoom));
 
 export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selected }: NodeProps<DocumentWindowNodeType>) {
   const { window } = data;
@@ -22,57 +25,74 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
 
   useEffect(() => {
     let cancelled = false;
-    let cleanup = () => {};
+    let release = () => {};
+    // Whatever was opened after the window closed (or changed file) is let go at once.
+    const keep = (loadedNow: Loaded, free: () => void) => {
+      release = free;
+      if (cancelled) free();
+      else setLoaded(loadedNow);
+    };
+    setLoaded({ kind: 'loading' });
+    setPage(1);
     (async () => {
       try {
         const file = await client.call('read_file', { path: window.path });
         if (file.mime === 'application/pdf') {
           const pdf = await openPdf(file.bytes);
-          cleanup = () => void pdf.destroy();
-          if (!cancelled) setLoaded({ kind: 'pdf', pdf });
+          keep({ kind: 'pdf', pdf }, () => void pdf.destroy());
         } else if (file.mime.startsWith('image/')) {
           const url = URL.createObjectURL(new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mime }));
-          cleanup = () => URL.revokeObjectURL(url);
-          if (!cancelled) setLoaded({ kind: 'image', url });
+          keep({ kind: 'image', url }, () => URL.revokeObjectURL(url));
         } else {
-          setLoaded({ kind: 'error', message: `${window.path} is ${file.mime}; only PDFs and images are shown here.` });
+          keep({ kind: 'error', message: `${window.path} is ${file.mime}; only PDFs and images are shown here.` }, () => {});
         }
       } catch (error) {
         const reason = error instanceof StackCallError ? error.message : error instanceof Error ? error.message : String(error);
-        if (!cancelled) setLoaded({ kind: 'error', message: `${window.path} could not be shown: ${reason}` });
+        keep({ kind: 'error', message: `${window.path} could not be shown: ${reason}` }, () => {});
       }
     })();
     return () => {
       cancelled = true;
-      cleanup();
+      release();
     };
   }, [client, window.path]);
 
   const pages = loaded.kind === 'pdf' ? loaded.pdf.pages : 1;
   const tools =
-    loaded.kind === 'pdf' ? (
+    loaded.kind === 'pdf' || loaded.kind === 'image' ? (
       <div class="doc-tools nodrag">
-        <button type="button" class="window-tool" aria-label="Previous page" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-          ‹
-        </button>
-        <span class="doc-page" aria-live="polite">
-          {page} / {pages}
-        </span>
-        <button type="button" class="window-tool" aria-label="Next page" disabled={page >= pages} onClick={() => setPage(page + 1)}>
-          ›
-        </button>
-        <button type="button" class="window-tool" aria-label="Zoom out" onClick={() => setZoom(Math.max(0.5, zoom - 0.25))}>
+        {loaded.kind === 'pdf' && (
+          <>
+            <button type="button" class="window-tool" aria-label="Previous page" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+              ‹
+            </button>
+            <span class="doc-page" aria-live="polite">
+              {page} / {pages}
+            </span>
+            <button type="button" class="window-tool" aria-label="Next page" disabled={page >= pages} onClick={() => setPage(page + 1)}>
+              ›
+            </button>
+          </>
+        )}
+        <button type="button" class="window-tool" aria-label="Zoom out" disabled={zoom <= ZOOMS[0]!} onClick={() => setZoom(step(zoom, -1))}>
           −
         </button>
-        <button type="button" class="window-tool" aria-label="Zoom in" onClick={() => setZoom(Math.min(3, zoom + 0.25))}>
+        <button type="button" class="window-tool doc-zoom" aria-label="Fit to width" title="Fit to width" onClick={() => setZoom(1)}>
+          {Math.round(zoom * 100)}%
+        </button>
+        <button type="button" class="window-tool" aria-label="Zoom in" disabled={zoom >= ZOOMS.at(-1)!} onClick={() => setZoom(step(zoom, 1))}>
           +
         </button>
       </div>
     ) : undefined;
 
   return (
-    <WindowFrame window={window} selected={selected} tools={tools}>
-      {loaded.kind === 'loading' && <p class="window-problem">Loading {window.path}…</p>}
+    <WindowFrame window={window} selected={selected} tools={tools} scrolls>
+      {loaded.kind === 'loading' && (
+        <p class="window-empty" role="status">
+          Loading {window.path}…
+        </p>
+      )}
       {loaded.kind === 'error' && (
         <p class="window-problem" role="alert">
           {loaded.message}
@@ -83,21 +103,3 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
     </WindowFrame>
   );
 });
-
-function PdfPage({ pdf, page, zoom, title }: { pdf: PdfHandle; page: number; zoom: number; title: string }) {
-  const canvas = useRef<HTMLCanvasElement>(null);
-  const [problem, setProblem] = useState<string | null>(null);
-  useEffect(() => {
-    if (!canvas.current) return;
-    const task = pdf.render(page, zoom, canvas.current);
-    task.catch((error: unknown) => setProblem(error instanceof Error ? error.message : String(error)));
-    return () => pdf.cancel(canvas.current);
-  }, [pdf, page, zoom]);
-  return problem ? (
-    <p class="window-problem" role="alert">
-      Page {page} could not be drawn: {problem}
-    </p>
-  ) : (
-    <canvas ref={canvas} class="doc-canvas" role="img" aria-label={`${title}, page ${page}`} />
-  );
-}

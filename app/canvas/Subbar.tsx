@@ -1,35 +1,46 @@
-// The subbar (taskbar): a tab per window — click to bring it to the front, × to close — and +
-// to open a new notes window.
-import type { CanvasWindow } from '../../worker/protocol.ts';
+// The subbar (taskbar): a tab per window — click to bring it to the front and pan to it, × to
+// close — and + to open a new notes window (the agent hears of it and can fill it).
+import { useState } from 'preact/hooks';
+import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
-
-const ICONS: Record<CanvasWindow['kind'], string> = { notes: '✎', table: '▦', chart: '◔', document: '▤' };
+import { KIND_ICONS } from './WindowFrame.tsx';
 
 export function Subbar() {
   const client = useStackClient();
   const windows = useAppStore((state) => state.view.windows);
   const focused = useAppStore((state) => state.focus.windowId);
   const focusWindow = useAppStore((state) => state.focusWindow);
+  const [problem, setProblem] = useState<string | null>(null);
   const close = (id: string) => void client.call('canvas_interaction', { type: 'window_closed', window_id: id }).catch(() => {});
   const add = async () => {
-    const opened = await client.call('open_window', { kind: 'notes', title: 'Untitled notes' }).catch(() => null);
-    if (opened) focusWindow(opened.id);
+    setProblem(null);
+    try {
+      const opened = await client.call('open_window', { kind: 'notes', title: 'Untitled notes' });
+      focusWindow(opened.id);
+    } catch (error) {
+      setProblem(error instanceof StackCallError ? error.message : 'The window could not be opened.');
+    }
   };
   return (
     <nav class="subbar" aria-label="Windows">
       <ul class="subbar-tabs">
         {windows.map((win) => (
           <li key={win.id} class={win.id === focused ? 'subbar-tab subbar-tab--focused' : 'subbar-tab'}>
-            <button type="button" class="subbar-focus" onClick={() => focusWindow(win.id)} aria-label={`Show ${win.title}`}>
-              <span aria-hidden="true">{ICONS[win.kind]}</span> {win.title}
+            <button type="button" class="subbar-focus" onClick={() => focusWindow(win.id)} aria-label={`Show ${win.title}`} aria-current={win.id === focused ? 'true' : undefined} title={win.title}>
+              <span aria-hidden="true">{KIND_ICONS[win.kind]}</span> <span class="subbar-title">{win.title}</span>
             </button>
-            <button type="button" class="subbar-close" onClick={() => close(win.id)} aria-label={`Close ${win.title}`}>
+            <button type="button" class="subbar-close" onClick={() => close(win.id)} aria-label={`Close ${win.title}`} title="Close">
               ×
             </button>
           </li>
         ))}
       </ul>
+      {problem && (
+        <span class="subbar-problem" role="alert">
+          {problem}
+        </span>
+      )}
       <button type="button" class="subbar-add" onClick={() => void add()} aria-label="New notes window" title="New notes window">
         +
       </button>

@@ -16,6 +16,15 @@ describe('chartData', () => {
       data: { labels: ['A', 'B', 'C'], series: [{ name: 'Total', values: [3, 4, null] }] },
     });
   });
+  it('says when every series is money in one currency', () => {
+    const money: TableWindow = { ...table, columns: [table.columns[0]!, { key: 'n', label: 'Total', type: 'currency', currency: 'EUR' }, { key: 'm', label: 'Net', type: 'currency', currency: 'EUR' }] };
+    const drawn = chartData(chart({ type: 'table', table_id: 't', x: 'v', y: ['n', 'm'] }), [money]);
+    expect(drawn.ok && drawn.data.currency).toBe('EUR');
+    const mixed = { ...money, columns: [...money.columns.slice(0, 2), { key: 'm', label: 'Count', type: 'number' as const }] };
+    const other = chartData(chart({ type: 'table', table_id: 't', x: 'v', y: ['n', 'm'] }), [mixed]);
+    expect(other.ok && other.data.currency).toBeUndefined();
+  });
+
   it('says why it cannot draw', () => {
     expect(chartData(chart({ type: 'table', table_id: 'gone', x: 'v', y: ['n'] }), [table])).toEqual({ ok: false, message: 'The table this chart draws (gone) is closed.' });
     expect(chartData(chart({ type: 'table', table_id: 't', x: 'v', y: ['z'] }), [table])).toEqual({ ok: false, message: 'The table no longer has the column z.' });

@@ -5,6 +5,8 @@ import type { CanvasWindow, ChartWindow } from '../../worker/protocol.ts';
 export interface ChartData {
   labels: string[];
   series: { name: string; values: (number | null)[] }[];
+  /** ISO 4217 code when every series is money in that currency, so axes can say so. */
+  currency?: string;
 }
 
 export type ChartInput = { ok: true; data: ChartData } | { ok: false; message: string };
@@ -17,9 +19,12 @@ export function chartData(chart: ChartWindow, windows: CanvasWindow[]): ChartInp
   const columns = new Map(table.columns.map((column) => [column.key, column]));
   const missing = [source.x, ...source.y].filter((key) => !columns.has(key));
   if (missing.length) return { ok: false, message: `The table no longer has the column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.` };
+  const codes = new Set(source.y.map((key) => columns.get(key)!).map((column) => (column.type === 'currency' ? (column.currency ?? 'USD') : null)));
+  const [code] = codes;
   return {
     ok: true,
     data: {
+      ...(codes.size === 1 && code ? { currency: code } : {}),
       labels: table.rows.map((row) => String(row.cells[source.x] ?? '')),
       series: source.y.map((key) => ({
         name: columns.get(key)!.label,

@@ -3,6 +3,8 @@ import type { PDFDocumentProxy, RenderTask } from 'pdfjs-dist';
 
 export interface PdfHandle {
   pages: number;
+  /** A page's width in CSS pixels at scale 1. */
+  pageWidth(page: number): Promise<number>;
   render(page: number, scale: number, canvas: HTMLCanvasElement): Promise<void>;
   cancel(canvas: HTMLCanvasElement | null): void;
   destroy(): Promise<void>;
@@ -33,6 +35,7 @@ export async function openPdf(bytes: Uint8Array): Promise<PdfHandle> {
   const tasks = new WeakMap<HTMLCanvasElement, RenderTask>();
   return {
     pages: doc.numPages,
+    pageWidth: async (pageNumber) => (await doc.getPage(pageNumber)).getViewport({ scale: 1 }).width,
     async render(pageNumber, scale, canvas) {
       tasks.get(canvas)?.cancel();
       const page = await doc.getPage(pageNumber);

@@ -3,6 +3,10 @@ import type { CellValue, TableColumn, TableRow } from '../../worker/protocol.ts'
 
 export type SortState = { key: string; direction: 'asc' | 'desc' } | null;
 
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+// Dates are calendar days, not instants: shown in UTC so no time zone moves them a day.
+const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
+
 export function formatCell(value: CellValue | undefined, column: TableColumn): string {
   if (value === null || value === undefined || value === '') return '';
   switch (column.type) {
@@ -19,6 +23,8 @@ export function formatCell(value: CellValue | undefined, column: TableColumn): s
       return typeof value === 'number' ? new Intl.NumberFormat().format(value) : String(value);
     case 'boolean':
       return value === true ? 'Yes' : value === false ? 'No' : String(value);
+    case 'date':
+      return typeof value === 'string' && ISO_DATE.test(value) ? DATE_FORMAT.format(new Date(`${value}T00:00:00Z`)) : String(value);
     default:
       return String(value);
   }
@@ -41,17 +47,38 @@ export function parseCell(text: string, column: TableColumn): { value: CellValue
       if (/^(no|false|0|n)$/i.test(trimmed)) return { value: false };
       return { error: 'Type yes or no.' };
     case 'date':
-      return /^\d{4}-\d{2}-\d{2}$/.test(trimmed) && !Number.isNaN(Date.parse(trimmed)) ? { value: trimmed } : { error: 'Use a date like 2026-10-31.' };
+      return isCalendarDate(trimmed) ? { value: trimmed } : { error: 'Use a date like 2026-10-31.' };
     default:
       return { value: trimmed };
   }
 }
 
+/** A real day of the calendar as YYYY-MM-DD (2026-02-30 is not one). */
+function isCalendarDate(text: string): boolean {
+  if (!ISO_DATE.test(text)) return false;
+  const date = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text;
+}
+
+/** The text an editor starts from: the value as stored, which is what parseCell reads back. */
+export function editText(value: CellValue | undefined, column: TableColumn): string {
+  if (value === null || value === undefined) return '';
+  if (column.type === 'boolean' && typeof value === 'boolean') return value ? 'yes' : 'no';
+  return String(value);
+}
+
+/**
+ * The rows to show: those matching `filter` (case-insensitive, against the shown text or the
+ * stored value, so "2026-10" finds October dates), sorted by `sort`.
+ */
 export function visibleRows(rows: TableRow[], columns: TableColumn[], filter: string, sort: SortState): TableRow[] {
   const needle = filter.trim().toLowerCase();
-  const filtered = needle
-    ? rows.filter((row) => columns.some((column) => formatCell(row.cells[column.key], column).toLowerCase().includes(needle)))
-    : rows;
+  const matches = (row: TableRow) =>
+    columns.some((column) => {
+      const value = row.cells[column.key];
+      return formatCell(value, column).toLowerCase().includes(needle) || (value !== null && value !== undefined && String(value).toLowerCase().includes(needle));
+    });
+  const filtered = needle ? rows.filter(matches) : rows;
   if (!sort) return filtered;
   const factor = sort.direction === 'asc' ? 1 : -1;
   return [...filtered].sort((a, b) => {

@@ -1,15 +1,12 @@
 // The chat: the conversation with streaming replies and tool activity, the composer, stop.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { assertNever } from '../../worker/protocol.ts';
-import type { ChatEntry } from '../events.ts';
-import { Markdown } from '../Markdown.tsx';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
 import type { UploadState } from '../useUploads.ts';
 import { ModelBanner } from './ModelBanner.tsx';
-import { DownloadLink } from './DownloadLink.tsx';
-import { PermissionPrompt } from './PermissionPrompt.tsx';
+import { ChatItem } from './ChatItem.tsx';
+import { MissionStatus } from './MissionStatus.tsx';
 
 export function ChatPanel({ uploads }: { uploads: UploadState }) {
   const client = useStackClient();
@@ -60,6 +57,7 @@ export function ChatPanel({ uploads }: { uploads: UploadState }) {
           </p>
         ))}
         {uploads.busy && <p class="chat-uploading" role="status">Adding {uploads.busy}…</p>}
+        <MissionStatus />
         <textarea
           id="chat-input"
           aria-label="Message"
@@ -102,71 +100,4 @@ export function ChatPanel({ uploads }: { uploads: UploadState }) {
       </form>
     </aside>
   );
-}
-
-function RetryButton({ text }: { text: string }) {
-  const client = useStackClient();
-  return (
-    <button type="button" class="button msg-retry" onClick={() => void client.call('mission', { text }).catch(() => {})}>
-      Retry
-    </button>
-  );
-}
-
-export function formatTokens(tokens: number): string {
-  return `${new Intl.NumberFormat('en-US').format(tokens)} tokens`;
-}
-
-export function formatCost(usd: number): string {
-  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
-}
-
-function ChatItem({ entry }: { entry: ChatEntry }) {
-  switch (entry.kind) {
-    case 'user':
-      return (
-        <div class={entry.queued ? 'msg msg--user msg--queued' : 'msg msg--user'} data-role="user">
-          {entry.text}
-          {entry.queued && <span class="msg-queued"> · queued</span>}
-        </div>
-      );
-    case 'assistant':
-      return (
-        <div class={entry.streaming ? 'msg msg--assistant msg--streaming' : 'msg msg--assistant'} data-role="assistant">
-          <Markdown text={entry.text} />
-        </div>
-      );
-    case 'tool':
-      return (
-        <details class={`tool tool--${entry.status}`} data-role="tool">
-          <summary>
-            <span class="tool-status" aria-hidden="true">{entry.status === 'running' ? '…' : entry.status === 'ok' ? '✓' : '!'}</span>
-            {entry.title}
-          </summary>
-          {entry.summary && <pre class="tool-detail">{entry.summary}</pre>}
-        </details>
-      );
-    case 'notice':
-      return <div class="msg msg--notice" data-role="notice">{entry.text}</div>;
-    case 'permission':
-      return <PermissionPrompt entry={entry} />;
-    case 'download':
-      return <DownloadLink entry={entry} />;
-    case 'error':
-      return (
-        <div class="msg msg--error" role="alert" data-role="error" data-code={entry.code}>
-          {entry.text}
-          {entry.retry_text && <RetryButton text={entry.retry_text} />}
-        </div>
-      );
-    case 'usage':
-      return (
-        <div class="msg-usage" data-role="usage">
-          {formatTokens(entry.tokens)}
-          {entry.cost_usd !== null ? ` · ${formatCost(entry.cost_usd)}` : ''}
-        </div>
-      );
-    default:
-      return assertNever(entry, 'chat entry');
-  }
 }

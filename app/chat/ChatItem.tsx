@@ -1,0 +1,75 @@
+// One entry of the conversation: the user's message (queued until its turn), a streamed reply, a
+// tool call, a notice, an error with Retry, a permission question, a download, a mission's spend.
+import { useState } from 'preact/hooks';
+import { assertNever } from '../../worker/protocol.ts';
+import type { ChatEntry } from '../events.ts';
+import { Markdown } from '../Markdown.tsx';
+import { useStackClient } from '../stack-context.ts';
+import { DownloadLink } from './DownloadLink.tsx';
+import { formatSpend } from './format.ts';
+import { PermissionPrompt } from './PermissionPrompt.tsx';
+import { ToolActivity } from './ToolActivity.tsx';
+
+export function ChatItem({ entry }: { entry: ChatEntry }) {
+  switch (entry.kind) {
+    case 'user':
+      return (
+        <div class={entry.queued ? 'msg msg--user msg--queued' : 'msg msg--user'} data-role="user">
+          {entry.text}
+          {entry.queued && <span class="msg-queued"> · queued</span>}
+        </div>
+      );
+    case 'assistant':
+      return (
+        <div class={entry.streaming ? 'msg msg--assistant msg--streaming' : 'msg msg--assistant'} data-role="assistant" aria-busy={entry.streaming}>
+          <Markdown text={entry.text} />
+        </div>
+      );
+    case 'tool':
+      return <ToolActivity entry={entry} />;
+    case 'notice':
+      return (
+        <div class="msg msg--notice" data-role="notice">
+          {entry.text}
+        </div>
+      );
+    case 'permission':
+      return <PermissionPrompt entry={entry} />;
+    case 'download':
+      return <DownloadLink entry={entry} />;
+    case 'error':
+      return (
+        <div class="msg msg--error" role="alert" data-role="error" data-code={entry.code}>
+          {entry.text}
+          {entry.retry_text && <RetryButton text={entry.retry_text} />}
+        </div>
+      );
+    case 'usage':
+      return (
+        <div class="msg-usage" data-role="usage" title="Tokens and cost of this mission">
+          {formatSpend(entry)}
+        </div>
+      );
+    default:
+      return assertNever(entry, 'chat entry');
+  }
+}
+
+/** Sends the failed message again, as it was; once, so a double click does not queue it twice. */
+function RetryButton({ text }: { text: string }) {
+  const client = useStackClient();
+  const [state, setState] = useState<'idle' | 'sending' | 'sent' | 'failed'>('idle');
+  const retry = () => {
+    setState('sending');
+    client.call('mission', { text }).then(
+      () => setState('sent'),
+      () => setState('failed'),
+    );
+  };
+  if (state === 'sent') return <span class="msg-retry-state"> Sent again.</span>;
+  return (
+    <button type="button" class="button msg-retry" disabled={state === 'sending'} onClick={retry}>
+      {state === 'failed' ? 'Retry again' : 'Retry'}
+    </button>
+  );
+}
