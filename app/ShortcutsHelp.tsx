@@ -9,15 +9,22 @@ export function ShortcutsHelp() {
       </button>
       <div id="shortcuts-help" class="shortcuts-popover" popover="auto" role="dialog" aria-label="Keyboard shortcuts">
         <h2>Keyboard shortcuts</h2>
-        <dl class="shortcuts">
-          {SHORTCUTS.map(([keys, what]) => (
-            <div key={keys}>
-              <dt>{keys}</dt>
-              <dd>{what}</dd>
-            </div>
-          ))}
-        </dl>
+        <ShortcutList />
       </div>
     </>
+  );
+}
+
+/** The shortcuts as a definition list; shown here and in Settings. */
+export function ShortcutList() {
+  return (
+    <dl class="shortcuts">
+      {SHORTCUTS.map(([keys, what]) => (
+        <div key={keys}>
+          <dt>{keys}</dt>
+          <dd>{what}</dd>
+        </div>
+      ))}
+    </dl>
   );
 }

@@ -5,7 +5,7 @@ import type { Provider, SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
-import { SHORTCUTS } from '../useShortcuts.ts';
+import { ShortcutList } from '../ShortcutsHelp.tsx';
 import { MemorySection } from './MemorySection.tsx';
 import { PermissionRules } from './PermissionRules.tsx';
 
@@ -140,14 +140,7 @@ export function SettingsDialog() {
         </div>
         <section class="rules" aria-labelledby="keys-title">
           <h3 id="keys-title">Keyboard</h3>
-          <dl class="shortcuts">
-            {SHORTCUTS.map(([keys, what]) => (
-              <div key={keys}>
-                <dt>{keys}</dt>
-                <dd>{what}</dd>
-              </div>
-            ))}
-          </dl>
+          <ShortcutList />
         </section>
         <MemorySection />
         <PermissionRules />
