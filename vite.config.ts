@@ -1,6 +1,6 @@
 // Build of the app (Preact + xyflow under preact/compat) and its service worker.
 import preact from '@preact/preset-vite';
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineConfig, type Plugin } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
@@ -40,11 +40,66 @@ function ocrAssets(): Plugin {
   };
 }
 
+/**
+ * The computer's image (vm-images/out/latest, built by vm-images/build.sh): copied into
+ * dist/vm/<hash>/ by the build, served from there in dev, and named to the app by the virtual
+ * module `virtual:vm-image` (null when no image is built: the app then says so).
+ */
+function findVmImage(): { dir: string; hash: string; base: string } | null {
+  const latest = join(import.meta.dirname, 'vm-images/out/latest');
+  if (!existsSync(join(latest, 'manifest.json'))) return null;
+  const dir = realpathSync(latest);
+  const hash = (JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { recipeHash: string }).recipeHash;
+  return { dir, hash, base: `/vm/${hash}/` };
+}
+
+/** `virtual:vm-image` alone: the stack worker imports it, and workers get their own plugins. */
+function vmImageModule(): Plugin {
+  const base = findVmImage()?.base ?? null;
+  return {
+    name: 'stackdocs:vm-image-module',
+    resolveId: (id) => (id === 'virtual:vm-image' ? '\0virtual:vm-image' : undefined),
+    load: (id) => (id === '\0virtual:vm-image' ? `export const vmImageBase = ${JSON.stringify(base)};` : undefined),
+  };
+}
+
+function vmImage(): Plugin {
+  const { dir = null, hash = null, base = null } = findVmImage() ?? {};
+  let outDir = 'dist';
+  return {
+    name: 'stackdocs:vm-image',
+    configResolved(config) {
+      outDir = config.build.outDir;
+    },
+    configureServer(server) {
+      if (!dir || !base) return;
+      server.middlewares.use(base, (req, res, next) => {
+        const file = join(dir, decodeURIComponent((req.url ?? '/').split('?')[0]!));
+        if (!file.startsWith(dir) || !existsSync(file) || !statSync(file).isFile()) return next();
+        res.setHeader('content-type', 'application/octet-stream');
+        res.end(readFileSync(file));
+      });
+    },
+    // Before the service worker's precache list is made (closeBundle), which must see the boot files.
+    writeBundle: {
+      sequential: true,
+      order: 'pre',
+      handler() {
+        if (!dir || !hash) return;
+        // ~180 MB of chunks: copied as files, not through the bundle.
+        cpSync(dir, join(outDir, 'vm', hash), { recursive: true, dereference: true });
+      },
+    },
+  };
+}
+
 export default defineConfig({
   plugins: [
     preact(),
     pdfjsAssets(),
     ocrAssets(),
+    vmImage(),
+    vmImageModule(),
     VitePWA({
       registerType: 'autoUpdate',
       injectRegister: false,
@@ -66,7 +121,10 @@ export default defineConfig({
         ],
       },
       workbox: {
-        globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}'],
+        globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}', 'vm/*/{bzImage,bios.bin,vgabios.bin,initrd.img}'],
+        // The disk chunks and the saved state are copied into OPFS once; only the small boot files
+        // (precached above) are needed again, e.g. for a cold boot offline.
+        globIgnores: ['vm/*/disk/**', 'vm/*/state.gzip'],
         // The OCR core and the VM image chunks are several MB each.
         maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
         navigateFallback: 'index.html',
@@ -76,7 +134,7 @@ export default defineConfig({
       },
     }),
   ],
-  worker: { format: 'es' },
+  worker: { format: 'es', plugins: () => [vmImageModule()] },
   build: { target: 'es2022', sourcemap: true },
   preview: { port: 4173, strictPort: true, host: '127.0.0.1' },
 });

@@ -21,7 +21,7 @@ export default defineConfig({
         // Everything the stack worker imports is listed, so a fresh clone's first run does not
         // discover one mid-test; wa-sqlite stays out so its wasm is found beside its module.
         optimizeDeps: {
-          include: ['@anthropic-ai/sdk', 'zod', 'comlink', 'eventsource-parser', 'papaparse', 'pdfjs-dist', 'picomatch', 'tesseract.js', 'write-excel-file/universal'],
+          include: ['@anthropic-ai/sdk', 'zod', 'comlink', 'eventsource-parser', 'papaparse', 'pdfjs-dist', 'picomatch', 'tesseract.js', 'write-excel-file/universal', '@xterm/xterm', '@xterm/addon-fit'],
           exclude: ['@journeyapps/wa-sqlite'],
         },
         test: {

@@ -5,6 +5,7 @@ import { Canvas } from './canvas/Canvas.tsx';
 import { Subbar } from './canvas/Subbar.tsx';
 import { useShortcuts } from './useShortcuts.ts';
 import { ChatPanel } from './chat/ChatPanel.tsx';
+import { ComputerChip } from './ComputerChip.tsx';
 import { formatSpend } from './chat/format.ts';
 import { addSpend } from './events.ts';
 import { SettingsDialog } from './settings/SettingsDialog.tsx';
@@ -100,6 +101,7 @@ function StackScreen() {
           <span class={`status-pill status-pill--${model.state}`} aria-label={`Model: ${modelLabel(model.state)}`}>
             {modelLabel(model.state)}
           </span>
+          <ComputerChip />
           <SessionUsage />
           <span class="topbar-spacer" />
           <ShortcutsHelp />

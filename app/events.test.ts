@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StackEvent, StackEventBody } from '../worker/protocol.ts';
 import { applyEvents, emptyView } from './events.ts';
+import { HEAD_CHARS, TAIL_CHARS, outputText } from './tool-output.ts';
 
 let seq = 0;
 const USAGE = { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.000018 };
@@ -107,5 +108,49 @@ describe('applyEvents', () => {
       ['user', 'b', 'second'],
       ['assistant', 'b', 'Three.'],
     ]);
+  });
+
+  it('keeps what a tool was given, what it printed as it ran, and the full result', () => {
+    seq = 0;
+    const view = applyEvents(emptyView, [
+      ev({ type: 'tool_started', mission_id: 'm', tool_use_id: 't', name: 'bash', title: 'Running make', detail: 'make all' }),
+      ev({ type: 'tool_output', mission_id: 'm', tool_use_id: 't', stream: 'stdout', text: 'cc -c a.c\n' }),
+      ev({ type: 'tool_output', mission_id: 'm', tool_use_id: 'other', stream: 'stdout', text: 'not mine' }),
+      ev({ type: 'tool_output', mission_id: 'm', tool_use_id: 't', stream: 'stderr', text: 'warning: x\n' }),
+      ev({ type: 'tool_finished', mission_id: 'm', tool_use_id: 't', name: 'bash', ok: true, summary: 'exit 0', output: 'cc -c a.c\nwarning: x\n' }),
+    ]);
+    expect(view.chat).toHaveLength(1);
+    const tool = view.chat[0]!;
+    expect(tool).toMatchObject({ kind: 'tool', detail: 'make all', summary: 'exit 0', result: 'cc -c a.c\nwarning: x\n' });
+    expect(tool.kind === 'tool' && outputText(tool.output)).toBe('cc -c a.c\nwarning: x\n');
+  });
+
+  it('a tool that prints for long keeps its first lines and its newest output', () => {
+    seq = 0;
+    const line = (i: number) => `line ${String(i).padStart(6, '0')}\n`;
+    const events = [ev({ type: 'tool_started', mission_id: 'm', tool_use_id: 't', name: 'bash', title: 'Counting' })];
+    for (let chunk = 0; chunk < 100; chunk++) {
+      const text = Array.from({ length: 100 }, (_, i) => line(chunk * 100 + i)).join('');
+      events.push(ev({ type: 'tool_output', mission_id: 'm', tool_use_id: 't', stream: 'stdout', text }));
+    }
+    const tool = applyEvents(emptyView, events).chat[0]!;
+    if (tool.kind !== 'tool') throw new Error('not a tool entry');
+    expect(tool.output.head.length + tool.output.tail.length).toBeLessThanOrEqual(HEAD_CHARS + TAIL_CHARS);
+    expect(tool.output.head.startsWith(line(0))).toBe(true);
+    expect(tool.output.tail.endsWith(line(9_999))).toBe(true);
+    expect(tool.output.tail.startsWith('line ')).toBe(true);
+    expect(outputText(tool.output)).toMatch(/\n… \d+ KB not shown …\n/);
+  });
+
+  it('follows the computer: from the snapshot, then its status events, skipping replayed older ones', () => {
+    seq = 0;
+    const booting = ev({ type: 'computer_status', status: { state: 'booting', detail: 'kernel' } });
+    const ready = ev({ type: 'computer_status', status: { state: 'ready', woke: true, wake_ms: 640 } });
+    expect(emptyView.computer).toBeNull();
+    // The snapshot (at seq 1) already says ready; the replayed boot at seq 1 must not undo it.
+    const fromSnapshot = { ...emptyView, snapshotSeq: 1, computer: { state: 'ready' as const, woke: true, wake_ms: 640 } };
+    expect(applyEvents(fromSnapshot, [booting]).computer).toEqual({ state: 'ready', woke: true, wake_ms: 640 });
+    const later = applyEvents(applyEvents(fromSnapshot, [booting, ready]), [ev({ type: 'computer_status', status: { state: 'error', message: 'boom', can_reboot: true } })]);
+    expect(later.computer).toEqual({ state: 'error', message: 'boom', can_reboot: true });
   });
 });

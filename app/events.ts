@@ -1,5 +1,6 @@
 // Folds the stack's events into what the UI shows. Pure, so it is unit tested.
-import { applyWindowPatch, assertNever, type CanvasWindow, type ModelStatus, type Settings, type StackEvent, type Usage } from '../worker/protocol.ts';
+import { applyWindowPatch, assertNever, type CanvasWindow, type ComputerStatus, type ModelStatus, type Settings, type StackEvent, type Usage } from '../worker/protocol.ts';
+import { appendOutput, emptyOutput, type ToolOutput } from './tool-output.ts';
 
 export type ChatEntry =
   | { kind: 'user'; key: string; mission_id: string; text: string; queued: boolean }
@@ -12,6 +13,12 @@ export type ChatEntry =
       title: string;
       status: 'running' | 'ok' | 'error';
       summary: string;
+      /** What the tool was given (a command as itself), when the worker says. */
+      detail: string;
+      /** What it printed while it ran (bash), the first lines and the newest. */
+      output: ToolOutput;
+      /** The result the model read, when longer than the summary. */
+      result: string;
       started_at: number;
       /** Null while it runs. */
       duration_ms: number | null;
@@ -31,6 +38,8 @@ export interface StackView {
   snapshotSeq: number;
   settings: Settings | null;
   model: ModelStatus;
+  /** Null until the snapshot says. */
+  computer: ComputerStatus | null;
   windows: CanvasWindow[];
   chat: ChatEntry[];
   /** Missions accepted (queued or running) and not yet finished, oldest first. */
@@ -52,6 +61,7 @@ export const emptyView: StackView = {
   snapshotSeq: 0,
   settings: null,
   model: { state: 'unknown' },
+  computer: null,
   windows: [],
   chat: [],
   activeMissions: [],
@@ -76,7 +86,7 @@ export function applyEvents(view: StackView, events: StackEvent[]): StackView {
   return next;
 }
 
-const SNAPSHOT_STATE = new Set<StackEvent['type']>(['window_opened', 'window_patched', 'window_closed', 'settings_changed', 'model_status', 'permission_rules_changed']);
+const SNAPSHOT_STATE = new Set<StackEvent['type']>(['window_opened', 'window_patched', 'window_closed', 'settings_changed', 'model_status', 'computer_status', 'permission_rules_changed']);
 
 /**
  * Adds a mission's entry to the chat: after what came before it, but above the messages still
@@ -132,16 +142,27 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
           title: event.title,
           status: 'running',
           summary: '',
+          detail: event.detail ?? '',
+          output: emptyOutput,
+          result: '',
           started_at: event.at,
           duration_ms: null,
         }),
       };
+    case 'tool_output': {
+      const at = view.chat.findLastIndex((entry) => entry.kind === 'tool' && entry.key === event.tool_use_id);
+      const entry = view.chat[at];
+      if (entry?.kind !== 'tool') return view;
+      const chat = [...view.chat];
+      chat[at] = { ...entry, output: appendOutput(entry.output, event.text) };
+      return { ...view, chat };
+    }
     case 'tool_finished':
       return {
         ...view,
         chat: view.chat.map((entry) =>
           entry.kind === 'tool' && entry.key === event.tool_use_id
-            ? { ...entry, status: event.ok ? 'ok' : 'error', summary: event.summary, duration_ms: Math.max(0, event.at - entry.started_at) }
+            ? { ...entry, status: event.ok ? 'ok' : 'error', summary: event.summary, result: event.output ?? '', duration_ms: Math.max(0, event.at - entry.started_at) }
             : entry,
         ),
       };
@@ -236,6 +257,8 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       };
     case 'model_status':
       return { ...view, model: event.status };
+    case 'computer_status':
+      return { ...view, computer: event.status };
     default:
       return assertNever(event, 'stack event');
   }

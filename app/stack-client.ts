@@ -11,6 +11,7 @@ import type {
   StackResponse,
   StackSnapshot,
 } from '../worker/protocol.ts';
+import { createTerminalFeed, type TerminalFeed } from './terminal-feed.ts';
 
 export class StackCallError extends Error {
   constructor(readonly shape: ErrorShape) {
@@ -25,8 +26,17 @@ export interface StackClient {
   call<M extends Method>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>>;
   snapshot(): Promise<StackSnapshot>;
   subscribe(afterSeq: number, listener: EventListener): Promise<{ last_seq: number }>;
+  /** The computer's serial root shell: its output, keystrokes and size. */
+  readonly terminal: TerminalLink;
   /** Stops the worker (e.g. when another tab took the stack over). */
   close(): void;
+}
+
+export interface TerminalLink extends TerminalFeed {
+  /** Keystrokes (UTF-8) or binary input for the shell. */
+  input(bytes: Uint8Array): Promise<void>;
+  /** The view's size in characters; the worker passes it on once the computer is ready. */
+  resize(cols: number, rows: number): Promise<void>;
 }
 
 export function connectStack(stackId: string): StackClient {
@@ -35,6 +45,7 @@ export function connectStack(stackId: string): StackClient {
     name: `stack:${stackId}`,
   });
   const api = Comlink.wrap<StackApi>(worker);
+  const feed = createTerminalFeed((listener) => api.subscribeTerminal(Comlink.proxy(listener)));
   return {
     stackId,
     async call(method, params) {
@@ -49,6 +60,11 @@ export function connectStack(stackId: string): StackClient {
     },
     snapshot: () => api.snapshot(),
     subscribe: (afterSeq, listener) => api.subscribe(afterSeq, Comlink.proxy(listener)),
+    terminal: {
+      listen: feed.listen,
+      input: (bytes) => api.terminalInput(bytes),
+      resize: (cols, rows) => api.terminalResize(cols, rows),
+    },
     close: () => worker.terminate(),
   };
 }

@@ -80,6 +80,7 @@ export const useAppStore = create<AppState>()(
             snapshotSeq: snapshot.last_seq,
             settings: snapshot.settings,
             model: snapshot.model,
+            computer: snapshot.computer,
             windows: snapshot.windows,
           },
           // Layout of windows closed meanwhile (or of other stacks, from the shared legacy key).

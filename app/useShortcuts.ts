@@ -6,7 +6,7 @@ import { useAppStore } from './store.ts';
 
 export const SHORTCUTS: [string, string][] = [
   ['Ctrl/⌘ K', 'Focus the chat'],
-  ['Esc', 'Stop what the agent is doing'],
+  ['Esc', 'Stop what the agent is doing (in the terminal, Esc goes to the shell)'],
   ['Alt ] / Alt [', 'Next / previous window'],
   ['F2 or double-click', 'Rename a window (on its title) or edit a table cell'],
   ['Enter', 'Send the message; in a table, edit the cell'],
@@ -24,6 +24,8 @@ export function useShortcuts(client: StackClient): void {
       if (event.key === 'Escape') {
         // Escape closes a dialog or a popover first; editors stop it themselves.
         const target = event.target as Element | null;
+        // In the terminal, Escape is the shell's (vi, less, readline need it).
+        if (target?.closest('[data-terminal]')) return;
         if (state.settingsOpen || target?.closest('dialog, [popover]') || document.querySelector('[popover]:popover-open')) return;
         // In a window's own field (a table's filter), Escape belongs to the field.
         if (target?.closest('.window') && target.matches('input, select, textarea')) return;

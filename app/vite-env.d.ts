@@ -5,3 +5,8 @@ interface ImportMetaEnv {
   /** Default model endpoint (the proxy) baked into the build. */
   readonly VITE_PROXY_URL?: string;
 }
+
+declare module 'virtual:vm-image' {
+  /** Where the computer's image is served (`/vm/<recipe hash>/`), or null when this build has none. */
+  export const vmImageBase: string | null;
+}

@@ -6,6 +6,7 @@ import { benchCanvas } from './canvas.ts';
 import { benchMemory } from './memory.ts';
 import { benchOcr } from './ocr.ts';
 import { benchProxy } from './proxy.ts';
+import { benchVm } from './vm.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   'proxy.overhead': benchProxy,
@@ -14,6 +15,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'agent.overhead_per_tool_call': benchAgent,
   'canvas.pan_frame_200': benchCanvas,
   'ocr.page': benchOcr,
+  'vm.cold_boot': benchVm,
 };
 
 // Names come after `--` from npm, or as plain arguments.

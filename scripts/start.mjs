@@ -1,8 +1,9 @@
 // `npm start`: installs what is missing, builds, starts the local proxy and serves the app.
-import { ensureDependencies, step } from './lib/setup.mjs';
+import { ensureDependencies, ensureVmImage, step } from './lib/setup.mjs';
 
 try {
   ensureDependencies();
+  ensureVmImage();
   const { serveStack } = await import('./lib/serve.mjs');
   const appPort = Number(process.env.PORT ?? 4173);
   const proxyPort = Number(process.env.PROXY_PORT ?? 8787);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFully } from './disk.ts';
-import { fetchImageFile, fetchManifest, fillDisk, ImageError, parseManifest, sha256Hex, type FetchLike, type ImageManifest } from './image.ts';
+import { fetchImageFile, fetchManifest, fetchPristineState, fillDisk, ImageError, parseManifest, sha256Hex, type FetchLike, type ImageManifest } from './image.ts';
 import { openNodeSyncFile } from './node-file.ts';
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
@@ -17,8 +17,8 @@ async function synthetic(): Promise<{ manifest: ImageManifest; served: Map<strin
   for (const index of [0, 2]) {
     const raw = new Uint8Array(chunkSize).fill(index + 1);
     const sha256 = await sha256Hex(raw);
-    served.set(`disk/${sha256}.gz`, gzipSync(raw));
-    chunks.push({ index, sha256, file: `disk/${sha256}.gz`, compressedSize: served.get(`disk/${sha256}.gz`)!.length });
+    served.set(`disk/${sha256}.gzip`, gzipSync(raw));
+    chunks.push({ index, sha256, file: `disk/${sha256}.gzip`, compressedSize: served.get(`disk/${sha256}.gzip`)!.length });
   }
   const kernel = new Uint8Array([1, 2, 3]);
   served.set('bzImage', kernel);
@@ -49,6 +49,19 @@ function fakeFetch(served: Map<string, Uint8Array>, failures: Map<string, number
 const tmpFile = () => openNodeSyncFile(join(mkdtempSync(join(tmpdir(), 'vm-image-')), 'disk.img'));
 
 describe('image (synthetic)', () => {
+  it('fetches the pristine state, checks it, and has none when the manifest names none', async () => {
+    const { manifest, served } = await synthetic();
+    expect(await fetchPristineState(manifest, 'base', { fetch: fakeFetch(served) })).toBeNull();
+    const state = new Uint8Array(5000).map((_, i) => i % 251);
+    served.set('state.gzip', gzipSync(state));
+    const withState = parseManifest({ ...manifest, pristineState: { file: 'state.gzip', size: state.length, sha256: await sha256Hex(state), compressedSize: served.get('state.gzip')!.length } });
+    const got = await fetchPristineState(withState, 'base', { fetch: fakeFetch(served, new Map([['state.gzip', 1]])) });
+    expect(new Uint8Array(got!)).toEqual(state);
+    served.set('state.gzip', gzipSync(state.map((b) => b ^ 1)));
+    await expect(fetchPristineState(withState, 'base', { fetch: fakeFetch(served) })).rejects.toMatchObject({ code: 'checksum' });
+    expect(() => parseManifest({ ...manifest, pristineState: { file: 'state.gzip' } })).toThrow(/pristineState/);
+  });
+
   it('rejects invalid manifests with a reason', () => {
     expect(() => parseManifest({ format: 2 })).toThrow(/format 2/);
     expect(() => parseManifest(null)).toThrow(ImageError);

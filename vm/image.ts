@@ -23,6 +23,8 @@ export interface ImageManifest {
   agent: { protocol: number; virtioConsolePort: number; guestDevice: string };
   files: { kernel: ImageFile; initrd: ImageFile; bios: ImageFile; vgaBios: ImageFile };
   disk: { size: number; chunkSize: number; compression: 'gzip'; chunks: DiskChunk[] };
+  /** The post-boot saved state that matches the disk as shipped (gzip; sha256 of the raw bytes). */
+  pristineState?: ImageFile & { compressedSize: number };
 }
 
 export type ImageErrorCode = 'bad_manifest' | 'fetch_failed' | 'checksum' | 'quota' | 'write_failed';
@@ -67,6 +69,8 @@ export function parseManifest(value: unknown): ImageManifest {
     if (!HEX64.test(c.sha256) || typeof c.file !== 'string') fail(`chunk ${c.index} is incomplete`);
     last = c.index;
   }
+  const state = m.pristineState as (ImageFile & { compressedSize: number }) | undefined;
+  if (state !== undefined && (!state || typeof state.file !== 'string' || typeof state.size !== 'number' || !HEX64.test(state.sha256 ?? ''))) fail('pristineState is incomplete');
   return value as ImageManifest;
 }
 
@@ -119,8 +123,7 @@ export async function fillDisk(manifest: ImageManifest, baseUrl: string, file: S
   for (const chunk of chunks) {
     options.signal?.throwIfAborted();
     const bytes = await withRetries(options.attempts ?? 3, `disk chunk ${chunk.index} (${chunk.file})`, async () => {
-      const compressed = await fetchBytes(joinUrl(baseUrl, chunk.file), options.fetch);
-      const raw = await gunzip(compressed);
+      const raw = await fetchGzip(joinUrl(baseUrl, chunk.file), options.fetch);
       if (raw.length !== Math.min(chunkSize, size - chunk.index * chunkSize)) {
         throw new ImageError('checksum', `disk chunk ${chunk.index} has ${raw.length} bytes`);
       }
@@ -149,6 +152,22 @@ export async function fetchImageFile(manifest: ImageManifest, baseUrl: string, r
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
+/**
+ * Fetches the image's pristine post-boot state (null when the image has none), inflated and
+ * checked: restoring it on the freshly filled disk makes the first start a wake.
+ */
+export async function fetchPristineState(manifest: ImageManifest, baseUrl: string, options: { fetch?: FetchLike; attempts?: number } = {}): Promise<ArrayBuffer | null> {
+  const entry = manifest.pristineState;
+  if (!entry) return null;
+  const bytes = await withRetries(options.attempts ?? 3, `the saved state (${entry.file})`, async () => {
+    const raw = await fetchGzip(joinUrl(baseUrl, entry.file), options.fetch);
+    if (raw.length !== entry.size) throw new ImageError('checksum', `the saved state has ${raw.length} bytes, expected ${entry.size}`);
+    await verify(raw, entry.sha256, 'the saved state');
+    return raw;
+  });
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
@@ -159,7 +178,7 @@ async function verify(bytes: Uint8Array, expected: string, what: string): Promis
   if (actual !== expected) throw new ImageError('checksum', `${what} is corrupt (sha256 ${actual.slice(0, 12)}…, expected ${expected.slice(0, 12)}…)`);
 }
 
-async function fetchBytes(url: string, fetchFn: FetchLike = fetch): Promise<Uint8Array> {
+async function fetchOk(url: string, fetchFn: FetchLike = fetch): Promise<Response> {
   let response: Response;
   try {
     response = await fetchFn(url);
@@ -167,7 +186,19 @@ async function fetchBytes(url: string, fetchFn: FetchLike = fetch): Promise<Uint
     throw new ImageError('fetch_failed', `could not fetch ${url}`, { cause });
   }
   if (!response.ok) throw new ImageError('fetch_failed', `could not fetch ${url}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
+  return response;
+}
+
+async function fetchBytes(url: string, fetchFn?: FetchLike): Promise<Uint8Array> {
+  return new Uint8Array(await (await fetchOk(url, fetchFn)).arrayBuffer());
+}
+
+/** A gzip file's inflated bytes; a server that sent it with Content-Encoding: gzip already inflated it. */
+async function fetchGzip(url: string, fetchFn?: FetchLike): Promise<Uint8Array> {
+  const response = await fetchOk(url, fetchFn);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const inflatedOnTheWay = /\bgzip\b/i.test(response.headers.get('content-encoding') ?? '');
+  return inflatedOnTheWay && !(bytes[0] === 0x1f && bytes[1] === 0x8b) ? bytes : gunzip(bytes);
 }
 
 async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {

@@ -88,6 +88,31 @@ describe.skipIf(!existsSync(join(IMAGE_DIR, 'manifest.json')) || process.env.STA
     expect(r.stdout).toMatch(/^1\.5\./);
   }, 240_000);
 
+  it('has /workspace mounted from the host (9p) and installs a local wheel offline', async () => {
+    expect((await machine.exec({ command: 'grep " /workspace " /proc/mounts' })).stdout).toMatch(/^host9p \/workspace 9p /);
+    // A minimal pure-Python wheel, made in the guest, installed without any network.
+    const make = String.raw`
+import zipfile, hashlib, base64
+files = {'hello_sd.py': b'def greet():\n    return "hello from a wheel"\n',
+         'hello_sd-1.0.dist-info/METADATA': b'Metadata-Version: 2.1\nName: hello-sd\nVersion: 1.0\n',
+         'hello_sd-1.0.dist-info/WHEEL': b'Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n'}
+record = []
+with zipfile.ZipFile('/tmp/hello_sd-1.0-py3-none-any.whl', 'w') as z:
+    for name, data in files.items():
+        z.writestr(name, data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
+        record.append(f'{name},sha256={digest},{len(data)}')
+    record.append('hello_sd-1.0.dist-info/RECORD,,')
+    z.writestr('hello_sd-1.0.dist-info/RECORD', '\n'.join(record) + '\n')
+`;
+    expect((await machine.exec({ command: 'python3 -', input: make })).code).toBe(0);
+    const t = now();
+    const pip = await machine.exec({ command: 'cd /tmp && pip install --no-index --break-system-packages ./hello_sd-1.0-py3-none-any.whl', timeout: 300 });
+    numbers.pipWheelMs = now() - t;
+    expect(pip.code, pip.stderr).toBe(0);
+    expect((await machine.exec({ command: `python3 -c 'import hello_sd; print(hello_sd.greet())'` })).stdout).toBe('hello from a wheel\n');
+  }, 400_000);
+
   it('kills a runaway command at its timeout', async () => {
     const r = await machine.exec({ command: 'sleep 100', timeout: 2 });
     expect(r).toMatchObject({ timedOut: true, code: null, signal: 'SIGKILL' });

@@ -4,6 +4,7 @@
 import { V86 } from 'v86';
 import { AgentClient, AgentError, type AgentInfo, type AgentTransport, type ExecOptions, type ExecRequest, type ExecResult } from './agent-client.ts';
 import type { SyncFileDisk } from './disk.ts';
+import { emulatorOptions } from './emulator-options.ts';
 
 /** Boot files and settings, as fetched from the image (see image.ts). */
 export interface MachineBootFiles {
@@ -35,7 +36,8 @@ export type MachineStatus =
   | { state: 'off' }
   | { state: 'booting'; detail: string }
   | { state: 'waking' }
-  | { state: 'ready'; bootId: string; woke: boolean }
+  /** `phases`: where the last wake or boot spent its time (ms), for measurements. */
+  | { state: 'ready'; bootId: string; woke: boolean; phases?: Record<string, number> }
   | { state: 'suspended' }
   | { state: 'error'; message: string; canReboot: boolean };
 
@@ -50,6 +52,18 @@ export interface EmulatorLike {
   destroy(): Promise<void>;
   serial0_send(data: string): void;
   serial_send_bytes(port: number, data: Uint8Array): void;
+  /** v86's in-memory 9p filesystem (the `filesystem` option), shared as /workspace. */
+  fs9p?: unknown;
+}
+
+/** Points in the lifecycle where the owner keeps other state in step (the /workspace mirror). */
+export interface MachineHooks {
+  /** After a boot or wake, before the machine is ready: the guest is running. */
+  started?(emulator: EmulatorLike, how: 'booted' | 'woke'): Promise<void>;
+  /** The emulator is stopped and about to be saved. */
+  beforeSave?(): Promise<void>;
+  /** The state of `generation` is written. */
+  saved?(generation: string): Promise<void>;
 }
 
 export interface MachineOptions {
@@ -62,6 +76,7 @@ export interface MachineOptions {
   /** Ping the agent every intervalMs while idle; no answer within timeoutMs is an error. */
   watchdog?: { intervalMs: number; timeoutMs: number } | false;
   createEmulator?: (options: Record<string, unknown>) => EmulatorLike;
+  hooks?: MachineHooks;
 }
 
 export class MachineError extends Error {
@@ -136,6 +151,7 @@ export class Machine {
     try {
       const info = await client.waitReady(this.options.bootTimeoutMs ?? 180_000);
       await client.settime(Date.now(), 30_000);
+      await this.options.hooks?.started?.(emulator, 'booted');
       this.becomeReady(info, false);
       return info;
     } catch (cause) {
@@ -147,13 +163,25 @@ export class Machine {
   private async wakeFrom(state: ArrayBuffer): Promise<AgentInfo> {
     await this.teardown();
     this.setStatus({ state: 'waking' });
+    let mark = performance.now();
+    const phases: Record<string, number> = {};
+    const lap = (name: string) => {
+      const at = performance.now();
+      phases[name] = Math.round(at - mark);
+      mark = at;
+    };
     const emulator = this.createEmulator({ initial_state: { buffer: state } });
     await waitEvent(emulator, 'emulator-started', 60_000);
+    lap('restore');
     const client = new AgentClient(this.transport(emulator), { awaitReady: false });
     this.client = client;
     const info = await client.ping(30_000);
+    lap('ping');
     await client.settime(Date.now(), 30_000);
-    this.becomeReady(info, true);
+    lap('settime');
+    await this.options.hooks?.started?.(emulator, 'woke');
+    lap('workspace');
+    this.becomeReady(info, true, phases);
     return info;
   }
 
@@ -162,22 +190,43 @@ export class Machine {
    * emulator. Afterwards start() wakes from it.
    */
   async suspend(): Promise<void> {
-    const { emulator, client } = this;
-    if (!emulator || !client) throw new MachineError('not_running', 'the computer is not running');
     this.stopWatchdog();
+    await this.save(true);
+    await this.teardown();
+    this.setStatus({ state: 'suspended' });
+  }
+
+  /**
+   * Saves the state like suspend() but keeps running: a tab closed or killed afterwards still
+   * wakes in about a second, as long as the disk did not move on. Returns the generation.
+   */
+  async checkpoint(): Promise<string> {
+    const generation = await this.save(false);
+    await this.emulator?.run();
+    return generation;
+  }
+
+  /** `fatal`: a failure stops the machine (suspend); otherwise it runs on (checkpoint). */
+  private async save(fatal: boolean): Promise<string> {
+    const { emulator, client } = this;
+    if (!emulator || !client || this.status.state !== 'ready') throw new MachineError('not_running', 'the computer is not running');
     try {
       await client.exec({ command: SYNC_AND_DROP, timeout: 60 });
       await emulator.stop();
+      await this.options.hooks?.beforeSave?.();
       const state = await emulator.save_state();
       this.options.disk.flush();
       const generation = crypto.randomUUID();
       await this.options.store.writeState(state, generation);
       this.options.disk.clearDirty();
+      await this.options.hooks?.saved?.(generation);
+      return generation;
     } catch (cause) {
-      return this.fail(new MachineError('save_failed', 'the computer could not be saved', { cause }));
+      const error = new MachineError('save_failed', 'the computer could not be saved', { cause });
+      if (fatal) return this.fail(error);
+      await emulator.run();
+      throw error;
     }
-    await this.teardown();
-    this.setStatus({ state: 'suspended' });
   }
 
   /** Runs a program in the computer (see AgentClient.exec). */
@@ -204,19 +253,7 @@ export class Machine {
 
   private createEmulator(extra: Record<string, unknown>): EmulatorLike {
     const { files, disk, wasmPath } = this.options;
-    const options = {
-      wasm_path: wasmPath,
-      memory_size: files.memoryMiB * 1024 * 1024,
-      bios: { buffer: files.bios },
-      vga_bios: { buffer: files.vgaBios },
-      hda: disk,
-      virtio_console: true,
-      autostart: true,
-      disable_keyboard: true,
-      disable_mouse: true,
-      disable_speaker: true,
-      ...extra,
-    };
+    const options = { ...emulatorOptions(files, disk, wasmPath), ...extra };
     const create = this.options.createEmulator ?? ((o) => new V86(o as never) as unknown as EmulatorLike);
     const emulator = create(options);
     emulator.add_listener('serial0-output-byte', ((byte: number) => {
@@ -239,11 +276,11 @@ export class Machine {
     };
   }
 
-  private becomeReady(info: AgentInfo, woke: boolean): void {
+  private becomeReady(info: AgentInfo, woke: boolean, phases?: Record<string, number>): void {
     this.client?.onReady((next, restarted) => {
       if (restarted) this.setStatus({ state: 'ready', bootId: next.bootId, woke: false });
     });
-    this.setStatus({ state: 'ready', bootId: info.bootId, woke });
+    this.setStatus({ state: 'ready', bootId: info.bootId, woke, ...(phases ? { phases } : {}) });
     this.startWatchdog();
   }
 

@@ -1,5 +1,5 @@
-// The machine's files in OPFS (dedicated worker only): stacks/<stackId>/vm/{disk.img, state.bin,
-// machine.json}. machine.json is held open through a sync handle so a disk write can mark the
+// The machine's files in OPFS (dedicated worker only): stacks/<stackId>/.os/vm/{disk.img,
+// state.bin, machine.json} -- in the system space, so user space (/workspace) never lists them. machine.json is held open through a sync handle so a disk write can mark the
 // saved state stale synchronously.
 import { opfsSyncFile, type SyncAccessHandleLike, type SyncFile } from './disk.ts';
 import type { MachineStore } from './machine.ts';
@@ -19,6 +19,9 @@ export interface OpfsMachineFiles {
   store: MachineStore;
   readMeta(): MachineMeta;
   writeMeta(meta: MachineMeta): void;
+  /** The stack's folder (its user space is /workspace) and the machine's own folder. */
+  stackDir: FileSystemDirectoryHandle;
+  vmDir: FileSystemDirectoryHandle;
   /** Closes the sync handles (another worker may then open the files). */
   close(): void;
 }
@@ -29,7 +32,8 @@ const EMPTY_META: MachineMeta = { imageHash: null, state: null, disk: null };
 export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: string): Promise<OpfsMachineFiles> {
   const stacks = await root.getDirectoryHandle('stacks', { create: true });
   const stack = await stacks.getDirectoryHandle(stackId, { create: true });
-  const dir = await stack.getDirectoryHandle('vm', { create: true });
+  const system = await stack.getDirectoryHandle('.os', { create: true });
+  const dir = await system.getDirectoryHandle('vm', { create: true });
   const open = async (name: string) => ((await dir.getFileHandle(name, { create: true })) as SyncHandleFile).createSyncAccessHandle();
   const diskHandle = await open('disk.img');
   const metaHandle = await open('machine.json');
@@ -83,6 +87,8 @@ export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: 
   return {
     disk: opfsSyncFile(diskHandle),
     store,
+    stackDir: stack,
+    vmDir: dir,
     readMeta,
     writeMeta,
     close() {

@@ -28,6 +28,9 @@ export type VmResult<T = void> = { ok: true; value: T } | { ok: false; error: Vm
 
 export type VmOutputStream = 'stdout' | 'stderr';
 
+/** An exec's outcome; `warning` when its /workspace changes could not all be saved. */
+export type VmExecResult = ExecResult & { warning?: string };
+
 export interface VmApi {
   /**
    * Opens the stack's computer: fills its disk from the image when absent or from another
@@ -41,17 +44,28 @@ export interface VmApi {
    * Runs a program. `id` is chosen by the caller (for cancel/stdin); output is streamed to
    * `onOutput` (a Comlink.proxy) when given. Resolves with the exit or an error; never rejects.
    */
-  exec(id: string, request: ExecRequest, onOutput?: (stream: VmOutputStream, bytes: Uint8Array) => void): Promise<VmResult<ExecResult>>;
+  exec(id: string, request: ExecRequest, onOutput?: (stream: VmOutputStream, bytes: Uint8Array) => void): Promise<VmResult<VmExecResult>>;
   cancel(id: string, signal?: string): Promise<void>;
   writeStdin(id: string, bytes: Uint8Array, eof: boolean): Promise<void>;
   /** Saves the machine so the next start() wakes it in about a second. */
   suspend(): Promise<VmResult>;
+  /** Saves the machine where it stands and keeps it running (also done by itself when idle). */
+  checkpoint(): Promise<VmResult>;
+  /**
+   * The stack worker changed a file or folder under its user space in OPFS (or removed it):
+   * the guest sees it under /workspace at once. Paths are relative, e.g. `documents/a.pdf`.
+   */
+  workspaceChanged(path: string): Promise<VmResult>;
   /** Bytes for the serial root shell (a terminal window). */
   terminalInput(bytes: Uint8Array): Promise<void>;
+  /** The terminal window's size (stty on the serial console). */
+  terminalResize(cols: number, rows: number): Promise<void>;
   /** Subscribes a Comlink.proxy to the serial terminal's output. */
   subscribeTerminal(listener: (bytes: Uint8Array) => void): Promise<void>;
   /** Stops the computer, deletes its disk and state, and refills the disk from the image. */
-  reset(): Promise<VmResult<'booted'>>;
+  reset(): Promise<VmResult<'woke' | 'booted'>>;
+  /** Cold boots the computer on its disk as it is (after an error, or on request). */
+  reboot(): Promise<VmResult<'booted'>>;
   /** Stops the computer without saving. */
   shutdown(): Promise<void>;
 }

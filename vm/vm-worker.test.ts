@@ -76,13 +76,13 @@ async function image(recipeHash: string) {
   const chunkSize = 1024;
   const raw = new Uint8Array(chunkSize).fill(7);
   const sha = await sha256Hex(raw);
-  const served = new Map<string, Uint8Array>([[`disk/${sha}.gz`, gzipSync(raw)], ['f', new Uint8Array([1])]]);
+  const served = new Map<string, Uint8Array>([[`disk/${sha}.gzip`, gzipSync(raw)], ['f', new Uint8Array([1])]]);
   const f = { file: 'f', size: 1, sha256: await sha256Hex(new Uint8Array([1])) };
   const manifest = {
     format: 1, recipeHash, cmdline: 'x', memoryMiB: 64,
     agent: { protocol: 1, virtioConsolePort: 1, guestDevice: '/dev/hvc1' },
     files: { kernel: f, initrd: f, bios: f, vgaBios: f },
-    disk: { size: 4 * chunkSize, chunkSize, compression: 'gzip', chunks: [{ index: 1, sha256: sha, file: `disk/${sha}.gz`, compressedSize: 30 }] },
+    disk: { size: 4 * chunkSize, chunkSize, compression: 'gzip', chunks: [{ index: 1, sha256: sha, file: `disk/${sha}.gzip`, compressedSize: 30 }] },
   };
   served.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
   return async (url: string) => {
@@ -97,10 +97,12 @@ function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, crea
     fetch: fetchFn as typeof fetch,
     wasmPath: 'v86.wasm',
     createEmulator: fakeEmulatorFactory(created),
+    checkpointAfterMs: 0,
+    suspendAfterMs: 0,
   });
 }
 
-const vmDir = (root: MemDir) => root.dirs.get('stacks')!.dirs.get('s1')!.dirs.get('vm')!;
+const vmDir = (root: MemDir) => root.dirs.get('stacks')!.dirs.get('s1')!.dirs.get('.os')!.dirs.get('vm')!;
 const meta = (root: MemDir) => JSON.parse(new TextDecoder().decode(vmDir(root).files.get('machine.json')!.data)) as Record<string, unknown>;
 
 describe('VmApi (fake OPFS, fake emulator)', () => {
@@ -146,7 +148,7 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
   it('a full storage during the fill is a clear error and leaves no valid-looking disk', async () => {
     const root = new MemDir();
     const dir = await (await root.getDirectoryHandle('stacks', { create: true })).getDirectoryHandle('s1', { create: true });
-    const vm = await dir.getDirectoryHandle('vm', { create: true });
+    const vm = await (await dir.getDirectoryHandle('.os', { create: true })).getDirectoryHandle('vm', { create: true });
     await vm.getFileHandle('disk.img', { create: true });
     vm.files.get('disk.img')!.quotaAt = 1500;
     const api = makeApi(root, await image('h1'));

@@ -4,9 +4,11 @@ import * as Comlink from 'comlink';
 import wasmUrl from 'v86/build/v86.wasm?url';
 import { AgentError } from './agent-client.ts';
 import { SyncFileDisk } from './disk.ts';
-import { fetchImageFile, fetchManifest, fillDisk, ImageError, type ImageManifest } from './image.ts';
-import { Machine, MachineError, type MachineBootFiles, type MachineOptions } from './machine.ts';
+import { fetchImageFile, fetchManifest, fetchPristineState, fillDisk, ImageError, type ImageManifest } from './image.ts';
+import { Machine, MachineError, type EmulatorLike, type MachineBootFiles, type MachineOptions } from './machine.ts';
 import { openOpfsMachine, type OpfsMachineFiles } from './opfs-store.ts';
+import { opfsWorkspaceStore, readJournal, writeJournal } from './opfs-workspace.ts';
+import { WorkspaceMirror, type Fs9pLike } from './workspace.ts';
 import type { FillReason, VmApi, VmError, VmResult, VmStartOptions, VmStatus } from './protocol.ts';
 
 export interface VmWorkerDeps {
@@ -15,6 +17,12 @@ export interface VmWorkerDeps {
   wasmPath?: string;
   /** Replaces v86 (tests). */
   createEmulator?: MachineOptions['createEmulator'];
+  /** Quiet time after the last exec or keystroke before a checkpoint is saved (ms; 0: never). */
+  checkpointAfterMs?: number;
+  /** How often guest changes under /workspace reach OPFS while nothing runs (ms). */
+  workspaceFlushMs?: number;
+  /** Quiet time after which the machine is suspended to free the CPU and memory (ms; 0: never). */
+  suspendAfterMs?: number;
 }
 
 /** Builds the VmApi; exported for tests, exposed by this module when run as a worker. */
@@ -25,6 +33,66 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   let machine: Machine | null = null;
   let files: OpfsMachineFiles | null = null;
   let opened: { options: VmStartOptions; manifest: ImageManifest; boot: MachineBootFiles } | null = null;
+  let mirror: WorkspaceMirror | null = null;
+  /** The generation of the state being woken from (the journal is trusted only for it). */
+  let wokeGeneration: string | null = null;
+  let activeExecs = 0;
+  let checkpointTimer: ReturnType<typeof setTimeout> | null = null;
+  let flushTimer: ReturnType<typeof setInterval> | null = null;
+  let checkpointing: Promise<unknown> | null = null;
+  let idleTimer: ReturnType<typeof setTimeout> | null = null;
+
+  let lastCheckpoint = 0;
+  /**
+   * After activity: once the machine has been quiet for a while, save it where it stands (at
+   * most every 15 s: a save writes ~100 MB), so a reload or a killed tab still wakes in a second.
+   */
+  const scheduleCheckpoint = () => {
+    const quiet = deps.checkpointAfterMs ?? 4000;
+    const after = quiet && Math.max(quiet, lastCheckpoint + 15_000 - Date.now());
+    if (checkpointTimer) clearTimeout(checkpointTimer);
+    checkpointTimer = null;
+    scheduleIdleSuspend();
+    if (!after) return;
+    checkpointTimer = setTimeout(() => {
+      checkpointTimer = null;
+      if (!machine || activeExecs > 0 || status.state !== 'ready' || checkpointing) return;
+      const current = machine;
+      lastCheckpoint = Date.now();
+      checkpointing = current
+        .checkpoint()
+        .catch((error: unknown) => console.warn('checkpoint failed', error))
+        .finally(() => (checkpointing = null));
+    }, after);
+  };
+
+  /** Long quiet: suspend (the next exec or keystroke wakes it in about a second). */
+  const scheduleIdleSuspend = () => {
+    const after = deps.suspendAfterMs ?? 15 * 60_000;
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = null;
+    if (!after) return;
+    idleTimer = setTimeout(() => {
+      idleTimer = null;
+      if (machine && activeExecs === 0 && status.state === 'ready') void api.suspend();
+    }, after);
+  };
+
+  const startFlushing = () => {
+    scheduleIdleSuspend();
+    if (flushTimer) return;
+    flushTimer = setInterval(() => {
+      if (mirror?.pending && activeExecs === 0 && !checkpointing) mirror.flush().catch(() => {});
+    }, deps.workspaceFlushMs ?? 1000);
+  };
+  const stopTimers = () => {
+    if (checkpointTimer) clearTimeout(checkpointTimer);
+    if (flushTimer) clearInterval(flushTimer);
+    if (idleTimer) clearTimeout(idleTimer);
+    checkpointTimer = null;
+    flushTimer = null;
+    idleTimer = null;
+  };
 
   const emit = (next: VmStatus) => {
     status = next;
@@ -42,20 +110,53 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       forceFill ?? (meta.imageHash === null ? (files.disk.size > 0 ? 'incomplete' : 'first_start') : meta.imageHash !== manifest.recipeHash ? 'image_changed' : null);
     if (reason) await fill(files, manifest, options.imageBaseUrl, reason);
     opened = { options, manifest, boot };
-    const next = new Machine({ files: boot, disk: new SyncFileDisk(files.disk, manifest.disk.size), store: files.store, wasmPath: deps.wasmPath ?? wasmUrl, ...(deps.createEmulator ? { createEmulator: deps.createEmulator } : {}) });
+    const machineFiles = files;
+    mirror = new WorkspaceMirror(opfsWorkspaceStore(machineFiles.stackDir));
+    const next = new Machine({
+      files: boot,
+      disk: new SyncFileDisk(machineFiles.disk, manifest.disk.size),
+      store: machineFiles.store,
+      wasmPath: deps.wasmPath ?? wasmUrl,
+      ...(deps.createEmulator ? { createEmulator: deps.createEmulator } : {}),
+      hooks: workspaceHooks(machineFiles),
+    });
     next.onStatus((s) => emit(s));
     next.onSerial((bytes) => terminalListeners.forEach((l) => l(bytes)));
     return next;
+  }
+
+  /** Keeps /workspace (the 9p FS) and OPFS in step across boots, wakes and saves. */
+  function workspaceHooks(machineFiles: OpfsMachineFiles): MachineOptions['hooks'] {
+    return {
+      started: async (emulator: EmulatorLike, how) => {
+        if (!mirror || !emulator.fs9p) return;
+        mirror.attach(emulator.fs9p as Fs9pLike);
+        const journal = how === 'woke' ? await readJournal(machineFiles.vmDir) : null;
+        await mirror.reconcile(journal, wokeGeneration);
+      },
+      beforeSave: async () => {
+        await mirror?.flush();
+      },
+      saved: async (generation) => {
+        if (mirror) await writeJournal(machineFiles.vmDir, mirror.snapshotJournal(generation));
+      },
+    };
   }
 
   async function fill(target: OpfsMachineFiles, manifest: ImageManifest, baseUrl: string, reason: FillReason): Promise<void> {
     // Mark incomplete first: a fill cut short (quota, closed tab) never looks like a valid disk.
     target.writeMeta({ imageHash: null, state: null, disk: null });
     await target.store.clearState();
+    // The saved state is part of the download: progress counts its bytes too.
+    const stateBytes = manifest.pristineState?.compressedSize ?? 0;
+    let last = { chunksDone: 0, chunksTotal: manifest.disk.chunks.length + (stateBytes ? 1 : 0), bytesDone: 0, bytesTotal: 0 };
     try {
       await fillDisk(manifest, baseUrl, target.disk, {
         fetch: deps.fetch,
-        onProgress: (p) => emit({ state: 'downloading', reason, ...p }),
+        onProgress: (p) => {
+          last = { chunksDone: p.chunksDone, chunksTotal: p.chunksTotal + (stateBytes ? 1 : 0), bytesDone: p.bytesDone, bytesTotal: p.bytesTotal + stateBytes };
+          emit({ state: 'downloading', reason, ...last });
+        },
       });
     } catch (error) {
       try {
@@ -66,6 +167,13 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       throw error;
     }
     target.writeMeta({ imageHash: manifest.recipeHash, state: null, disk: null });
+    // The pristine post-boot state built with the image: the first start wakes instead of
+    // booting. It matches the freshly filled disk byte for byte, hence one generation for both.
+    const state = await fetchPristineState(manifest, baseUrl, { fetch: deps.fetch });
+    if (state) {
+      await target.store.writeState(state, `pristine-${manifest.recipeHash}`);
+      emit({ state: 'downloading', reason, chunksDone: last.chunksTotal, chunksTotal: last.chunksTotal, bytesDone: last.bytesTotal, bytesTotal: last.bytesTotal });
+    }
   }
 
   const api: VmApi = {
@@ -78,7 +186,10 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         if (machine && status.state === 'ready') return 'woke' as const; // already running
         await machine?.shutdown(); // e.g. after a watchdog error: never two emulators
         machine = await prepare(options, null);
-        return machine.start();
+        wokeGeneration = (await files!.store.readGeneration()).state;
+        const how = await machine.start();
+        startFlushing();
+        return how;
       });
     },
     async subscribeStatus(listener) {
@@ -88,10 +199,25 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     async exec(id, request, onOutput) {
       return guard(async () => {
         if (!machine) throw new MachineError('not_running', 'the computer is not running');
-        return machine.exec(request, {
-          id,
-          ...(onOutput ? { onStdout: (b: Uint8Array) => onOutput('stdout', b), onStderr: (b: Uint8Array) => onOutput('stderr', b) } : {}),
-        });
+        await checkpointing; // a checkpoint pauses the machine for a moment
+        activeExecs++;
+        try {
+          const result = await machine.exec(request, {
+            id,
+            ...(onOutput ? { onStdout: (b: Uint8Array) => onOutput('stdout', b), onStderr: (b: Uint8Array) => onOutput('stderr', b) } : {}),
+          });
+          // What the command wrote under /workspace is in OPFS before the caller hears back.
+          let warning: string | undefined;
+          try {
+            await mirror?.flush();
+          } catch (error) {
+            warning = `files the command wrote under /workspace could not be saved: ${toVmError(error).message}`;
+          }
+          return warning ? { ...result, warning } : result;
+        } finally {
+          activeExecs--;
+          scheduleCheckpoint();
+        }
       });
     },
     async cancel(id, signal) {
@@ -103,11 +229,31 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     async suspend() {
       return guard(async () => {
         if (!machine) throw new MachineError('not_running', 'the computer is not running');
+        stopTimers();
+        await checkpointing;
         await machine.suspend();
+        mirror?.detach();
+      });
+    },
+    async checkpoint() {
+      return guard(async () => {
+        if (!machine) throw new MachineError('not_running', 'the computer is not running');
+        await checkpointing;
+        await machine.checkpoint();
+      });
+    },
+    async workspaceChanged(path) {
+      return guard(async () => {
+        await mirror?.hostChanged(path);
       });
     },
     async terminalInput(bytes) {
       machine?.sendSerial(bytes);
+      scheduleCheckpoint();
+    },
+    async terminalResize(cols, rows) {
+      if (status.state !== 'ready') return;
+      await machine?.agent?.resize(rows, cols, '/dev/ttyS0').catch(() => {});
     },
     async subscribeTerminal(listener) {
       terminalListeners.add(listener);
@@ -115,13 +261,30 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     async reset() {
       return guard(async () => {
         if (!opened) throw new MachineError('not_running', 'the computer was never started');
+        stopTimers();
         await machine?.shutdown();
         machine = await prepare(opened.options, 'reset');
+        wokeGeneration = (await files!.store.readGeneration()).state;
+        const how = await machine.start();
+        startFlushing();
+        return how;
+      });
+    },
+    async reboot() {
+      return guard(async () => {
+        if (!opened) throw new MachineError('not_running', 'the computer was never started');
+        stopTimers();
+        await machine?.shutdown();
+        machine = await prepare(opened.options, null);
+        wokeGeneration = null;
         await machine.coldBoot();
+        startFlushing();
         return 'booted' as const;
       });
     },
     async shutdown() {
+      stopTimers();
+      await mirror?.flush().catch(() => {});
       await machine?.shutdown();
       machine = null;
     },

@@ -16,6 +16,8 @@ const FILE = 'canvas.json';
 interface CanvasFile {
   version: 1;
   windows: CanvasWindow[];
+  /** What the user did that the agent has not heard yet: a reload must not lose it. */
+  pending?: string[];
 }
 
 /** A window as the agent describes it: everything but the id and timestamps. */
@@ -51,11 +53,11 @@ export async function loadCanvas(
 ): Promise<Canvas> {
   const stored = await storage.readJson<CanvasFile>(FILE);
   const windows = new Map<string, CanvasWindow>(stored?.version === 1 ? stored.windows.map((win) => [win.id, win]) : []);
-  const notes: string[] = [];
+  const notes: string[] = stored?.version === 1 && Array.isArray(stored.pending) ? stored.pending.filter((n) => typeof n === 'string') : [];
   // Writes are chained so a slow write never lands after a newer one.
   let saving: Promise<void> = Promise.resolve();
   const save = () => {
-    const snapshot: CanvasFile = { version: 1, windows: [...windows.values()] };
+    const snapshot: CanvasFile = { version: 1, windows: [...windows.values()], pending: [...notes] };
     saving = saving.catch(() => {}).then(() => storage.writeJson(FILE, snapshot));
     return saving;
   };
@@ -101,6 +103,21 @@ export async function loadCanvas(
     patchWindow: patch,
     closeWindow: close,
     async interact(interaction) {
+      await applyInteraction(interaction);
+      await save(); // the note for the agent is kept with the windows
+    },
+    takeInteractionNotes: () => {
+      const taken = notes.splice(0);
+      if (taken.length) void save();
+      return taken;
+    },
+    describe() {
+      if (windows.size === 0) return 'The canvas is empty.';
+      return [...windows.values()].map(describeWindow).join('\n');
+    },
+  };
+
+  async function applyInteraction(interaction: CanvasInteraction): Promise<void> {
       switch (interaction.type) {
         case 'window_closed': {
           const win = windows.get(interaction.window_id);
@@ -109,7 +126,11 @@ export async function loadCanvas(
         }
         case 'window_opened_by_user': {
           const win = require(interaction.window_id);
-          notes.push(`The user opened a new ${win.kind} window "${win.title}" (${win.id}); it is empty until you fill it.`);
+          notes.push(
+            win.kind === 'terminal'
+              ? `The user opened a terminal window (${win.id}) on the computer.`
+              : `The user opened a new ${win.kind} window "${win.title}" (${win.id}); it is empty until you fill it.`,
+          );
           return;
         }
         case 'window_renamed': {
@@ -135,16 +156,27 @@ export async function loadCanvas(
           );
           return;
         }
+        case 'notes_edited': {
+          const win = require(interaction.window_id);
+          if (win.kind !== 'notes') throw new CanvasError(`Window ${win.id} is not a notes window.`);
+          if (typeof interaction.content !== 'string' || interaction.content.length > 1_000_000) throw new CanvasError('Notes must be text of at most 1,000,000 characters.');
+          if (interaction.content === win.content) return;
+          await patch(win.id, { op: 'set', content: interaction.content });
+          // One note per window per turn: several saves while typing are one edit to the agent.
+          const note = `The user edited the notes "${win.title}" (${win.id}); they now read:\n${clip(interaction.content, 4000)}`;
+          const previous = notes.findIndex((n) => n.startsWith(`The user edited the notes "${win.title}" (${win.id})`));
+          if (previous >= 0) notes.splice(previous, 1);
+          notes.push(note);
+          return;
+        }
         default:
           return assertNever(interaction, 'canvas interaction');
       }
-    },
-    takeInteractionNotes: () => notes.splice(0),
-    describe() {
-      if (windows.size === 0) return 'The canvas is empty.';
-      return [...windows.values()].map(describeWindow).join('\n');
-    },
-  };
+  }
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}\n[... ${text.length - max} more characters; read the window for the rest]`;
 }
 
 function describeWindow(win: CanvasWindow): string {
@@ -157,6 +189,8 @@ function describeWindow(win: CanvasWindow): string {
       return `- ${win.id}: ${win.chart} chart "${win.title}"${win.source.type === 'table' ? ` of table ${win.source.table_id}` : ''}`;
     case 'document':
       return `- ${win.id}: document "${win.title}" showing ${win.path}`;
+    case 'terminal':
+      return `- ${win.id}: terminal "${win.title}" (the computer's root shell, the user's to type in)`;
     default:
       return assertNever(win, 'window');
   }
@@ -170,6 +204,7 @@ function checkPatchFits(win: CanvasWindow, patch: WindowPatch): void {
       table: ['title'],
       chart: ['title', 'chart', 'source'],
       document: ['title', 'path', 'mime'],
+      terminal: ['title'],
     };
     const wrong = fields.filter((field) => !allowed[win.kind].includes(field));
     if (wrong.length) throw new CanvasError(`A ${win.kind} window has no ${wrong.join(', ')} to set.`);

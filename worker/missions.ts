@@ -127,7 +127,7 @@ export function createMissions(deps: MissionDeps): Missions {
       case 'message_end':
         return emit({ type: 'assistant_message_end', mission_id, stop_reason: event.stop_reason, usage: event.usage });
       case 'tool_started':
-        return emit({ type: 'tool_started', mission_id, tool_use_id: event.tool_use_id, name: event.name, title: event.title });
+        return emit({ type: 'tool_started', mission_id, tool_use_id: event.tool_use_id, name: event.name, title: event.title, detail: toolDetail(event.input) });
       case 'tool_finished':
         hooks.postToolUse({ name: event.name, input: event.input, output: event.result.content, ok: !event.result.is_error });
         return emit({
@@ -137,6 +137,7 @@ export function createMissions(deps: MissionDeps): Missions {
           name: event.name,
           ok: !event.result.is_error,
           summary: event.result.content.slice(0, 500),
+          output: event.result.content.length > 500 ? event.result.content.slice(0, 16_000) : undefined,
         });
       case 'retry':
         return emit({ type: 'model_retry', mission_id, attempt: event.attempt, delay_ms: event.delay_ms, reason: event.reason });
@@ -172,4 +173,11 @@ export function createMissions(deps: MissionDeps): Missions {
       return current;
     },
   };
+}
+
+/** What a tool call was given, for the chat's expandable details: a command as itself, else JSON. */
+function toolDetail(input: unknown): string {
+  const record = input && typeof input === 'object' ? (input as Record<string, unknown>) : {};
+  const text = typeof record.command === 'string' ? record.command : typeof record.python === 'string' ? record.python : JSON.stringify(input, null, 2) ?? '';
+  return text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
 }

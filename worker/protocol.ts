@@ -88,7 +88,14 @@ export interface Settings {
   model: string;
   /** Minutes between heartbeats (the agent's own check-ins); 0 turns them off. */
   heartbeat_minutes: number;
+  /**
+   * Who reads scans: `local` (tesseract in this browser, offline) or `mistral` (Mistral OCR
+   * through the proxy, which holds its key; falls back to local when it cannot be reached).
+   */
+  ocr_engine: OcrEngineChoice;
 }
+
+export type OcrEngineChoice = 'local' | 'mistral';
 
 // ---------------------------------------------------------------------------------------------
 // Canvas windows (the agent owns content; the user owns geometry, which lives in the app)
@@ -152,7 +159,12 @@ export interface DocumentWindow extends WindowBase {
   mime: string;
 }
 
-export type CanvasWindow = NotesWindow | TableWindow | ChartWindow | DocumentWindow;
+/** The computer's serial root shell; its bytes stream through `StackApi.subscribeTerminal`. */
+export interface TerminalWindow extends WindowBase {
+  kind: 'terminal';
+}
+
+export type CanvasWindow = NotesWindow | TableWindow | ChartWindow | DocumentWindow | TerminalWindow;
 
 /**
  * A change to one window. Tables change by rows, so a cell edit in a 10k-row table sends one row,
@@ -196,7 +208,13 @@ export interface RequestMap {
   /** A table window as a file to download, made by the worker (the one place exports are made). */
   export_window: { params: { window_id: string; format: 'csv' | 'json' | 'xlsx' }; result: { filename: string; mime: string; bytes: Uint8Array } };
   /** The user opens a window themselves (the subbar's +); the agent hears of it. */
-  open_window: { params: { kind: 'notes'; title: string }; result: CanvasWindow };
+  open_window: { params: { kind: 'notes' | 'terminal'; title: string }; result: CanvasWindow };
+  /**
+   * The computer: `start` (also after an error), `suspend` (save it so the next open wakes in
+   * about a second), `reboot` (cold boot, the disk kept), `reset` (back to the pristine image;
+   * the system disk's changes are lost, /workspace is kept).
+   */
+  computer: { params: { action: 'start' | 'suspend' | 'reboot' | 'reset' }; result: ComputerStatus };
   /** A file from the stack's user space, e.g. for a document window. */
   read_file: { params: { path: string }; result: { path: string; size: number; mime: string; bytes: Uint8Array } };
 }
@@ -218,7 +236,9 @@ export type CanvasInteraction =
   | { type: 'window_closed'; window_id: string }
   | { type: 'window_opened_by_user'; window_id: string }
   | { type: 'window_renamed'; window_id: string; title: string }
-  | { type: 'cell_edited'; window_id: string; row_id: string; column: string; value: CellValue };
+  | { type: 'cell_edited'; window_id: string; row_id: string; column: string; value: CellValue }
+  /** The user changed a notes window's markdown (saved as they type, debounced). */
+  | { type: 'notes_edited'; window_id: string; content: string };
 
 // ---------------------------------------------------------------------------------------------
 // Events: every one carries a monotonic `seq` so a client can resume after an offset
@@ -248,7 +268,8 @@ export type StackEventBody =
   | { type: 'mission_started'; mission_id: string; request_id: string; kind: MissionKind; text: string }
   | { type: 'assistant_delta'; mission_id: string; text: string }
   | { type: 'assistant_message_end'; mission_id: string; stop_reason: string | null; usage: Usage }
-  | { type: 'tool_started'; mission_id: string; tool_use_id: string; name: string; title: string }
+  /** `detail`: what the tool was given (a command as itself, else its input as JSON), for the details view. */
+  | { type: 'tool_started'; mission_id: string; tool_use_id: string; name: string; title: string; detail?: string }
   | {
       type: 'tool_finished';
       mission_id: string;
@@ -256,6 +277,8 @@ export type StackEventBody =
       name: string;
       ok: boolean;
       summary: string;
+      /** The result the model read, when longer than the summary (at most 16,000 characters). */
+      output?: string;
     }
   | { type: 'document_added'; document: DocumentInfo }
   | { type: 'document_updated'; document: DocumentInfo }
@@ -279,7 +302,24 @@ export type StackEventBody =
     }
   | { type: 'permission_requested'; ask_id: string; mission_id: string; tool: string; title: string; rule_id: string; reason: string }
   | { type: 'permission_rules_changed'; rules: PermissionRule[] }
-  | { type: 'model_status'; status: ModelStatus };
+  | { type: 'model_status'; status: ModelStatus }
+  | { type: 'computer_status'; status: ComputerStatus }
+  /** A slice of a running tool's output (bash), for the chat's tool details; coalesced. */
+  | { type: 'tool_output'; mission_id: string; tool_use_id: string; stream: 'stdout' | 'stderr'; text: string };
+
+/**
+ * The computer's state as the UI shows it. `progress` is 0..1 when known (image download,
+ * boot). `wake_ms`: how long the last wake or boot took, shown to the user.
+ */
+export type ComputerStatus =
+  | { state: 'unavailable'; message: string }
+  | { state: 'off' }
+  | { state: 'downloading'; progress: number; detail: string }
+  | { state: 'booting'; detail: string }
+  | { state: 'waking' }
+  | { state: 'ready'; woke: boolean; wake_ms: number | null }
+  | { state: 'suspended' }
+  | { state: 'error'; message: string; can_reboot: boolean };
 
 export type StackEvent = StackEventBody & { seq: number; at: number };
 export type StackEventType = StackEvent['type'];
@@ -299,12 +339,19 @@ export interface StackApi {
   subscribe(afterSeq: number, listener: EventListener): Promise<{ last_seq: number }>;
   /** What the canvas shows now: open windows, current settings and model status. */
   snapshot(): Promise<StackSnapshot>;
+  /** The serial root shell's output (a Comlink.proxy): bytes from now on. */
+  subscribeTerminal(listener: (bytes: Uint8Array) => void): Promise<void>;
+  /** Keystrokes for the serial root shell. */
+  terminalInput(bytes: Uint8Array): Promise<void>;
+  /** The terminal window's size, so full-screen programs fit (stty on the guest side). */
+  terminalResize(cols: number, rows: number): Promise<void>;
 }
 
 export interface StackSnapshot {
   windows: CanvasWindow[];
   settings: Settings;
   model: ModelStatus;
+  computer: ComputerStatus;
   last_seq: number;
 }
 

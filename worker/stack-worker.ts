@@ -6,6 +6,9 @@ import { createAnthropicStream } from './agent/anthropic.ts';
 import { createOpenAIStream } from './agent/openai.ts';
 import type { StackApi } from './protocol.ts';
 import { DEFAULT_MODEL } from './settings.ts';
+import { vmImageBase } from 'virtual:vm-image';
+import type { VmApi } from '../vm/protocol.ts';
+import { createComputer, type Computer } from './computer.ts';
 import { createStack } from './stack.ts';
 import { openOpfsStorage, openStackDirectory } from './storage.ts';
 import { createOpfsUserFiles } from './user-files.ts';
@@ -16,6 +19,8 @@ const DEFAULT_ENDPOINT = import.meta.env.VITE_PROXY_URL || 'http://127.0.0.1:878
 
 // The app names the worker `stack:<id>`; one worker serves one stack.
 const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length) : 'default';
+
+let computer: Computer | null = null;
 
 async function openStack(): Promise<StackApi> {
   // Memory first: it lays out the stack's folders (.os/, documents/, ...) on a new stack.
@@ -29,8 +34,16 @@ async function openStack(): Promise<StackApi> {
     openPdf: openPdfInWorker,
     renderPdfPages: renderPdfPagesInWorker,
     ocr: createBrowserOcr({ base: new URL('/ocr/', self.location.href).href }),
-    defaults: { provider: 'proxy', endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false },
+    defaults: { provider: 'proxy', endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
     fetch: (input, init) => fetch(input, init),
+    createComputer: (emit) =>
+      (computer = createComputer({
+        connect: () => Comlink.wrap<VmApi>(new Worker(new URL('../vm/vm-worker.ts', import.meta.url), { type: 'module', name: `vm:${stackId}` })) as unknown as VmApi,
+        imageBaseUrl: vmImageBase,
+        stackId,
+        emit,
+        proxy: Comlink.proxy,
+      })),
     createStream: ({ provider, endpoint, apiKey }) =>
       provider === 'openai' ? createOpenAIStream({ baseURL: endpoint, apiKey }) : createAnthropicStream({ baseURL: endpoint, apiKey: provider === 'anthropic' ? apiKey : null }),
   });
@@ -38,11 +51,32 @@ async function openStack(): Promise<StackApi> {
 
 const stack = openStack();
 
+// A stack whose computer was set up before starts it at once (a wake takes about a second); a
+// new stack starts it on first use (the terminal, or the agent's bash), since the first start
+// copies the system image into this browser.
+void stack.then(async () => {
+  if (computer && (await computerWasSetUp())) void computer.start();
+});
+
+async function computerWasSetUp(): Promise<boolean> {
+  try {
+    const dir = await openStackDirectory(stackId);
+    const vm = await (await dir.getDirectoryHandle('.os')).getDirectoryHandle('vm');
+    const meta = JSON.parse(await (await (await vm.getFileHandle('machine.json')).getFile()).text()) as { imageHash?: string | null };
+    return typeof meta.imageHash === 'string';
+  } catch {
+    return false;
+  }
+}
+
 // Calls wait for the stack to open; comlink forwards a rejected open as an error to the caller.
 const api: StackApi = {
   request: async (request) => (await stack).request(request),
   subscribe: async (afterSeq, listener) => (await stack).subscribe(afterSeq, listener),
   snapshot: async () => (await stack).snapshot(),
+  subscribeTerminal: async (listener) => (await stack).subscribeTerminal(listener),
+  terminalInput: async (bytes) => (await stack).terminalInput(bytes),
+  terminalResize: async (cols, rows) => (await stack).terminalResize(cols, rows),
 };
 
 Comlink.expose(api);

@@ -27,7 +27,7 @@ async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetc
     storage,
     memory,
     files: createMemoryUserFiles(),
-    defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false },
+    defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
     fetch: fetchFn,
     createStream: () => stream,
     newId: (prefix) => `${prefix}_${++n}`,
@@ -120,7 +120,7 @@ describe('stack', () => {
   it('persists settings and reports them as an event', async () => {
     const { stack, events, storage } = await openStack(async function* () {});
     const response = await stack.request({ id: 's', method: 'update_settings', params: { model: 'claude-x', endpoint: 'https://proxy.example/' } });
-    expect(response).toEqual({ request_id: 's', ok: true, result: { provider: 'proxy', model: 'claude-x', endpoint: 'https://proxy.example', heartbeat_minutes: 0, has_api_key: false } });
+    expect(response).toEqual({ request_id: 's', ok: true, result: { provider: 'proxy', model: 'claude-x', endpoint: 'https://proxy.example', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' } });
     expect(await stack.request({ id: 'h', method: 'update_settings', params: { heartbeat_minutes: -1 } })).toMatchObject({ ok: false, error: { code: 'bad_request' } });
     expect(events.find((e) => e.type === 'settings_changed')).toBeTruthy();
     const again = await openStack(async function* () {}, storage);
@@ -184,6 +184,28 @@ describe('stack', () => {
     for (let i = 0; i < 100 && events.filter((e) => e.type === 'mission_finished').length < 2; i++) await new Promise((r) => setTimeout(r, 5));
     expect(requests.at(-1)).toContain('The user edited table \\"Invoices\\" (w_2), row r1, column \\"vendor\\" (vendor): \\"acme\\" -> \\"ACME\\".');
     expect(requests.at(-1)).toContain('thanks');
+  });
+
+  it('takes the user\'s notes edits, and the agent hears the latest once', async () => {
+    const requests: string[] = [];
+    const stream: StreamFn = async function* (request) {
+      requests.push(JSON.stringify(request.messages.at(-1)));
+      yield message([{ type: 'text', text: 'ok' }]);
+    };
+    const { stack } = await openStack(stream);
+    const opened = await stack.request({ id: 'o', method: 'open_window', params: { kind: 'notes', title: 'Plan' } });
+    const id = opened.ok ? (opened.result as { id: string }).id : '';
+    for (const content of ['# Plan', '# Plan\n- call ACME']) {
+      expect(await stack.request({ id: `n${content.length}`, method: 'canvas_interaction', params: { type: 'notes_edited', window_id: id, content } })).toMatchObject({ ok: true });
+    }
+    expect((await stack.snapshot()).windows.find((w) => w.id === id)).toMatchObject({ content: '# Plan\n- call ACME' });
+    const table = await stack.request({ id: 'x', method: 'canvas_interaction', params: { type: 'notes_edited', window_id: 'nope', content: 'x' } });
+    expect(table).toMatchObject({ ok: false, error: { code: 'bad_request' } });
+    await mission(stack, 'go on', 'req-n');
+    for (let i = 0; i < 100 && requests.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(requests[0]).toContain('The user edited the notes \\"Plan\\"');
+    expect(requests[0]).toContain('- call ACME');
+    expect(requests[0]!.match(/edited the notes/g)).toHaveLength(1);
   });
 
   it('reads a file from user space and refuses paths outside it', async () => {
@@ -254,7 +276,7 @@ describe('stack', () => {
       },
     });
     const direct = await stack.request({ id: 'p', method: 'update_settings', params: { provider: 'anthropic', api_key: 'user-key-9' } });
-    expect(direct).toEqual({ request_id: 'p', ok: true, result: { provider: 'anthropic', endpoint: 'https://api.anthropic.com', model: 'test-model', heartbeat_minutes: 0, has_api_key: true } });
+    expect(direct).toEqual({ request_id: 'p', ok: true, result: { provider: 'anthropic', endpoint: 'https://api.anthropic.com', model: 'test-model', heartbeat_minutes: 0, has_api_key: true, ocr_engine: 'local' } });
     expect(storage.files.get('settings.json')).not.toContain('user-key-9');
     expect(storage.files.get('secrets.json')).toContain('user-key-9');
     expect(JSON.stringify(await stack.snapshot())).not.toContain('user-key-9');

@@ -20,6 +20,7 @@ import { checkModel as checkModelConnection, type ModelConnection } from './mode
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
 import {
   assertNever,
+  type ComputerStatus,
   type DocumentInfo,
   type ErrorShape,
   type EventListener,
@@ -35,6 +36,8 @@ import {
 import { DEFAULT_ENDPOINTS, loadApiKey, loadSettings, mergeSettings, saveApiKey, saveSettings, SettingsError } from './settings.ts';
 import type { StackStorage } from './storage.ts';
 import { createAddPermissionRuleTool } from './tools/add-permission-rule.ts';
+import { createBashTool } from './tools/bash.ts';
+import { ComputerUnavailableError, type Computer } from './computer.ts';
 import { createCloseWindowTool } from './tools/close-window.ts';
 import { createCreateWindowTool } from './tools/create-window.ts';
 import { createEditTool } from './tools/edit.ts';
@@ -48,7 +51,7 @@ import { createSearchMemoryTool } from './tools/search-memory.ts';
 import { createUpdateWindowTool } from './tools/update-window.ts';
 import { createProxyFetchPage, createWebFetchTool } from './tools/web-fetch.ts';
 import { createWriteTool } from './tools/write.ts';
-import { UserPathError, type UserFiles } from './user-files.ts';
+import { normaliseUserPath, UserPathError, type UserFiles } from './user-files.ts';
 
 export interface StackDeps {
   storage: StackStorage;
@@ -65,6 +68,8 @@ export interface StackDeps {
   ocr: OcrEngine;
   /** Draws a scanned PDF's pages for OCR (browser only). */
   renderPdfPages?: PdfPageRenderer;
+  /** Makes the stack's Linux computer (vm/), given where its status goes; absent in tests, then bash says so. */
+  createComputer?: (emitStatus: (status: ComputerStatus) => void) => Computer;
   newId?: (prefix: string) => string;
   maxRetries?: number;
   compaction?: CompactionPolicy;
@@ -98,19 +103,31 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     // A local server has only the model the user named; Anthropic has the cheap one.
     processorModel: () => (settings.provider === 'openai' ? settings.model : DEFAULT_PROCESSOR_MODEL),
   });
-  const pipeline = createPipeline({ files: deps.files, documents: deps.memory.documents, emit, openPdf: deps.openPdf, ocr: deps.ocr, toInfo: toDocumentInfo, ...(deps.renderPdfPages ? { renderPdfPages: deps.renderPdfPages } : {}) });
-  const fileType = async (path: string) => (await deps.files.stat(path))?.mime ?? null;
+  const computer = deps.createComputer?.((status) => emit({ type: 'computer_status', status }));
+  // Every file the stack worker writes or removes also reaches /workspace in the computer.
+  const files = computer ? notifyingFiles(deps.files, (path) => computer.workspaceChanged(path)) : deps.files;
+  const toolOutput = createOutputCoalescer((tool_use_id, stream, text) => emit({ type: 'tool_output', mission_id: missions.current ?? '', tool_use_id, stream, text }));
+  const pipeline = createPipeline({ files, documents: deps.memory.documents, emit, openPdf: deps.openPdf, ocr: deps.ocr, toInfo: toDocumentInfo, ...(deps.renderPdfPages ? { renderPdfPages: deps.renderPdfPages } : {}) });
+  const fileType = async (path: string) => (await files.stat(path))?.mime ?? null;
   const tools = [
     createCreateWindowTool({ openWindow: canvas.openWindow, get: canvas.get, fileType }),
     createUpdateWindowTool(canvas),
     createCloseWindowTool(canvas),
-    createReadTool(deps.files),
-    createWriteTool(deps.files),
-    createEditTool(deps.files),
-    createGlobTool(deps.files),
-    createGrepTool(deps.files),
+    createBashTool({
+      exec: async (request, options) => {
+        if (!computer) throw new ComputerUnavailableError('This stack has no computer: bash cannot run here.');
+        return computer.exec(request, options);
+      },
+      output: toolOutput.push,
+      saveOutput: async (toolUseId, text) => (await files.write(`artifacts/tool-output/${toolUseId}.txt`, text)).path,
+    }),
+    createReadTool(files),
+    createWriteTool(files),
+    createEditTool(files),
+    createGlobTool(files),
+    createGrepTool(files),
     createSearchMemoryTool(memory.search),
-    createReadOcrTool({ findDocument: (nameOrId) => findDocument(deps.memory, nameOrId), files: deps.files }),
+    createReadOcrTool({ findDocument: (nameOrId) => findDocument(deps.memory, nameOrId), files: files }),
     createSaveExtractionTool({
       findDocument: (nameOrId) => findDocument(deps.memory, nameOrId),
       documents: deps.memory.documents,
@@ -123,7 +140,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     createAddPermissionRuleTool(gate),
     createExportFileTool({
       get: canvas.get,
-      files: deps.files,
+      files: files,
       offerDownload: (file) => emit({ type: 'file_ready', mission_id: missions.current, ...file }),
     }),
   ];
@@ -201,8 +218,16 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         await canvas.interact(req.params);
         return {} as ResultOf<M>;
       case 'open_window': {
-        const title = typeof req.params?.title === 'string' && req.params.title.trim() ? req.params.title.trim().slice(0, 120) : 'Untitled notes';
-        const opened = await canvas.openWindow({ kind: 'notes', title, content: '' });
+        const kind = req.params?.kind === 'terminal' ? 'terminal' : 'notes';
+        const fallback = kind === 'terminal' ? 'Terminal' : 'Untitled notes';
+        const title = typeof req.params?.title === 'string' && req.params.title.trim() ? req.params.title.trim().slice(0, 120) : fallback;
+        if (kind === 'terminal') {
+          // One terminal is enough: the serial console is a single shell.
+          const existing = canvas.windows().find((w) => w.kind === 'terminal');
+          if (existing) return existing as ResultOf<M>;
+          void computer?.start();
+        }
+        const opened = await canvas.openWindow(kind === 'terminal' ? { kind, title } : { kind, title, content: '' });
         await canvas.interact({ type: 'window_opened_by_user', window_id: opened.id });
         return opened as ResultOf<M>;
       }
@@ -233,9 +258,9 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
           throw new RequestError({ code: 'bad_request', message: 'An upload needs a file name and its bytes.' });
         }
         const checked = checkUpload(req.params.name, bytes);
-        const taken = new Set((await deps.files.list()).map((file) => file.path));
+        const taken = new Set((await files.list()).map((file) => file.path));
         const name = uniqueName(checked.name, (candidate) => taken.has(`documents/${candidate}`));
-        const info = await deps.files.write(`documents/${name}`, bytes);
+        const info = await files.write(`documents/${name}`, bytes);
         const record = await deps.memory.documents.addDocument({
           id: newId('doc'),
           filename: name,
@@ -261,10 +286,16 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         if (!(format in EXPORT_MIME)) throw new RequestError({ code: 'bad_request', message: 'The format must be csv, json or xlsx.' });
         return { filename: exportFileName(table.title, format), mime: EXPORT_MIME[format], bytes: await exportTable(table, format) } as ResultOf<M>;
       }
+      case 'computer': {
+        const action = req.params?.action;
+        if (!['start', 'suspend', 'reboot', 'reset'].includes(action)) throw new RequestError({ code: 'bad_request', message: 'The action must be start, suspend, reboot or reset.' });
+        if (!computer) return { state: 'unavailable', message: 'This stack has no computer.' } as ResultOf<M>;
+        return (await computer.control(action)) as ResultOf<M>;
+      }
       case 'read_file': {
-        const info = await deps.files.stat(req.params.path);
+        const info = await files.stat(req.params.path);
         if (!info) throw new RequestError({ code: 'not_found', message: `There is no file at ${req.params.path}.` });
-        return { ...info, bytes: await deps.files.read(info.path) } as ResultOf<M>;
+        return { ...info, bytes: await files.read(info.path) } as ResultOf<M>;
       }
       default:
         return assertNever(req, 'request');
@@ -301,7 +332,57 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     },
 
     async snapshot() {
-      return { windows: canvas.windows(), settings, model, last_seq: log.lastSeq };
+      const computerStatus = computer?.status ?? { state: 'unavailable' as const, message: 'This stack has no computer.' };
+      return { windows: canvas.windows(), settings, model, computer: computerStatus, last_seq: log.lastSeq };
+    },
+
+    async subscribeTerminal(listener) {
+      await computer?.subscribeTerminal(listener);
+    },
+    async terminalInput(bytes) {
+      if (bytes instanceof Uint8Array) await computer?.terminalInput(bytes);
+    },
+    async terminalResize(cols, rows) {
+      if (Number.isInteger(cols) && Number.isInteger(rows) && cols > 0 && rows > 0 && cols < 1000 && rows < 1000) await computer?.terminalResize(cols, rows);
+    },
+  };
+}
+
+/** UserFiles that report each write and removal (to keep /workspace in the computer in step). */
+function notifyingFiles(files: UserFiles, changed: (path: string) => void): UserFiles {
+  return {
+    ...files,
+    async write(path, data) {
+      const info = await files.write(path, data);
+      changed(info.path);
+      return info;
+    },
+    async remove(path) {
+      const removed = await files.remove(path);
+      if (removed) changed(normaliseUserPath(path));
+      return removed;
+    },
+  };
+}
+
+/** Collects streamed output per tool call and hands it on at most ~10 times a second. */
+function createOutputCoalescer(send: (toolUseId: string, stream: 'stdout' | 'stderr', text: string) => void) {
+  const pending = new Map<string, { stream: 'stdout' | 'stderr'; text: string }[]>();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const flush = () => {
+    timer = null;
+    for (const [toolUseId, parts] of pending) for (const part of parts) send(toolUseId, part.stream, part.text);
+    pending.clear();
+  };
+  return {
+    push(toolUseId: string, stream: 'stdout' | 'stderr', text: string) {
+      if (!text) return;
+      const parts = pending.get(toolUseId) ?? [];
+      const last = parts.at(-1);
+      if (last && last.stream === stream) last.text += text;
+      else parts.push({ stream, text });
+      pending.set(toolUseId, parts);
+      timer ??= setTimeout(flush, 100);
     },
   };
 }

@@ -15,6 +15,7 @@ import { ChartWindowNode } from './ChartWindowNode.tsx';
 import { DocumentWindowNode } from './DocumentWindowNode.tsx';
 import { NotesWindowNode } from './NotesWindowNode.tsx';
 import { TableWindowNode } from './TableWindowNode.tsx';
+import { TerminalWindowNode } from './TerminalWindowNode.tsx';
 import { MIN_ZOOM, useFocusPan } from './useFocusPan.ts';
 import { useCover } from './useCover.ts';
 import { buildNodes, type WindowNode } from './window-nodes.ts';
@@ -22,7 +23,14 @@ import { buildNodes, type WindowNode } from './window-nodes.ts';
 /** Smaller than xyflow's default, so it covers less of the windows near the corner. */
 const MINIMAP_STYLE = { width: 160, height: 110 };
 
-const nodeTypes = { notes: NotesWindowNode, table: TableWindowNode, chart: ChartWindowNode, document: DocumentWindowNode };
+// `satisfies`: a window kind without a component here is a compile error.
+const nodeTypes = {
+  notes: NotesWindowNode,
+  table: TableWindowNode,
+  chart: ChartWindowNode,
+  document: DocumentWindowNode,
+  terminal: TerminalWindowNode,
+} satisfies Record<WindowNode['type'], unknown>;
 
 export function Canvas() {
   const windows = useAppStore((state) => state.view.windows);

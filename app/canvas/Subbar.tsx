@@ -1,9 +1,11 @@
 // The subbar (taskbar): a tab per window — click to bring it to the front and pan to it, × to
-// close — and + to open a new notes window (the agent hears of it and can fill it).
+// close — and + to open a new notes window (the agent hears of it and can fill it) or the terminal.
 import { useState } from 'preact/hooks';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
+import { AddWindowMenu } from './AddWindowMenu.tsx';
+import { useOpenTerminal } from './useOpenTerminal.ts';
 import { KIND_ICONS } from './WindowFrame.tsx';
 
 export function Subbar() {
@@ -13,15 +15,23 @@ export function Subbar() {
   const focusWindow = useAppStore((state) => state.focusWindow);
   const [problem, setProblem] = useState<string | null>(null);
   const close = (id: string) => void client.call('canvas_interaction', { type: 'window_closed', window_id: id }).catch(() => {});
-  const add = async () => {
+  const openTerminal = useOpenTerminal();
+  const attempt = (open: () => Promise<void>) => async () => {
     setProblem(null);
     try {
-      const opened = await client.call('open_window', { kind: 'notes', title: 'Untitled notes' });
-      focusWindow(opened.id);
+      await open();
     } catch (error) {
       setProblem(error instanceof StackCallError ? error.message : 'The window could not be opened.');
     }
   };
+  const addNotes = attempt(async () => {
+    const opened = await client.call('open_window', { kind: 'notes', title: 'Untitled notes' });
+    focusWindow(opened.id);
+  });
+  const choices = [
+    { label: 'Notes', icon: KIND_ICONS.notes, choose: () => void addNotes() },
+    { label: 'Terminal', icon: KIND_ICONS.terminal, choose: () => void attempt(openTerminal)() },
+  ];
   return (
     <nav class="subbar" aria-label="Windows">
       <ul class="subbar-tabs">
@@ -41,9 +51,7 @@ export function Subbar() {
           {problem}
         </span>
       )}
-      <button type="button" class="subbar-add" onClick={() => void add()} aria-label="New notes window" title="New notes window">
-        +
-      </button>
+      <AddWindowMenu choices={choices} />
     </nav>
   );
 }

@@ -34,6 +34,8 @@ export const DEFAULT_SIZE: Record<WindowKind, { width: number; height: number }>
   chart: { width: 420, height: 300 },
   notes: { width: 360, height: 240 },
   document: { width: 400, height: 440 },
+  // 80 columns by 24 rows of 13px monospace, with the title bar.
+  terminal: { width: 680, height: 460 },
 };
 
 const ORIGIN = 40;

@@ -51,3 +51,26 @@ export function ensureChromium() {
     throw new Error('apt-get install chromium failed (see above).');
   }
 }
+
+/**
+ * Builds the computer's image (vm-images/build.sh; a no-op when the image for the current recipe
+ * exists). It needs root: without it, and without an image, the app runs without the computer
+ * and this says what to do. Returns whether an image for the current recipe is there.
+ */
+export function ensureVmImage() {
+  const script = `${root}vm-images/build.sh`;
+  if (process.env.STACKDOCS_SKIP_VM_IMAGE === '1') return false;
+  if (process.getuid?.() !== 0) {
+    // build.sh itself says when the image is current; without root it can only report.
+    const current = spawnSync('bash', [script, '--check'], { cwd: root, encoding: 'utf8' });
+    if (current.status === 0) return true;
+    console.log(
+      '\n▸ The computer image is not built (it needs root for debootstrap): run `sudo bash vm-images/build.sh` once; ' +
+        'until then the app runs without its computer.',
+    );
+    return false;
+  }
+  step('Building the computer image when missing (vm-images/build.sh; a few minutes the first time, then cached)');
+  if (run('bash', [script]) !== 0) throw new Error('vm-images/build.sh failed (see above).');
+  return true;
+}

@@ -217,7 +217,8 @@ test('the subbar lists windows, focuses, closes, and adds a notes window the age
   await expect(page.locator('.window--focused')).toHaveAttribute('aria-label', 'Table window: Second');
   await bar.getByRole('button', { name: 'Close First' }).click();
   await expect(page.getByRole('region', { name: 'Notes window: First' })).toHaveCount(0);
-  await bar.getByRole('button', { name: 'New notes window' }).click();
+  await bar.getByRole('button', { name: 'Add a window' }).click();
+  await page.getByRole('menuitem', { name: 'Notes' }).click();
   await expect(page.getByRole('region', { name: 'Notes window: Untitled notes' })).toBeVisible();
   await page.getByRole('textbox', { name: 'Message' }).fill('look');
   await page.getByRole('button', { name: 'Send' }).click();
@@ -281,4 +282,26 @@ test('stacks are separate workspaces; the switcher creates and opens them', asyn
   await page.getByRole('combobox', { name: 'Stack' }).selectOption({ label: 'My stack' });
   await expect(page).toHaveURL(/\?stack=default/);
   await expect(page.getByRole('region', { name: 'Notes window: Only in the first' })).toBeVisible();
+});
+
+test('the user edits a notes window; the text is kept and the agent hears of it', async ({ page }) => {
+  await loadScript({
+    name: 'notes edit',
+    turns: [{ expect: { last_user_text: '- call ACME on Monday' }, reply: { content: [{ type: 'text', text: 'Noted your plan.' }] } }],
+  });
+  await openApp(page);
+  await page.getByRole('button', { name: 'Add a window' }).click();
+  await page.getByRole('menuitem', { name: 'Notes' }).click();
+  const notes = page.getByRole('region', { name: 'Notes window: Untitled notes' });
+  await notes.getByRole('button', { name: 'Edit Untitled notes' }).click();
+  await notes.getByRole('textbox', { name: 'Markdown of Untitled notes' }).fill('# Plan\n\n- call ACME on Monday');
+  await expect(notes.getByText('Saved')).toBeVisible();
+  await notes.getByRole('button', { name: 'Done editing Untitled notes' }).click();
+  await expect(notes.getByRole('heading', { name: 'Plan' })).toBeVisible();
+  await page.reload();
+  await expect(page.getByRole('region', { name: 'Notes window: Untitled notes' }).getByText('call ACME on Monday')).toBeVisible();
+  await page.getByRole('textbox', { name: 'Message' }).fill('what is my plan?');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Noted your plan.');
+  expect((await fakeState()).failures).toEqual([]);
 });

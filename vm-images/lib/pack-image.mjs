@@ -1,6 +1,9 @@
 // Cuts the ext4 disk into fixed-size gzip chunks (all-zero chunks are left out), hashes the boot
-// files and writes manifest.json last, so a directory with a manifest is complete.
-// Usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON  (OUT_DIR already holds the boot files)
+// files and writes manifest.json last, so a directory with a manifest is complete. No served file
+// ends in .gz: static servers send those with Content-Encoding: gzip, and the browser would
+// inflate them before the checksum (and the kernel wants initrd.img as built).
+// Usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON [STATE]  (OUT_DIR already holds the boot
+// files; STATE is the pristine post-boot saved state that matches DISK_IMAGE, see prestate.ts)
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,7 +12,7 @@ import { gzip } from 'node:zlib';
 
 const gzipAsync = promisify(gzip);
 const PARALLEL = 4;
-const BOOT_FILES = { kernel: 'bzImage', initrd: 'initrd.gz', bios: 'bios.bin', vgaBios: 'vgabios.bin' };
+const BOOT_FILES = { kernel: 'bzImage', initrd: 'initrd.img', bios: 'bios.bin', vgaBios: 'vgabios.bin' };
 
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
@@ -37,7 +40,7 @@ async function packDisk(outDir, diskPath, chunkSize) {
       if (bytesRead !== chunkSize) throw new Error(`short read at chunk ${index}`);
       if (bytes.equals(zero)) continue;
       const hash = sha256(bytes);
-      const file = `disk/${hash}.gz`;
+      const file = `disk/${hash}.gzip`;
       const packed = await gzipAsync(bytes, { level: 9 });
       if (!written.has(file)) {
         written.add(file); // identical chunks share one file
@@ -56,13 +59,22 @@ async function packDisk(outDir, diskPath, chunkSize) {
   return { size, chunkSize, compression: 'gzip', chunks };
 }
 
+/** The saved state as one gzip file; sha256 of the uncompressed bytes, as the browser checks it. */
+async function packState(outDir, statePath) {
+  const bytes = await readFile(statePath);
+  const packed = await gzipAsync(bytes, { level: 6 });
+  await writeFile(join(outDir, 'state.gzip'), packed);
+  return { file: 'state.gzip', size: bytes.length, sha256: sha256(bytes), compressedSize: packed.length };
+}
+
 async function main() {
-  const [outDir, diskPath, metaPath] = process.argv.slice(2);
-  if (!metaPath) throw new Error('usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON');
+  const [outDir, diskPath, metaPath, statePath] = process.argv.slice(2);
+  if (!metaPath) throw new Error('usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON [STATE]');
   const meta = JSON.parse(await readFile(metaPath, 'utf8'));
   const files = {};
   for (const [role, name] of Object.entries(BOOT_FILES)) files[role] = await describeFile(outDir, name);
   const disk = await packDisk(outDir, diskPath, meta.chunkSize);
+  const pristineState = statePath ? await packState(outDir, statePath) : undefined;
   const manifest = {
     format: 1,
     recipeHash: meta.recipeHash,
@@ -73,10 +85,11 @@ async function main() {
       securityUpdates: meta.securityUpdates,
     },
     cmdline: meta.cmdline,
-    memoryMiB: 512,
+    memoryMiB: meta.memoryMiB ?? 512,
     agent: { protocol: 1, virtioConsolePort: 1, guestDevice: '/dev/hvc1' },
     files,
     disk,
+    ...(pristineState ? { pristineState } : {}),
   };
   const tmp = join(outDir, 'manifest.json.tmp');
   await writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n');

@@ -150,7 +150,7 @@ async function runTool(
 ): Promise<ToolResult> {
   const tool = options.tools.find((candidate) => candidate.spec.name === name);
   const title = tool ? safeTitle(tool, input) : name;
-  emit({ type: 'tool_started', tool_use_id: toolUseId, name, title });
+  emit({ type: 'tool_started', tool_use_id: toolUseId, name, title, input });
   let result: ToolResult;
   if (!tool) {
     const known = options.tools.map((candidate) => candidate.spec.name).join(', ');

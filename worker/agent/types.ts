@@ -58,7 +58,7 @@ export interface AgentTool {
 export type LoopEvent =
   | { type: 'text_delta'; text: string }
   | { type: 'message_end'; stop_reason: string | null; usage: Usage }
-  | { type: 'tool_started'; tool_use_id: string; name: string; title: string }
+  | { type: 'tool_started'; tool_use_id: string; name: string; title: string; input: unknown }
   | { type: 'tool_finished'; tool_use_id: string; name: string; input: unknown; result: ToolResult }
   | { type: 'retry'; attempt: number; delay_ms: number; reason: string };
 

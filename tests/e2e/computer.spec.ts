@@ -1,0 +1,215 @@
+// The computer, end to end on the production build: the real image in v86 in the browser, its
+// disk in OPFS. One browser profile is kept on disk for the whole file, so the disk is copied in
+// once and the tests follow each other like a user's days: first open, work, reload, a crash.
+// Skipped when the build has no image (vm-images/build.sh needs root).
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, expect, test, type BrowserContext, type Page } from '@playwright/test';
+import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
+import { E2E_APP_URL } from './ports.ts';
+import { fakeState, loadScript } from './fake.ts';
+import { send } from './app.ts';
+
+// The build copies the image into dist/vm/ when it exists (vite.config.ts).
+const IMAGE = join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json');
+test.skip(!existsSync(IMAGE), 'no computer image is built (vm-images/build.sh needs root)');
+test.describe.configure({ mode: 'serial' });
+
+const profile = mkdtempSync(join(tmpdir(), 'stackdocs-computer-'));
+let context: BrowserContext;
+let page: Page;
+
+async function launch(): Promise<void> {
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    args: chromiumArgs,
+    baseURL: E2E_APP_URL,
+    viewport: { width: 1280, height: 800 },
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  await page.goto('/');
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+}
+
+test.beforeAll(async () => {
+  await launch();
+});
+
+test.afterAll(async () => {
+  await context?.close().catch(() => {});
+  rmSync(profile, { recursive: true, force: true });
+});
+
+const terminal = () => page.getByRole('region', { name: 'Terminal: root shell on the computer' });
+const chip = () => page.getByRole('status', { name: 'Computer' });
+
+async function openTerminal(): Promise<void> {
+  if (!(await terminal().isVisible())) {
+    await page.getByRole('button', { name: 'Add a window' }).click();
+    await page.getByRole('menuitem', { name: 'Terminal' }).click();
+  }
+  await expect(terminal()).toBeVisible();
+}
+
+async function waitReady(timeout: number): Promise<string> {
+  await expect(chip()).toContainText(/ready/i, { timeout });
+  return (await chip().textContent()) ?? '';
+}
+
+/** Types a command into the shell and waits for a line the command prints. */
+async function run(command: string, expected: RegExp, timeout = 60_000): Promise<string> {
+  await terminal().click();
+  await page.keyboard.type(`${command}\n`, { delay: 5 });
+  const rows = terminal().locator('.xterm-rows');
+  await expect(rows).toContainText(expected, { timeout });
+  return (await rows.textContent()) ?? '';
+}
+
+test('first open: a terminal shows a root shell where pandas imports', async () => {
+  test.setTimeout(8 * 60_000);
+  await openTerminal();
+  // The first start copies the image into this browser, then wakes the pristine saved state.
+  console.log(`first start: ${await waitReady(5 * 60_000)}`);
+  await run('clear; id -un; echo ROOT-$(id -u)', /ROOT-0/);
+  const text = await run(`python3 -c 'import pandas; print("PANDAS=" + pandas.__version__)'`, /PANDAS=\d+\.\d+\.\d+/, 180_000);
+  expect(text).toMatch(/PANDAS=\d+\.\d+/);
+});
+
+test('the agent works on the computer: python, write, edit, grep, a table; the VM sees the edits', async () => {
+  test.setTimeout(5 * 60_000);
+  await loadScript({
+    name: 'computer mission',
+    turns: [
+      { reply: { content: [{ type: 'tool_use', name: 'bash', input: { command: `python3 -c 'import sys; print("py", sum(range(10)), sys.version_info[0])'` } }] } },
+      {
+        expect: { tool_result: { contains: 'py 45 3', is_error: false } },
+        reply: { content: [{ type: 'tool_use', name: 'write', input: { path: 'artifacts/totals.csv', content: 'vendor,total\nacme,10\nglobex,20\n' } }] },
+      },
+      {
+        expect: { tool_result: { contains: 'Wrote', is_error: false } },
+        reply: { content: [{ type: 'tool_use', name: 'edit', input: { path: 'artifacts/totals.csv', old_string: 'globex,20', new_string: 'globex,32' } }] },
+      },
+      {
+        expect: { tool_result: { is_error: false } },
+        reply: { content: [{ type: 'tool_use', name: 'grep', input: { pattern: 'globex', path: 'artifacts' } }] },
+      },
+      {
+        expect: { tool_result: { contains: 'globex,32', is_error: false } },
+        reply: { content: [{ type: 'tool_use', name: 'bash', input: { command: `python3 - <<'EOF'\nimport pandas as pd\ndf = pd.read_csv('/workspace/artifacts/totals.csv')\nprint('SUM', df.total.sum())\ndf.to_csv('/workspace/artifacts/from-vm.csv', index=False)\nEOF` } }] },
+      },
+      {
+        expect: { tool_result: { contains: 'SUM 42', is_error: false } },
+        reply: { content: [{ type: 'tool_use', name: 'read', input: { path: 'artifacts/from-vm.csv' } }] },
+      },
+      {
+        expect: { tool_result: { contains: 'globex,32', is_error: false } },
+        reply: {
+          content: [
+            {
+              type: 'tool_use',
+              name: 'create_window',
+              input: {
+                kind: 'table',
+                title: 'Totals',
+                columns: [
+                  { key: 'vendor', label: 'Vendor', type: 'text' },
+                  { key: 'total', label: 'Total', type: 'number' },
+                ],
+                rows: [
+                  { vendor: 'acme', total: 10 },
+                  { vendor: 'globex', total: 32 },
+                ],
+              },
+            },
+          ],
+        },
+      },
+      { expect: { tool_result: { is_error: false } }, reply: { content: [{ type: 'text', text: 'The totals are in the table: 42 in all.' }] } },
+    ],
+  });
+  await send(page, 'total the vendors with python');
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('The totals are in the table: 42 in all.', { timeout: 4 * 60_000 });
+  expect((await fakeState()).failures).toEqual([]);
+  await expect(page.getByRole('table', { name: 'Totals' })).toContainText('globex');
+});
+
+test('Stop ends a running command on the computer', async () => {
+  test.setTimeout(3 * 60_000);
+  await loadScript({
+    name: 'stop a command',
+    turns: [
+      { reply: { content: [{ type: 'tool_use', name: 'bash', input: { command: 'echo STARTED-LONG; sleep 600; echo never' } }] } },
+      { reply: { content: [{ type: 'text', text: 'Fresh start.' }] } },
+    ],
+  });
+  await send(page, 'run the long job');
+  // The command's output streams into the tool's details while it runs.
+  const tool = page.locator('[data-role=tool]').filter({ hasText: 'Running echo STARTED-LONG' }).last();
+  await tool.locator('summary').click();
+  await expect(tool.locator('[data-role=tool-output]')).toContainText('STARTED-LONG', { timeout: 60_000 });
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Stopped.' }).last()).toBeVisible();
+  await openTerminal();
+  await run('clear; pgrep -x sleep >/dev/null && echo SLEEP-ALIVE || echo SLEEP-GONE', /SLEEP-(GONE|ALIVE)/);
+  await expect(terminal().locator('.xterm-rows')).toContainText('SLEEP-GONE');
+});
+
+test('a 10 MB file the worker stores is byte-identical in the VM', async () => {
+  test.setTimeout(3 * 60_000);
+  const rows = ['id,value'];
+  for (let i = 0; rows.join('\n').length < 10 * 1024 * 1024; i++) rows.push(...Array.from({ length: 1000 }, (_, j) => `${i * 1000 + j},${((i * 1000 + j) * 2654435761) % 1000003}`));
+  const bytes = Buffer.from(rows.join('\n').slice(0, 10 * 1024 * 1024));
+  const md5 = createHash('md5').update(bytes).digest('hex');
+  await page.getByLabel('Attach files').setInputFiles([{ name: 'big.csv', mimeType: 'text/csv', buffer: bytes }]);
+  await openTerminal();
+  await run('clear; md5sum /workspace/documents/big.csv | sed "s/^/MD5=/"', new RegExp(`MD5=${md5}`), 60_000);
+});
+
+test('a file written in the VM survives a reload, and the computer wakes in under a second', async () => {
+  test.setTimeout(4 * 60_000);
+  await openTerminal();
+  await run('clear; echo kept-7f3a > /root/keep.txt && sync && echo WROTE', /WROTE/);
+  // The machine saves itself a few seconds after the last command (at most every 15 s).
+  await page.waitForTimeout(20_000);
+  await page.reload();
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  const status = await waitReady(60_000);
+  console.log(`after a reload: ${status}`);
+  const wake = /woke in ([\d.]+) s/.exec(status);
+  expect(wake, `the status says how long the wake took: "${status}"`).not.toBeNull();
+  expect(Number(wake![1]) * 1000).toBeLessThan(1000);
+  await openTerminal();
+  await run('clear; cat /root/keep.txt | sed "s/^/GOT=/"', /GOT=kept-7f3a/);
+});
+
+test('killing the browser while the VM writes: the computer comes back with its files intact', async () => {
+  test.setTimeout(8 * 60_000);
+  await openTerminal();
+  // oflag=direct: the blocks reach the disk as dd runs (not later from the page cache), so the
+  // disk really moves on past the saved state.
+  await run('clear; dd if=/dev/zero of=/root/dd.bin bs=1M count=400 oflag=direct 2>&1 & echo DD-STARTED', /DD-STARTED/);
+  await page.waitForTimeout(3_000);
+  // SIGKILL the browser: no pagehide, no suspend, a half-written disk.
+  const pids = execFileSync('pgrep', ['-f', `user-data-dir=${profile}`]).toString().trim().split('\n');
+  for (const pid of pids) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await context.close().catch(() => {});
+  await launch();
+  // The state is stale (the disk moved on), so this is a cold boot with ext4 journal recovery.
+  await openTerminal();
+  const status = await waitReady(5 * 60_000);
+  console.log(`after the crash: ${status}`);
+  expect(status, 'a disk that moved on is never resumed: this must be a cold boot').toMatch(/booted in/);
+  await run('clear; cat /root/keep.txt | sed "s/^/GOT=/"; ls /workspace/documents/big.csv && echo HAVE-BIG', /HAVE-BIG/);
+  await expect(terminal().locator('.xterm-rows')).toContainText('GOT=kept-7f3a');
+  await run('clear; echo ERRORS=$(dmesg | grep -c "EXT4-fs error")', /ERRORS=0/);
+  await run('clear; touch /root/after-crash && echo WRITABLE', /WRITABLE/);
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import type { VmApi, VmStatus } from '../vm/protocol.ts';
+import { ComputerUnavailableError, createComputer } from './computer.ts';
+import type { ComputerStatus } from './protocol.ts';
+
+/** A VmApi that goes through the statuses a real start does, with a clock the test moves. */
+function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke') {
+  const listeners: ((s: VmStatus) => void)[] = [];
+  const calls: string[] = [];
+  const emit = (s: VmStatus) => listeners.forEach((l) => l(s));
+  const vm: Partial<VmApi> = {
+    async subscribeStatus(l) {
+      listeners.push(l);
+      l({ state: 'off' });
+    },
+    async subscribeTerminal() {},
+    async start() {
+      calls.push('start');
+      emit({ state: 'downloading', reason: 'first_start', chunksDone: 1, chunksTotal: 4, bytesDone: 50 << 20, bytesTotal: 200 << 20 });
+      emit(how === 'woke' ? { state: 'waking' } : { state: 'booting', detail: 'starting' });
+      clock.t += how === 'woke' ? 640 : 21_000;
+      emit({ state: 'ready', bootId: 'b', woke: how === 'woke' });
+      return { ok: true, value: how };
+    },
+    async exec(id, request, onOutput) {
+      calls.push(`exec ${id} ${request.command}`);
+      // 'é' split across two chunks must still decode as one character.
+      const bytes = new TextEncoder().encode('héllo');
+      onOutput?.('stdout', bytes.slice(0, 2));
+      onOutput?.('stdout', bytes.slice(2));
+      return { ok: true, value: { code: 0, signal: null, timedOut: false, cancelled: false, durationMs: 3, stdout: 'héllo' } };
+    },
+    async cancel(id) {
+      calls.push(`cancel ${id}`);
+    },
+    async workspaceChanged(path) {
+      calls.push(`changed ${path}`);
+      return { ok: true, value: undefined };
+    },
+  };
+  return { vm: vm as VmApi, calls };
+}
+
+describe('createComputer', () => {
+  it('starts on first exec, reports progress and how long the wake took', async () => {
+    const clock = { t: 0 };
+    const { vm, calls } = fakeVm(clock);
+    const statuses: ComputerStatus[] = [];
+    const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: (s) => statuses.push(s), proxy: (f) => f, now: () => clock.t });
+    const chunks: string[] = [];
+    const result = await computer.exec({ command: 'echo hi' }, { onOutput: (_s, text) => chunks.push(text) });
+    expect(result.stdout).toBe('héllo');
+    expect(chunks.join('')).toBe('héllo');
+    expect(statuses.map((s) => s.state)).toEqual(['off', 'downloading', 'waking', 'ready']);
+    expect(statuses[1]).toMatchObject({ progress: 0.25, detail: 'Setting up the computer: 50 of 200 MB' });
+    expect(statuses.at(-1)).toEqual({ state: 'ready', woke: true, wake_ms: 640 });
+    expect(calls.filter((c) => c === 'start')).toHaveLength(1);
+    computer.workspaceChanged('documents/a.txt');
+    expect(calls).toContain('changed documents/a.txt');
+  });
+
+  it('cancels the command when the signal aborts', async () => {
+    const clock = { t: 0 };
+    const { vm, calls } = fakeVm(clock);
+    const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: () => {}, proxy: (f) => f, now: () => clock.t });
+    await computer.start();
+    const controller = new AbortController();
+    (vm as { exec: VmApi['exec'] }).exec = async (id) => {
+      controller.abort();
+      calls.push(`ran ${id}`);
+      return { ok: true, value: { code: null, signal: 'SIGKILL', timedOut: false, cancelled: true, durationMs: 1 } };
+    };
+    const result = await computer.exec({ command: 'sleep 100' }, { signal: controller.signal });
+    expect(result.cancelled).toBe(true);
+    expect(calls.some((c) => c.startsWith('cancel x'))).toBe(true);
+  });
+
+  it('without an image it is unavailable, and exec says so', async () => {
+    const statuses: ComputerStatus[] = [];
+    const computer = createComputer({ connect: null, imageBaseUrl: null, stackId: 's', emit: (s) => statuses.push(s), proxy: (f) => f });
+    expect(computer.status.state).toBe('unavailable');
+    await expect(computer.exec({ command: 'ls' })).rejects.toBeInstanceOf(ComputerUnavailableError);
+    await expect(computer.exec({ command: 'ls' })).rejects.toThrow('no computer image');
+  });
+
+  it('a start that fails is an error status with a reboot offer, and exec explains it', async () => {
+    const { vm } = fakeVm({ t: 0 });
+    vm.start = async () => ({ ok: false, error: { code: 'image_fetch_failed', message: 'could not fetch the image (offline?)' } });
+    const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: () => {}, proxy: (f) => f });
+    await expect(computer.exec({ command: 'ls' })).rejects.toThrow('The computer could not start: could not fetch the image (offline?)');
+    expect(computer.status).toEqual({ state: 'error', message: 'could not fetch the image (offline?)', can_reboot: true });
+  });
+});

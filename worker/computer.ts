@@ -1,0 +1,181 @@
+// The stack's computer as the stack worker sees it: the VM worker (vm/) behind VmApi, its status
+// as ComputerStatus events, exec for the bash tool, the terminal, and /workspace kept in step
+// with the files the stack worker writes.
+import type { ExecRequest, VmApi, VmExecResult, VmStatus } from '../vm/protocol.ts';
+import type { ComputerStatus } from './protocol.ts';
+
+export type { ExecRequest } from '../vm/protocol.ts';
+
+export interface ComputerDeps {
+  /** The VM worker's API (a comlink remote), made on first use; null when this build has no image. */
+  connect: (() => VmApi) | null;
+  /** Where the image is served, e.g. `/vm/39984eec6bc63029/`. */
+  imageBaseUrl: string | null;
+  stackId: string;
+  emit(status: ComputerStatus): void;
+  /** Wraps a callback that crosses into the VM worker (Comlink.proxy; identity in tests). */
+  proxy<T extends object>(callback: T): T;
+  now?: () => number;
+}
+
+export class ComputerUnavailableError extends Error {
+  override readonly name = 'ComputerUnavailableError';
+}
+
+export interface Computer {
+  readonly status: ComputerStatus;
+  /** Starts (or wakes) the computer; resolves with the status it reached. Never rejects. */
+  start(): Promise<ComputerStatus>;
+  control(action: 'start' | 'suspend' | 'reboot' | 'reset'): Promise<ComputerStatus>;
+  /**
+   * Runs a program, starting the computer first when needed. Throws ComputerUnavailableError
+   * when there is no computer or it cannot start; a failed run is a result, not a throw.
+   */
+  exec(request: ExecRequest, options?: { signal?: AbortSignal; onOutput?: (stream: 'stdout' | 'stderr', text: string) => void }): Promise<VmExecResult>;
+  /** The stack worker wrote or removed `path` in user space: show it under /workspace. */
+  workspaceChanged(path: string): void;
+  subscribeTerminal(listener: (bytes: Uint8Array) => void): Promise<void>;
+  terminalInput(bytes: Uint8Array): Promise<void>;
+  terminalResize(cols: number, rows: number): Promise<void>;
+}
+
+export function createComputer(deps: ComputerDeps): Computer {
+  const now = deps.now ?? (() => performance.now());
+  let vm: VmApi | null = null;
+  let status: ComputerStatus = deps.connect && deps.imageBaseUrl ? { state: 'off' } : { state: 'unavailable', message: 'This build of the app has no computer image (see the README: vm-images/build.sh).' };
+  let starting: Promise<ComputerStatus> | null = null;
+  let startedAt: number | null = null;
+  let execCount = 0;
+  const terminalListeners = new Set<(bytes: Uint8Array) => void>();
+  let terminalHooked = false;
+
+  const set = (next: ComputerStatus) => {
+    status = next;
+    deps.emit(next);
+  };
+
+  const onVmStatus = (s: VmStatus) => {
+    switch (s.state) {
+      case 'off':
+        return set({ state: 'off' });
+      case 'downloading': {
+        const mb = (n: number) => (n / 1024 / 1024).toFixed(0);
+        const what = s.reason === 'first_start' ? 'Setting up the computer' : s.reason === 'image_changed' ? 'Updating the computer' : 'Restoring the computer';
+        return set({ state: 'downloading', progress: s.bytesTotal ? s.bytesDone / s.bytesTotal : s.chunksDone / Math.max(1, s.chunksTotal), detail: `${what}: ${mb(s.bytesDone)} of ${mb(s.bytesTotal)} MB` });
+      }
+      case 'booting':
+        startedAt ??= now();
+        return set({ state: 'booting', detail: s.detail });
+      case 'waking':
+        startedAt = now();
+        return set({ state: 'waking' });
+      case 'ready': {
+        const ms = startedAt === null ? null : Math.round(now() - startedAt);
+        startedAt = null;
+        if (s.phases) console.info(`computer ${s.woke ? 'woke' : 'booted'} in ${ms} ms`, s.phases);
+        return set({ state: 'ready', woke: s.woke, wake_ms: ms });
+      }
+      case 'suspended':
+        return set({ state: 'suspended' });
+      case 'error':
+        return set({ state: 'error', message: s.message, can_reboot: s.canReboot });
+    }
+  };
+
+  function api(): VmApi {
+    if (!deps.connect || !deps.imageBaseUrl) throw new ComputerUnavailableError(status.state === 'unavailable' ? status.message : 'There is no computer in this build.');
+    if (!vm) {
+      vm = deps.connect();
+      void vm.subscribeStatus(deps.proxy(onVmStatus));
+    }
+    return vm;
+  }
+
+  async function hookTerminal(target: VmApi) {
+    if (terminalHooked) return;
+    terminalHooked = true;
+    await target.subscribeTerminal(deps.proxy((bytes: Uint8Array) => terminalListeners.forEach((l) => l(bytes))));
+  }
+
+  function start(): Promise<ComputerStatus> {
+    if (status.state === 'unavailable') return Promise.resolve(status);
+    if (status.state === 'ready') return Promise.resolve(status);
+    starting ??= (async () => {
+      try {
+        const target = api();
+        await hookTerminal(target);
+        startedAt = null;
+        const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId });
+        if (!result.ok) set({ state: 'error', message: result.error.message, can_reboot: true });
+      } catch (error) {
+        set({ state: 'error', message: error instanceof Error ? error.message : String(error), can_reboot: true });
+      } finally {
+        starting = null;
+      }
+      return status;
+    })();
+    return starting;
+  }
+
+  async function control(action: 'start' | 'suspend' | 'reboot' | 'reset'): Promise<ComputerStatus> {
+    if (action === 'start') return start();
+    const target = api();
+    await starting;
+    await hookTerminal(target);
+    startedAt = now();
+    const result = action === 'suspend' ? await target.suspend() : action === 'reboot' ? await target.reboot() : await target.reset();
+    if (!result.ok) set({ state: 'error', message: result.error.message, can_reboot: true });
+    return status;
+  }
+
+  return {
+    get status() {
+      return status;
+    },
+    start,
+    control,
+    async exec(request, options) {
+      const reached = status.state === 'ready' ? status : await start();
+      if (reached.state !== 'ready') {
+        throw new ComputerUnavailableError(
+          reached.state === 'unavailable' ? reached.message : reached.state === 'error' ? `The computer could not start: ${reached.message}` : `The computer is not ready (${reached.state}).`,
+        );
+      }
+      const target = api();
+      const id = `x${++execCount}-${Math.random().toString(36).slice(2, 8)}`;
+      const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
+      const onOutput = options?.onOutput;
+      const abort = () => void target.cancel(id);
+      options?.signal?.addEventListener('abort', abort, { once: true });
+      try {
+        const result = await target.exec(
+          id,
+          request,
+          onOutput ? deps.proxy((stream: 'stdout' | 'stderr', bytes: Uint8Array) => onOutput(stream, decoders[stream].decode(bytes, { stream: true }))) : undefined,
+        );
+        if (!result.ok) throw new ComputerUnavailableError(result.error.message);
+        return result.value;
+      } finally {
+        options?.signal?.removeEventListener('abort', abort);
+      }
+    },
+    workspaceChanged(path) {
+      // Only a running computer needs telling: a later start reconciles from OPFS anyway.
+      if (!vm || status.state === 'unavailable') return;
+      void vm.workspaceChanged(path);
+    },
+    async subscribeTerminal(listener) {
+      terminalListeners.add(listener);
+      if (vm) await hookTerminal(vm);
+    },
+    async terminalInput(bytes) {
+      // A keystroke wakes a suspended computer; it is typed once it is up.
+      if (status.state !== 'ready' && (await start()).state !== 'ready') return;
+      await api().terminalInput(bytes);
+    },
+    async terminalResize(cols, rows) {
+      if (status.state !== 'ready') return;
+      await api().terminalResize(cols, rows);
+    },
+  };
+}
