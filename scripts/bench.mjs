@@ -1,9 +1,5 @@
 // `npm run bench [-- NAME...]`: sets up what is missing, then runs bench/run.ts through Vite's
 // module loader, which resolves the same imports the app's build does (e.g. `?raw` descriptions).
-// Set before Vite loads: its dev server would otherwise mark the process as development, and
-// the app builds inside the benchmarks must be production builds.
-process.env.NODE_ENV = 'production';
-const { createServer } = await import('vite');
 import { ensureChromium, ensureDependencies, root } from './lib/setup.mjs';
 
 try {
@@ -13,6 +9,11 @@ try {
   console.error(`npm run bench could not set up: ${error instanceof Error ? error.message : error}`);
   process.exit(1);
 }
+// Set after the setup (npm ci under NODE_ENV=production would leave out the dev dependencies) and
+// before Vite loads: its dev server would otherwise mark the process as development, and the app
+// builds inside the benchmarks must be production builds.
+process.env.NODE_ENV = 'production';
+const { createServer } = await import('vite');
 const server = await createServer({
   root,
   configFile: false,

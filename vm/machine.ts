@@ -72,6 +72,8 @@ export interface MachineOptions {
   store: MachineStore;
   /** Where v86.wasm is (a file path in Node, a URL in the browser). */
   wasmPath: string;
+  /** Instantiates v86's wasm from a module compiled ahead of time (the browser): keeps compiling off the wake. */
+  wasmFn?: (imports: WebAssembly.Imports) => Promise<WebAssembly.Exports>;
   bootTimeoutMs?: number;
   /** Ping the agent every intervalMs while idle; no answer within timeoutMs is an error. */
   watchdog?: { intervalMs: number; timeoutMs: number } | false;
@@ -253,7 +255,7 @@ export class Machine {
 
   private createEmulator(extra: Record<string, unknown>): EmulatorLike {
     const { files, disk, wasmPath } = this.options;
-    const options = { ...emulatorOptions(files, disk, wasmPath), ...extra };
+    const options = { ...emulatorOptions(files, disk, wasmPath), ...(this.options.wasmFn ? { wasm_fn: this.options.wasmFn } : {}), ...extra };
     const create = this.options.createEmulator ?? ((o) => new V86(o as never) as unknown as EmulatorLike);
     const emulator = create(options);
     emulator.add_listener('serial0-output-byte', ((byte: number) => {

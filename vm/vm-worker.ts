@@ -15,6 +15,8 @@ export interface VmWorkerDeps {
   storageRoot: () => Promise<FileSystemDirectoryHandle>;
   fetch?: typeof fetch;
   wasmPath?: string;
+  /** v86's wasm compiled ahead of time (started when the worker starts). */
+  wasmModule?: Promise<WebAssembly.Module>;
   /** Replaces v86 (tests). */
   createEmulator?: MachineOptions['createEmulator'];
   /** Quiet time after the last exec or keystroke before a checkpoint is saved (ms; 0: never). */
@@ -117,6 +119,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       disk: new SyncFileDisk(machineFiles.disk, manifest.disk.size),
       store: machineFiles.store,
       wasmPath: deps.wasmPath ?? wasmUrl,
+      ...(deps.wasmModule ? { wasmFn: instantiateFrom(deps.wasmModule) } : {}),
       ...(deps.createEmulator ? { createEmulator: deps.createEmulator } : {}),
       hooks: workspaceHooks(machineFiles),
     });
@@ -309,7 +312,20 @@ export function toVmError(error: unknown): VmError {
   return { code: 'internal', message: error instanceof Error ? error.message : String(error) };
 }
 
+/** Instantiates the precompiled module; if compiling failed, v86 fetches and compiles it itself. */
+function instantiateFrom(module: Promise<WebAssembly.Module>) {
+  return async (imports: WebAssembly.Imports): Promise<WebAssembly.Exports> => {
+    const compiled = await module.catch(() => null);
+    if (compiled) return (await WebAssembly.instantiate(compiled, imports)).exports;
+    const bytes = await (await fetch(wasmUrl)).arrayBuffer();
+    return (await WebAssembly.instantiate(bytes, imports)).instance.exports;
+  };
+}
+
 declare const WorkerGlobalScope: unknown;
 if (typeof WorkerGlobalScope !== 'undefined') {
-  Comlink.expose(createVmApi({ storageRoot: () => navigator.storage.getDirectory() }));
+  // Compiling v86 (~2 MB of wasm) starts now, beside the stack's setup, not on the wake's path.
+  const wasmModule = WebAssembly.compileStreaming(fetch(wasmUrl));
+  wasmModule.catch(() => {}); // reported, if ever, by the fallback in instantiateFrom
+  Comlink.expose(createVmApi({ storageRoot: () => navigator.storage.getDirectory(), wasmModule }));
 }

@@ -25,7 +25,10 @@ export function ensureDependencies() {
   const stamp = `${root}node_modules/.stackdocs-lock-hash`;
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && directDependenciesPresent()) return;
   step('Installing dependencies (npm ci)');
-  if (run('npm', ['ci', '--no-audit', '--no-fund']) !== 0) throw new Error('npm ci failed (see above).');
+  // NODE_ENV=production would make npm leave out the dev dependencies every command here needs.
+  const env = { ...process.env };
+  delete env.NODE_ENV;
+  if (run('npm', ['ci', '--no-audit', '--no-fund'], { env }) !== 0) throw new Error('npm ci failed (see above).');
   writeFileSync(stamp, hash);
 }
 
