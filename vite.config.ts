@@ -1,9 +1,10 @@
 // Build of the app (Preact + xyflow under preact/compat) and its service worker.
 import preact from '@preact/preset-vite';
-import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineConfig, type Plugin } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
+import { findVmImage, vmImageModule } from './scripts/vm-image-plugin.ts';
 
 /** pdfjs's fonts, character maps and wasm, served under /pdfjs/ and precached for offline use. */
 function pdfjsAssets(): Plugin {
@@ -45,24 +46,6 @@ function ocrAssets(): Plugin {
  * dist/vm/<hash>/ by the build, served from there in dev, and named to the app by the virtual
  * module `virtual:vm-image` (null when no image is built: the app then says so).
  */
-function findVmImage(): { dir: string; hash: string; base: string } | null {
-  const latest = join(import.meta.dirname, 'vm-images/out/latest');
-  if (!existsSync(join(latest, 'manifest.json'))) return null;
-  const dir = realpathSync(latest);
-  const hash = (JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { recipeHash: string }).recipeHash;
-  return { dir, hash, base: `/vm/${hash}/` };
-}
-
-/** `virtual:vm-image` alone: the stack worker imports it, and workers get their own plugins. */
-function vmImageModule(): Plugin {
-  const base = findVmImage()?.base ?? null;
-  return {
-    name: 'stackdocs:vm-image-module',
-    resolveId: (id) => (id === 'virtual:vm-image' ? '\0virtual:vm-image' : undefined),
-    load: (id) => (id === '\0virtual:vm-image' ? `export const vmImageBase = ${JSON.stringify(base)};` : undefined),
-  };
-}
-
 function vmImage(): Plugin {
   const { dir = null, hash = null, base = null } = findVmImage() ?? {};
   let outDir = 'dist';

@@ -3,6 +3,7 @@
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
 import { chromiumArgs, chromiumPath } from './tests/support/chromium.ts';
+import { vmImageModule } from './scripts/vm-image-plugin.ts';
 
 export default defineConfig({
   test: {
@@ -20,6 +21,9 @@ export default defineConfig({
         // Pre-bundled up front: a mid-run re-optimisation reloads the page under a running test.
         // Everything the stack worker imports is listed, so a fresh clone's first run does not
         // discover one mid-test; wa-sqlite stays out so its wasm is found beside its module.
+        // The stack worker imports `virtual:vm-image` (where the computer's image is served).
+        plugins: [vmImageModule()],
+        worker: { format: 'es', plugins: () => [vmImageModule()] },
         optimizeDeps: {
           include: ['@anthropic-ai/sdk', 'zod', 'comlink', 'eventsource-parser', 'papaparse', 'pdfjs-dist', 'picomatch', 'tesseract.js', 'write-excel-file/universal', '@xterm/xterm', '@xterm/addon-fit'],
           exclude: ['@journeyapps/wa-sqlite'],

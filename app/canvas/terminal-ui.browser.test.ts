@@ -37,18 +37,20 @@ describe('the + menu', () => {
     const choices = ['Notes', 'Terminal'].map((label) => ({ label, icon: '*', choose: () => void chosen.push(label) }));
     render(h(AddWindowMenu, { choices }), root);
     const toggle = root.querySelector('button[aria-label="Add a window"]') as HTMLButtonElement;
+    // Preact renders on the next tick: each check waits for it.
     await userEvent.click(toggle);
-    expect(toggle.getAttribute('aria-expanded')).toBe('true');
+    await expect.poll(() => toggle.getAttribute('aria-expanded')).toBe('true');
     await expect.poll(() => document.activeElement?.textContent).toContain('Notes');
     await userEvent.keyboard('{ArrowDown}');
-    expect(document.activeElement?.textContent).toContain('Terminal');
+    await expect.poll(() => document.activeElement?.textContent).toContain('Terminal');
     await userEvent.keyboard('{Enter}');
-    expect(chosen).toEqual(['Terminal']);
-    expect(root.querySelector('[role=menu]')).toBeNull();
+    await expect.poll(() => chosen).toEqual(['Terminal']);
+    await expect.poll(() => root.querySelector('[role=menu]')).toBeNull();
     await userEvent.click(toggle);
+    await expect.poll(() => root.querySelector('[role=menu]')).not.toBeNull();
     await userEvent.keyboard('{Escape}');
-    expect(root.querySelector('[role=menu]')).toBeNull();
-    expect(document.activeElement).toBe(toggle);
+    await expect.poll(() => root.querySelector('[role=menu]')).toBeNull();
+    await expect.poll(() => document.activeElement).toBe(toggle);
     expect(escapes).toBe(0);
     document.removeEventListener('keydown', onKey);
   });
