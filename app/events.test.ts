@@ -154,3 +154,13 @@ describe('applyEvents', () => {
     expect(later.computer).toEqual({ state: 'error', message: 'boom', can_reboot: true });
   });
 });
+
+describe('document states', () => {
+  it('follow each document from added through its pages to read or failed, by path', () => {
+    const doc = { id: 'd1', filename: 'a.pdf', path: 'documents/a.pdf', mime: 'application/pdf', size: 10, status: 'uploaded', description: 'PDF', page_count: null, error: null };
+    let view = applyEvents(emptyView, [ev({ type: 'document_added', document: doc }), ev({ type: 'document_progress', document_id: 'd1', page: 2, pages: 3 })]);
+    expect(view.documents['documents/a.pdf']).toEqual({ id: 'd1', status: 'uploaded', error: null, progress: { page: 2, pages: 3 } });
+    view = applyEvents(view, [ev({ type: 'document_updated', document: { ...doc, status: 'failed', error: 'a.pdf is password-protected' } })]);
+    expect(view.documents['documents/a.pdf']).toEqual({ id: 'd1', status: 'failed', error: 'a.pdf is password-protected' });
+  });
+});

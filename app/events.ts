@@ -48,6 +48,16 @@ export interface StackView {
   session: Spend;
   /** Running missions' spend so far, from each model reply's usage; gone when they finish. */
   live: Record<string, Spend>;
+  /** The pipeline's state of each uploaded document, by its path (for its document window). */
+  documents: Record<string, DocumentState>;
+}
+
+export interface DocumentState {
+  id: string;
+  status: string;
+  error: string | null;
+  /** While pages are being read. */
+  progress?: { page: number; pages: number };
 }
 
 export interface Spend {
@@ -67,6 +77,7 @@ export const emptyView: StackView = {
   activeMissions: [],
   session: { tokens: 0, cost_usd: 0 },
   live: {},
+  documents: {},
 };
 
 export function tokensOf(usage: Usage): number {
@@ -229,13 +240,16 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
     case 'document_added':
       return {
         ...view,
+        documents: { ...view.documents, [event.document.path]: { id: event.document.id, status: event.document.status, error: event.document.error ?? null } },
         chat: [...view.chat, { kind: 'notice', key, mission_id: '', text: `Added ${event.document.filename} to documents/ (${event.document.description}).` }],
       };
     case 'document_progress': {
       const progressKey = `p-${event.document_id}`;
       const entry: ChatEntry = { kind: 'notice', key: progressKey, mission_id: '', text: `Reading a document: page ${event.page} of ${event.pages}…` };
       const at = view.chat.findIndex((item) => item.key === progressKey);
-      return { ...view, chat: at >= 0 ? view.chat.map((item, i) => (i === at ? entry : item)) : [...view.chat, entry] };
+      const path = Object.keys(view.documents).find((p) => view.documents[p]!.id === event.document_id);
+      const documents = path ? { ...view.documents, [path]: { ...view.documents[path]!, progress: { page: event.page, pages: event.pages } } } : view.documents;
+      return { ...view, documents, chat: at >= 0 ? view.chat.map((item, i) => (i === at ? entry : item)) : [...view.chat, entry] };
     }
     case 'document_updated': {
       const doc = event.document;
@@ -243,7 +257,7 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       const chat = view.chat.filter((item) => item.key !== progressKey);
       if (doc.status === 'ready') chat.push({ kind: 'notice', key, mission_id: '', text: `Read ${doc.filename}: ${doc.page_count ?? 1} page${doc.page_count === 1 ? '' : 's'} of text.` });
       if (doc.status === 'failed') chat.push({ kind: 'error', key, mission_id: '', code: 'document_failed', text: doc.error ?? `${doc.filename} could not be read.` });
-      return { ...view, chat };
+      return { ...view, chat, documents: { ...view.documents, [doc.path]: { id: doc.id, status: doc.status, error: doc.error ?? null } } };
     }
     case 'file_ready':
       return {

@@ -9,6 +9,10 @@ export interface LocalProxyOptions {
   upstream?: string;
   /** Anthropic API key; without one, POST /v1/messages answers 503 proxy_not_configured. */
   apiKey?: string;
+  /** Mistral API base URL. Default https://api.mistral.ai. */
+  mistralUpstream?: string;
+  /** Mistral API key; without one, POST /v1/ocr answers 503 proxy_not_configured. */
+  mistralApiKey?: string;
   /** Browser origins allowed to call the proxy. Default: ALLOWED_ORIGINS in wrangler.toml. */
   allowedOrigins?: readonly string[];
   /** Tests only: host:port pairs web_fetch may reach although they are private. */

@@ -11,6 +11,8 @@ import { buildWorker } from './build.mjs';
  * @property {string} [host] Interface to listen on. Default 127.0.0.1.
  * @property {string} [upstream] Anthropic API base URL. Default https://api.anthropic.com.
  * @property {string} [apiKey] Anthropic API key; without one, /v1/messages answers 503.
+ * @property {string} [mistralUpstream] Mistral API base URL. Default https://api.mistral.ai.
+ * @property {string} [mistralApiKey] Mistral API key; without one, /v1/ocr answers 503.
  * @property {readonly string[]} [allowedOrigins] Browser origins allowed; default wrangler.toml's.
  */
 
@@ -48,13 +50,25 @@ function splitOrigins(list) {
  * @param {LocalProxyOptions} [options]
  * @returns {Promise<LocalProxy>}
  */
-export async function startLocalProxy({ port = 8787, host = '127.0.0.1', upstream, apiKey, allowedOrigins, webFetchAllowHosts, webFetchTimeoutMs } = {}) {
+export async function startLocalProxy({
+  port = 8787,
+  host = '127.0.0.1',
+  upstream,
+  apiKey,
+  mistralUpstream,
+  mistralApiKey,
+  allowedOrigins,
+  webFetchAllowHosts,
+  webFetchTimeoutMs,
+} = {}) {
   const [scriptPath, config] = await Promise.all([buildWorker(), readWranglerConfig()]);
   /** @type {Record<string, string>} */
   const bindings = { ALLOWED_ORIGINS: (allowedOrigins ?? config.allowedOrigins).join(',') };
   if (upstream) bindings.ANTHROPIC_UPSTREAM = upstream;
   // Absent rather than empty, as in production when the secret was never set.
   if (apiKey) bindings.ANTHROPIC_API_KEY = apiKey;
+  if (mistralUpstream) bindings.MISTRAL_UPSTREAM = mistralUpstream;
+  if (mistralApiKey) bindings.MISTRAL_API_KEY = mistralApiKey;
   // Tests only: lets web_fetch reach their local pages.
   if (webFetchAllowHosts?.length) bindings.WEB_FETCH_ALLOW_HOSTS = webFetchAllowHosts.join(',');
   if (webFetchTimeoutMs) bindings.WEB_FETCH_TIMEOUT_MS = String(webFetchTimeoutMs);
@@ -97,15 +111,19 @@ function parsePort(value) {
 async function main() {
   const env = process.env;
   const apiKey = env.ANTHROPIC_API_KEY || undefined;
+  const mistralApiKey = env.MISTRAL_API_KEY || undefined;
   const proxy = await startLocalProxy({
     port: parsePort(env.PROXY_PORT),
     host: env.PROXY_HOST || undefined,
     upstream: env.ANTHROPIC_UPSTREAM || undefined,
     apiKey,
+    mistralUpstream: env.MISTRAL_UPSTREAM || undefined,
+    mistralApiKey,
     allowedOrigins: env.ALLOWED_ORIGINS ? splitOrigins(env.ALLOWED_ORIGINS) : undefined,
   });
   const keyState = apiKey ? 'Anthropic key configured' : 'no Anthropic key: set ANTHROPIC_API_KEY';
-  console.log(`Stackdocs proxy listening on ${proxy.url} (${keyState})`);
+  const ocrState = mistralApiKey ? 'Mistral OCR key configured' : 'no Mistral OCR key (optional)';
+  console.log(`Stackdocs proxy listening on ${proxy.url} (${keyState}; ${ocrState})`);
 
   const stop = () => {
     proxy.dispose().then(

@@ -1,5 +1,5 @@
 // Stack settings: defaults, validation with messages a user can act on, persistence.
-import type { Provider, Settings, SettingsPatch } from './protocol.ts';
+import type { OcrEngineChoice, Provider, Settings, SettingsPatch } from './protocol.ts';
 import type { StackStorage } from './storage.ts';
 
 // The newest Sonnet the SDK lists; users pick another in Settings.
@@ -12,6 +12,8 @@ export const DEFAULT_ENDPOINTS: Record<Exclude<Provider, 'proxy'>, string> = {
   anthropic: 'https://api.anthropic.com',
   openai: 'http://127.0.0.1:11434/v1',
 };
+
+const OCR_ENGINES: readonly OcrEngineChoice[] = ['local', 'mistral'];
 
 export class SettingsError extends Error {}
 
@@ -31,6 +33,14 @@ export function mergeSettings(current: Settings, patch: SettingsPatch): Settings
       throw new SettingsError('Heartbeat minutes must be a whole number from 0 (off) to 1440.');
     }
     next.heartbeat_minutes = minutes;
+  }
+  if (patch.ocr_engine !== undefined) {
+    // Kept whatever the provider: Mistral is used only while the provider is the proxy, so a
+    // switch to another provider and back keeps the user's choice.
+    if (!OCR_ENGINES.includes(patch.ocr_engine)) {
+      throw new SettingsError('Scans are read "local" (in this browser, offline) or "mistral" (Mistral OCR through the proxy).');
+    }
+    next.ocr_engine = patch.ocr_engine;
   }
   if (patch.model !== undefined) {
     const model = String(patch.model).trim();
@@ -58,9 +68,10 @@ function normaliseEndpoint(value: string): string {
 export async function loadSettings(storage: StackStorage, defaults: Settings): Promise<Settings> {
   const stored = await storage.readJson<SettingsPatch>(FILE);
   const apiKey = await loadApiKey(storage);
-  let settings = defaults;
+  // Settings saved before a field existed get its default (an older file has no ocr_engine).
+  let settings: Settings = { ...defaults, ocr_engine: defaults.ocr_engine ?? 'local' };
   try {
-    if (stored) settings = mergeSettings(defaults, { ...stored, api_key: undefined });
+    if (stored) settings = mergeSettings(settings, { ...stored, api_key: undefined });
   } catch {
     // A settings file from a damaged or older build falls back to the defaults.
   }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ModelStreamEvent, StreamFn } from './agent/types.ts';
 import type { StackApi, StackEvent } from './protocol.ts';
@@ -329,5 +330,13 @@ describe('stack', () => {
     await stack.request({ id: 'b', method: 'upload_file', params: { name: 'broken.pdf', bytes: broken } });
     for (let i = 0; i < 200 && !events.some((e) => e.type === 'document_updated' && e.document.status === 'failed'); i++) await new Promise((r) => setTimeout(r, 10));
     expect(events.find((e) => e.type === 'document_updated' && e.document.status === 'failed')).toMatchObject({ document: { error: expect.stringMatching(/^broken\.pdf could not be read as a PDF/) } });
+
+    // A password-protected PDF is stored, shown, and named as such; nothing else is disturbed.
+    const locked = new Uint8Array(readFileSync(new URL('./documents/fixtures/password-protected.pdf', import.meta.url)));
+    await stack.request({ id: 'l', method: 'upload_file', params: { name: 'locked.pdf', bytes: locked } });
+    const lockedFailure = () => events.find((e) => e.type === 'document_updated' && e.document.status === 'failed' && e.document.filename === 'locked.pdf');
+    for (let i = 0; i < 300 && !lockedFailure(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(lockedFailure()).toMatchObject({ document: { error: expect.stringContaining('password-protected') } });
+    expect((await stack.snapshot()).windows.some((w) => w.kind === 'document' && w.title === 'locked.pdf')).toBe(true);
   });
 });

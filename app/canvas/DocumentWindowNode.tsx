@@ -5,6 +5,7 @@ import { memo } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
+import { useAppStore } from '../store.ts';
 import { openPdf, type PdfHandle } from './pdf.ts';
 import { PdfPage } from './PdfPage.tsx';
 import type { DocumentWindowNodeType } from './window-nodes.ts';
@@ -18,6 +19,8 @@ const step = (zoom: number, by: 1 | -1) => (by > 0 ? (ZOOMS.find((z) => z > zoom
 
 export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selected }: NodeProps<DocumentWindowNodeType>) {
   const { window } = data;
+  // What the document pipeline says of this file (reading, read, failed), from the event stream.
+  const pipeline = useAppStore((state) => state.view.documents[window.path]);
   const client = useStackClient();
   const [loaded, setLoaded] = useState<Loaded>({ kind: 'loading' });
   const [page, setPage] = useState(1);
@@ -88,6 +91,16 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
 
   return (
     <WindowFrame window={window} selected={selected} tools={tools} scrolls>
+      {pipeline?.status === 'failed' && (
+        <p class="window-problem" role="alert">
+          {pipeline.error ?? `${window.title} could not be read.`}
+        </p>
+      )}
+      {pipeline && pipeline.status !== 'failed' && pipeline.progress && pipeline.status !== 'ready' && (
+        <p class="window-status" role="status">
+          Reading page {pipeline.progress.page} of {pipeline.progress.pages}…
+        </p>
+      )}
       {loaded.kind === 'loading' && (
         <p class="window-empty" role="status">
           Loading {window.path}…

@@ -1,10 +1,17 @@
-// The Worker's bindings: one secret and plain variables, all optional so a missing one is a clear
+// The Worker's bindings: two secrets and plain variables, all optional so a missing one is a clear
 // error response rather than a crash.
 export interface Env {
   /** Worker secret (`wrangler secret put ANTHROPIC_API_KEY`). Never logged, never returned. */
   ANTHROPIC_API_KEY?: string;
   /** Base URL of the Anthropic API; tests point it at a local server. */
   ANTHROPIC_UPSTREAM?: string;
+  /**
+   * Worker secret (`wrangler secret put MISTRAL_API_KEY`) for POST /v1/ocr. Optional: without it
+   * the app reads scans in the browser. Never logged, never returned.
+   */
+  MISTRAL_API_KEY?: string;
+  /** Base URL of the Mistral API; tests point it at a local server. */
+  MISTRAL_UPSTREAM?: string;
   /** Comma-separated exact origins that may call the proxy from a browser. */
   ALLOWED_ORIGINS?: string;
   /**
@@ -22,6 +29,14 @@ export const DEFAULT_ANTHROPIC_UPSTREAM = 'https://api.anthropic.com';
 /** Returns the configured key, or null when unset or blank. */
 export function anthropicKey(env: Env): string | null {
   const key = env.ANTHROPIC_API_KEY?.trim();
+  return key ? key : null;
+}
+
+export const DEFAULT_MISTRAL_UPSTREAM = 'https://api.mistral.ai';
+
+/** Returns the configured Mistral key, or null when unset or blank. */
+export function mistralKey(env: Env): string | null {
+  const key = env.MISTRAL_API_KEY?.trim();
   return key ? key : null;
 }
 

@@ -7,6 +7,7 @@ export type ProxyErrorType =
   | 'origin_not_allowed'
   | 'not_found'
   | 'method_not_allowed'
+  | 'request_too_large'
   | 'invalid_url'
   | 'blocked_address'
   | 'too_many_redirects'

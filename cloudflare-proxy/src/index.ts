@@ -1,8 +1,9 @@
 // The Stackdocs proxy Worker: holds API keys so the browser never does, and relays model calls.
 import { forwardMessages } from './anthropic.ts';
 import { fetchPage } from './fetch.ts';
+import { forwardOcr } from './mistral.ts';
 import { preflightResponse, withCors } from './cors.ts';
-import { allowedOrigins, anthropicKey, type Env } from './env.ts';
+import { allowedOrigins, anthropicKey, mistralKey, type Env } from './env.ts';
 import { errorResponse } from './errors.ts';
 
 export type { Env } from './env.ts';
@@ -16,12 +17,13 @@ const ROUTES = new Map<string, Route>([
   ['/v1/messages', { method: 'POST', handle: forwardMessages }],
   ['/health', { method: 'GET', handle: health }],
   ['/v1/fetch', { method: 'POST', handle: fetchPage }],
+  ['/v1/ocr', { method: 'POST', handle: forwardOcr }],
 ]);
 
 function health(_request: Request, env: Env): Response {
-  // Says whether a key is set, never which.
+  // Says whether each key is set, never which.
   return Response.json(
-    { ok: true, anthropic: anthropicKey(env) !== null },
+    { ok: true, anthropic: anthropicKey(env) !== null, mistral: mistralKey(env) !== null },
     { headers: { 'cache-control': 'no-store' } },
   );
 }
@@ -30,7 +32,7 @@ async function route(request: Request, env: Env, origin: string | null): Promise
   const { pathname } = new URL(request.url);
   const found = ROUTES.get(pathname);
   if (found === undefined) {
-    const message = `No route ${pathname}. This proxy serves POST /v1/messages, POST /v1/fetch and GET /health.`;
+    const message = `No route ${pathname}. This proxy serves POST /v1/messages, POST /v1/fetch, POST /v1/ocr and GET /health.`;
     return errorResponse(404, 'not_found', message);
   }
   const methods = [found.method, 'OPTIONS'];

@@ -237,7 +237,7 @@ describe('other routes', () => {
     const response = await fetch(`${proxy.url}/health`, { headers: { origin: APP_ORIGIN } });
     expect(response.status).toBe(200);
     const text = await response.text();
-    expect(JSON.parse(text)).toEqual({ ok: true, anthropic: true });
+    expect(JSON.parse(text)).toEqual({ ok: true, anthropic: true, mistral: false });
     expect(text).not.toContain(KEY);
     expect(response.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
   });
@@ -246,7 +246,7 @@ describe('other routes', () => {
     const missing = await fetch(`${proxy.url}/v1/complete`, { method: 'POST' });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual(
-      errorBody('not_found', 'No route /v1/complete. This proxy serves POST /v1/messages, POST /v1/fetch and GET /health.'),
+      errorBody('not_found', 'No route /v1/complete. This proxy serves POST /v1/messages, POST /v1/fetch, POST /v1/ocr and GET /health.'),
     );
 
     const getMessages = await fetch(`${proxy.url}/v1/messages`);
@@ -278,7 +278,7 @@ describe('misconfiguration and outages', () => {
       expect(upstream.received).toHaveLength(0);
 
       const health = await fetch(`${unconfigured.url}/health`);
-      expect(await health.json()).toEqual({ ok: true, anthropic: false });
+      expect(await health.json()).toEqual({ ok: true, anthropic: false, mistral: false });
     } finally {
       await unconfigured.dispose();
     }

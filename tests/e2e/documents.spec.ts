@@ -62,6 +62,19 @@ test('uploads are stored, listed for the agent, and bad files refused one by one
   expect(stored).toEqual(['sample_A1.pdf', 'sample_A1.pdf.txt', 'x.pdf', 'x.pdf.txt']);
 });
 
+test('a password-protected PDF is kept and shown, and its window says why it cannot be read', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  const locked = readFileSync(new URL('../../worker/documents/fixtures/password-protected.pdf', import.meta.url));
+  await page.getByLabel('Attach files').setInputFiles([{ name: 'locked.pdf', mimeType: 'application/pdf', buffer: locked }]);
+  const win = page.getByRole('region', { name: 'Document window: locked.pdf' });
+  await expect(win.getByRole('alert').first()).toContainText('password-protected');
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added locked.pdf' })).toBeVisible();
+  // After a reload the window still says so (the pipeline's events are replayed).
+  await page.reload();
+  await expect(page.getByRole('region', { name: 'Document window: locked.pdf' }).getByRole('alert').first()).toContainText('password-protected');
+});
+
 test('a scanned invoice is read by OCR in the browser, offline', async ({ page, context }) => {
   const truth = JSON.parse(readFileSync(new URL('../../../shared/fixtures/invoices/ground-truth.json', import.meta.url), 'utf8'));
   const a1 = truth.find((t: { id: string }) => t.id === 'sample_A1');

@@ -26,6 +26,13 @@ describe('readPdfText', () => {
     }
   });
 
+  it('says a password-protected PDF is one, and reads nothing from it', async () => {
+    const locked = new Uint8Array(readFileSync(new URL('./fixtures/password-protected.pdf', import.meta.url)));
+    const failure = readPdfText(open, locked);
+    await expect(failure).rejects.toMatchObject({ code: 'encrypted' });
+    await expect(readPdfText(open, locked)).rejects.toThrow('password-protected');
+  });
+
   it('names a damaged file', async () => {
     const broken = fixture('sample_A1.pdf').slice(0, 400);
     await expect(readPdfText(open, broken)).rejects.toBeInstanceOf(PdfReadError);

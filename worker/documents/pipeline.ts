@@ -1,9 +1,12 @@
 // The document pipeline: after an upload, read the document's text (a PDF's text layer, a text
-// file as it is) into page artifacts under ocr/<id>/ and the whole text beside the original
-// (`invoice.pdf` -> `invoice.pdf.txt`), one document at a time, off the UI thread.
+// file as it is, a scan by OCR) into page artifacts under ocr/<id>/ and the whole text beside the
+// original (`invoice.pdf` -> `invoice.pdf.txt`), one document at a time, off the UI thread.
+// Scans go to Mistral OCR through the proxy when the user chose it, else (or when that fails) to
+// tesseract in this browser.
 import type { DocumentRecord, DocumentsStore } from '../../memory/index.ts';
-import type { StackEventBody } from '../protocol.ts';
+import type { Settings, StackEventBody } from '../protocol.ts';
 import type { UserFiles } from '../user-files.ts';
+import { MistralOcrError, readWithMistral } from './mistral-ocr.ts';
 import type { OcrEngine } from './ocr.ts';
 import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText, type PdfOpener, type PdfPageRenderer } from './pdf-text.ts';
 
@@ -16,6 +19,12 @@ export interface PipelineDeps {
   /** Absent where pages cannot be drawn (Node); scanned PDFs then say they need OCR. */
   renderPdfPages?: PdfPageRenderer;
   toInfo(record: DocumentRecord): import('../protocol.ts').DocumentInfo;
+  /**
+   * How to reach Mistral OCR: the current settings (read for each document) and the network.
+   * Scans go to Mistral only while `ocr_engine` is 'mistral' and the provider is the proxy, which
+   * holds the key. Absent: every scan is read locally.
+   */
+  mistralOcr?: { settings(): Pick<Settings, 'provider' | 'endpoint' | 'ocr_engine'>; fetch: typeof fetch };
 }
 
 export interface Pipeline {
@@ -48,8 +57,40 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     await update(record.id, { description: `${record.description}; its text cannot be read here yet` });
   }
 
+  /**
+   * Mistral's pages when the user chose Mistral OCR and it read the document; `{ failed }` with
+   * the reason when it was chosen and did not; null when it was not chosen. Never throws.
+   */
+  async function viaMistral(record: DocumentRecord, bytes: Uint8Array): Promise<{ pages: string[] } | { failed: string } | null> {
+    const settings = deps.mistralOcr?.settings();
+    if (!deps.mistralOcr || settings?.ocr_engine !== 'mistral' || settings.provider !== 'proxy') return null;
+    try {
+      const { pages } = await readWithMistral(bytes, record.mime, { endpoint: settings.endpoint, fetch: deps.mistralOcr.fetch });
+      // Blank pages are fine; a document with no text at all gets a second opinion locally.
+      return pages.some((page) => page !== '') ? { pages } : { failed: 'it found no text' };
+    } catch (error) {
+      return { failed: error instanceof MistralOcrError ? error.message : `it failed (${(error as Error).message})` };
+    }
+  }
+
+  /** Saves OCR pages as artifacts and the assembled text, with progress, and marks the record ready. */
+  async function savePages(record: DocumentRecord, pages: string[], description: string) {
+    for (const [i, text] of pages.entries()) {
+      await deps.files.write(pageArtifactPath(record.id, i + 1), text);
+      deps.emit({ type: 'document_progress', document_id: record.id, page: i + 1, pages: pages.length });
+    }
+    await deps.files.write(`${record.path}.txt`, assemble({ pages }));
+    await update(record.id, { status: 'ready', pageCount: pages.length, description, error: null });
+  }
+
+  /** What the description says about the engine: local OCR's confidence, and why not Mistral. */
+  function localOcrNote(confidence: number, mistralFailed: string | null): string {
+    const base = `OCR, ${Math.round(confidence)}% confidence`;
+    return mistralFailed === null ? `(${base})` : `(${base}, in this browser because Mistral OCR failed: ${mistralFailed})`;
+  }
+
   /** A scanned PDF: each page drawn and read by OCR. */
-  async function ocrPdf(record: DocumentRecord, bytes: Uint8Array) {
+  async function ocrPdf(record: DocumentRecord, bytes: Uint8Array, mistralFailed: string | null) {
     const pages: string[] = [];
     const confidences: number[] = [];
     await deps.renderPdfPages!(bytes, async (page, total, png) => {
@@ -64,7 +105,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     await update(record.id, {
       status: 'ready',
       pageCount: pages.length,
-      description: `${describeText(record.filename, { pages }).replace(/^PDF/, 'Scanned PDF')} (OCR, ${confidence}% confidence)`,
+      description: `${describeText(record.filename, { pages }).replace(/^PDF/, 'Scanned PDF')} ${localOcrNote(confidence, mistralFailed)}`,
       error: null,
     });
   }
@@ -73,7 +114,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     await update(record.id, { status: 'processing' });
     try {
       deps.emit({ type: 'document_progress', document_id: record.id, page: 0, pages: 1 });
-      const result = await deps.ocr(await deps.files.read(record.path));
+      const bytes = await deps.files.read(record.path);
+      const remote = await viaMistral(record, bytes);
+      if (remote && 'pages' in remote) {
+        const text = remote.pages.join('\n\n');
+        await savePages(record, [text], `${describeText(record.filename, { pages: [text] }).replace(/^PDF/, 'Scanned image')} (Mistral OCR)`);
+        return;
+      }
+      const mistralFailed = remote === null ? null : remote.failed;
+      const result = await deps.ocr(bytes);
       if (!result.text) {
         await update(record.id, { status: 'failed', error: `${record.filename}: no text was found in the image.` });
         return;
@@ -84,7 +133,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       await update(record.id, {
         status: 'ready',
         pageCount: 1,
-        description: `${describeText(record.filename, { pages: [result.text] }).replace(/^PDF/, 'Scanned image')} (OCR, ${Math.round(result.confidence)}% confidence)`,
+        description: `${describeText(record.filename, { pages: [result.text] }).replace(/^PDF/, 'Scanned image')} ${localOcrNote(result.confidence, mistralFailed)}`,
         error: null,
       });
     } catch (error) {
@@ -105,11 +154,18 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const bytes = await deps.files.read(record.path);
       const text = await readPdfText(deps.openPdf, bytes, (page, pages) => deps.emit({ type: 'document_progress', document_id: record.id, page, pages }));
       if (!hasTextLayer(text)) {
-        if (!deps.renderPdfPages) {
-          await update(record.id, { status: 'uploaded', pageCount: text.pages.length, description: `${record.description}; scanned (no text layer): its text needs OCR` });
+        const remote = await viaMistral(record, bytes);
+        if (remote && 'pages' in remote) {
+          await savePages(record, remote.pages, `${describeText(record.filename, { pages: remote.pages }).replace(/^PDF/, 'Scanned PDF')} (Mistral OCR)`);
           return;
         }
-        await ocrPdf(record, bytes);
+        const mistralFailed = remote === null ? null : remote.failed;
+        if (!deps.renderPdfPages) {
+          const why = mistralFailed === null ? '' : ` (Mistral OCR failed: ${mistralFailed})`;
+          await update(record.id, { status: 'uploaded', pageCount: text.pages.length, description: `${record.description}; scanned (no text layer): its text needs OCR${why}` });
+          return;
+        }
+        await ocrPdf(record, bytes, mistralFailed);
         return;
       }
       for (const [i, page] of text.pages.entries()) await deps.files.write(pageArtifactPath(record.id, i + 1), page);

@@ -1,0 +1,182 @@
+// The pipeline's choice of OCR engine: Mistral through the proxy when the settings say so, with a
+// fall back to the local engine (and the reason on the record) whenever Mistral fails.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { DocumentRecord } from '../../memory/index.ts';
+import { jpegToPdf } from '../../tests/support/jpeg-pdf.ts';
+import type { Settings, StackEventBody } from '../protocol.ts';
+import { createMemoryUserFiles } from '../user-files.ts';
+import { openPdfInNode } from './node-pdf.ts';
+import type { OcrEngine } from './ocr.ts';
+import type { PdfPageRenderer } from './pdf-text.ts';
+import { createPipeline, pageArtifactPath } from './pipeline.ts';
+
+const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../../../shared/fixtures/invoices/${name}`, import.meta.url)));
+const SCAN = fixture('sample_B1_scan.jpg');
+
+type OcrSettings = Pick<Settings, 'provider' | 'endpoint' | 'ocr_engine'>;
+const MISTRAL: OcrSettings = { provider: 'proxy', endpoint: 'http://proxy.test', ocr_engine: 'mistral' };
+
+function mistralAnswer(pages: string[]): Response {
+  return Response.json({
+    pages: pages.map((markdown, index) => ({ index, markdown, images: [], dimensions: { dpi: 200, height: 1100, width: 850 } })),
+    model: 'mistral-ocr-2505',
+    usage_info: { pages_processed: pages.length, doc_size_bytes: 1 },
+  });
+}
+
+function setup(options: { settings?: OcrSettings; answer?: () => Response | Promise<Response>; render?: boolean; noMistralDep?: boolean }) {
+  const files = createMemoryUserFiles();
+  const records = new Map<string, DocumentRecord>();
+  const events: StackEventBody[] = [];
+  const fetchCalls: { url: string; body: { document: Record<string, string> } }[] = [];
+  const localCalls: Uint8Array[] = [];
+  const ocr: OcrEngine = async (image) => {
+    localCalls.push(image);
+    return { text: 'LOCAL TEXT from tesseract', confidence: 87.4 };
+  };
+  const renderPdfPages: PdfPageRenderer = async (_bytes, onPage) => {
+    await onPage(1, 1, new Uint8Array([0x89, 0x50, 0x4e, 0x47]));
+  };
+  const fetchFn = (async (url: string, init: RequestInit) => {
+    fetchCalls.push({ url, body: JSON.parse(init.body as string) });
+    if (!options.answer) throw new TypeError('Failed to fetch');
+    return options.answer();
+  }) as unknown as typeof fetch;
+  const pipeline = createPipeline({
+    files,
+    documents: {
+      async getDocument(id) {
+        return records.get(id);
+      },
+      async updateDocument(id, patch) {
+        const record = records.get(id);
+        if (!record) return undefined;
+        const next = { ...record, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) };
+        records.set(id, next);
+        return next;
+      },
+    },
+    emit: (event) => events.push(event),
+    openPdf: openPdfInNode,
+    ocr,
+    ...(options.render === false ? {} : { renderPdfPages }),
+    toInfo: (record) => ({ ...record, page_count: record.pageCount }),
+    ...(options.noMistralDep ? {} : { mistralOcr: { settings: () => options.settings ?? MISTRAL, fetch: fetchFn } }),
+  });
+  async function upload(filename: string, mime: string, bytes: Uint8Array): Promise<DocumentRecord> {
+    const path = `documents/${filename}`;
+    await files.write(path, bytes);
+    const record: DocumentRecord = {
+      id: `doc_${records.size + 1}`,
+      filename,
+      path,
+      size: bytes.byteLength,
+      mime,
+      status: 'uploaded',
+      description: 'uploaded by the user',
+      pageCount: null,
+      error: null,
+      createdAt: 0,
+      updatedAt: 0,
+    };
+    records.set(record.id, record);
+    pipeline.process(record);
+    await pipeline.idle();
+    return records.get(record.id)!;
+  }
+  const text = (path: string) => new TextDecoder().decode(files.files.get(path));
+  return { upload, events, fetchCalls, localCalls, text };
+}
+
+describe('pipeline with Mistral OCR chosen', () => {
+  it('sends a scanned PDF to Mistral and saves its pages, with progress', async () => {
+    const t = setup({ answer: () => mistralAnswer(['# Invoice\n\nBlue Gum Supplies', 'Total 99.00']) });
+    const record = await t.upload('scan.pdf', 'application/pdf', jpegToPdf(SCAN));
+    expect(record).toMatchObject({ status: 'ready', pageCount: 2, error: null });
+    expect(record.description).toBe('Scanned PDF "scan.pdf", 2 pages, begins "# Invoice" (Mistral OCR)');
+    expect(t.text(pageArtifactPath(record.id, 1))).toBe('# Invoice\n\nBlue Gum Supplies');
+    expect(t.text(pageArtifactPath(record.id, 2))).toBe('Total 99.00');
+    expect(t.text('documents/scan.pdf.txt')).toBe('--- page 1 ---\n# Invoice\n\nBlue Gum Supplies\n\n--- page 2 ---\nTotal 99.00');
+    expect(t.localCalls).toHaveLength(0);
+    expect(t.fetchCalls).toHaveLength(1);
+    expect(t.fetchCalls[0]?.url).toBe('http://proxy.test/v1/ocr');
+    expect(t.fetchCalls[0]?.body.document['type']).toBe('document_url');
+    expect(t.fetchCalls[0]?.body.document['document_url']).toMatch(/^data:application\/pdf;base64,JVBERi/);
+    const progress = t.events.filter((e) => e.type === 'document_progress').map((e) => e.type === 'document_progress' && [e.page, e.pages]);
+    // The text-layer read first (1 page of the PDF), then Mistral's pages as they are saved.
+    expect(progress).toEqual([[1, 1], [1, 2], [2, 2]]);
+    expect(t.events.at(-1)).toMatchObject({ type: 'document_updated', document: { status: 'ready' } });
+  });
+
+  it('sends a scanned image as an image_url', async () => {
+    const t = setup({ answer: () => mistralAnswer(['Blue Gum Supplies\nTotal 99.00']) });
+    const record = await t.upload('scan.jpg', 'image/jpeg', SCAN);
+    expect(record).toMatchObject({ status: 'ready', pageCount: 1 });
+    expect(record.description).toBe('Scanned image "scan.jpg", 1 page, begins "Blue Gum Supplies" (Mistral OCR)');
+    expect(t.text(pageArtifactPath(record.id, 1))).toBe('Blue Gum Supplies\nTotal 99.00');
+    expect(t.fetchCalls[0]?.body.document['image_url']).toMatch(/^data:image\/jpeg;base64,\/9j\//);
+    expect(t.localCalls).toHaveLength(0);
+  });
+
+  it('never sends a PDF with a text layer', async () => {
+    const t = setup({ answer: () => mistralAnswer(['should not be asked']) });
+    const record = await t.upload('sample_A1.pdf', 'application/pdf', fixture('sample_A1.pdf'));
+    expect(record.status).toBe('ready');
+    expect(record.description).toMatch(/^PDF "sample_A1.pdf", 1 page/);
+    expect(t.fetchCalls).toHaveLength(0);
+  });
+
+  it.each([
+    ['the proxy has no key', () => Response.json({ type: 'error', error: { type: 'proxy_not_configured', message: '...' } }, { status: 503 }), 'the proxy has no Mistral API key (MISTRAL_API_KEY)'],
+    ['Mistral refuses', () => Response.json({ message: 'Invalid model' }, { status: 400 }), 'Mistral OCR answered 400: Invalid model'],
+    ['the answer is not JSON', () => new Response('oops', { status: 200 }), 'http://proxy.test/v1/ocr answered with something other than Mistral OCR pages'],
+    ['the proxy is down', undefined, 'the Stackdocs proxy at http://proxy.test could not be reached'],
+    ['Mistral finds no text', () => mistralAnswer(['', '  ']), 'it found no text'],
+  ])('falls back to local OCR when %s, and says why', async (_case, answer, why) => {
+    const t = setup(answer ? { answer } : {});
+    const image = await t.upload('scan.jpg', 'image/jpeg', SCAN);
+    expect(image).toMatchObject({ status: 'ready', pageCount: 1, error: null });
+    expect(image.description).toBe(`Scanned image "scan.jpg", 1 page, begins "LOCAL TEXT from tesseract" (OCR, 87% confidence, in this browser because Mistral OCR failed: ${why})`);
+    expect(t.text(pageArtifactPath(image.id, 1))).toBe('LOCAL TEXT from tesseract');
+
+    const pdf = await t.upload('scan.pdf', 'application/pdf', jpegToPdf(SCAN));
+    expect(pdf).toMatchObject({ status: 'ready', pageCount: 1, error: null });
+    expect(pdf.description).toBe(`Scanned PDF "scan.pdf", 1 page, begins "LOCAL TEXT from tesseract" (OCR, 87% confidence, in this browser because Mistral OCR failed: ${why})`);
+    expect(t.text('documents/scan.pdf.txt')).toBe('--- page 1 ---\nLOCAL TEXT from tesseract');
+    expect(t.localCalls).toHaveLength(2);
+    expect(t.fetchCalls).toHaveLength(2);
+  });
+
+  it('says why a scanned PDF still needs OCR where pages cannot be drawn and Mistral failed', async () => {
+    const t = setup({ render: false, answer: () => Response.json({ message: 'Unauthorized' }, { status: 401 }) });
+    const record = await t.upload('scan.pdf', 'application/pdf', jpegToPdf(SCAN));
+    expect(record.status).toBe('uploaded');
+    expect(record.description).toBe('uploaded by the user; scanned (no text layer): its text needs OCR (Mistral OCR failed: Mistral OCR answered 401: Unauthorized)');
+  });
+
+  it('reads a scanned PDF even where pages cannot be drawn, when Mistral answers', async () => {
+    const t = setup({ render: false, answer: () => mistralAnswer(['Blue Gum Supplies']) });
+    const record = await t.upload('scan.pdf', 'application/pdf', jpegToPdf(SCAN));
+    expect(record).toMatchObject({ status: 'ready', pageCount: 1, description: 'Scanned PDF "scan.pdf", 1 page, begins "Blue Gum Supplies" (Mistral OCR)' });
+  });
+});
+
+describe('pipeline with Mistral OCR not in use', () => {
+  it.each([
+    ['the local engine is chosen', { ...MISTRAL, ocr_engine: 'local' as const }],
+    ['the provider is not the proxy', { ...MISTRAL, provider: 'anthropic' as const }],
+  ])('reads scans locally, without a word about Mistral, when %s', async (_case, settings) => {
+    const t = setup({ settings, answer: () => mistralAnswer(['never']) });
+    const record = await t.upload('scan.jpg', 'image/jpeg', SCAN);
+    expect(record.description).toBe('Scanned image "scan.jpg", 1 page, begins "LOCAL TEXT from tesseract" (OCR, 87% confidence)');
+    expect(t.fetchCalls).toHaveLength(0);
+  });
+
+  it('reads scans locally when the stack gives no Mistral access at all', async () => {
+    const t = setup({ noMistralDep: true });
+    const record = await t.upload('scan.pdf', 'application/pdf', jpegToPdf(SCAN));
+    expect(record.description).toBe('Scanned PDF "scan.pdf", 1 page, begins "LOCAL TEXT from tesseract" (OCR, 87% confidence)');
+    expect(t.fetchCalls).toHaveLength(0);
+  });
+});

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import type { Settings } from './protocol.ts';
+import { loadSettings, mergeSettings, saveSettings, SettingsError } from './settings.ts';
+import { createMemoryStorage } from './storage.ts';
+
+const DEFAULTS: Settings = {
+  provider: 'proxy',
+  endpoint: 'http://127.0.0.1:8787',
+  model: 'claude-test',
+  heartbeat_minutes: 0,
+  has_api_key: false,
+  ocr_engine: 'local',
+};
+
+describe('mergeSettings: ocr_engine', () => {
+  it('takes either engine, and keeps the choice when the provider changes', () => {
+    const mistral = mergeSettings(DEFAULTS, { ocr_engine: 'mistral' });
+    expect(mistral.ocr_engine).toBe('mistral');
+    expect(mergeSettings(mistral, { ocr_engine: 'local' }).ocr_engine).toBe('local');
+    expect(mergeSettings(mistral, { provider: 'anthropic' }).ocr_engine).toBe('mistral');
+    expect(mergeSettings(mistral, { heartbeat_minutes: 5 }).ocr_engine).toBe('mistral');
+  });
+
+  it('refuses anything else, naming the two choices', () => {
+    for (const bad of ['tesseract', '', 'Mistral', 1, null]) {
+      expect(() => mergeSettings(DEFAULTS, { ocr_engine: bad as never })).toThrow(SettingsError);
+    }
+    expect(() => mergeSettings(DEFAULTS, { ocr_engine: 'cloud' as never })).toThrow(
+      'Scans are read "local" (in this browser, offline) or "mistral" (Mistral OCR through the proxy).',
+    );
+  });
+});
+
+describe('loadSettings', () => {
+  it('gives settings saved before ocr_engine existed the local engine', async () => {
+    const { ocr_engine: _absent, has_api_key: _derived, ...old } = { ...DEFAULTS, model: 'claude-old', heartbeat_minutes: 30 };
+    const storage = createMemoryStorage({ 'settings.json': JSON.stringify(old) });
+    const loaded = await loadSettings(storage, DEFAULTS);
+    expect(loaded).toEqual({ ...DEFAULTS, model: 'claude-old', heartbeat_minutes: 30, ocr_engine: 'local' });
+  });
+
+  it('round-trips a saved choice', async () => {
+    const storage = createMemoryStorage();
+    await saveSettings(storage, { ...DEFAULTS, ocr_engine: 'mistral' });
+    expect(JSON.parse(storage.files.get('settings.json')!)).toMatchObject({ ocr_engine: 'mistral' });
+    expect((await loadSettings(storage, DEFAULTS)).ocr_engine).toBe('mistral');
+  });
+
+  it('falls back to the defaults when the stored engine is not one it knows', async () => {
+    const storage = createMemoryStorage({ 'settings.json': JSON.stringify({ ...DEFAULTS, model: 'x', ocr_engine: 'future-engine' }) });
+    expect(await loadSettings(storage, DEFAULTS)).toEqual(DEFAULTS);
+  });
+});
