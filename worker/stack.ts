@@ -107,7 +107,17 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   // Every file the stack worker writes or removes also reaches /workspace in the computer.
   const files = computer ? notifyingFiles(deps.files, (path) => computer.workspaceChanged(path)) : deps.files;
   const toolOutput = createOutputCoalescer((tool_use_id, stream, text) => emit({ type: 'tool_output', mission_id: missions.current ?? '', tool_use_id, stream, text }));
-  const pipeline = createPipeline({ files, documents: deps.memory.documents, emit, openPdf: deps.openPdf, ocr: deps.ocr, toInfo: toDocumentInfo, ...(deps.renderPdfPages ? { renderPdfPages: deps.renderPdfPages } : {}) });
+  const pipeline = createPipeline({
+    files,
+    documents: deps.memory.documents,
+    emit,
+    openPdf: deps.openPdf,
+    ocr: deps.ocr,
+    toInfo: toDocumentInfo,
+    ...(deps.renderPdfPages ? { renderPdfPages: deps.renderPdfPages } : {}),
+    // Scans go to Mistral OCR through the proxy when the user chose it in the settings.
+    mistralOcr: { settings: () => settings, fetch: deps.fetch },
+  });
   const fileType = async (path: string) => (await files.stat(path))?.mime ?? null;
   const tools = [
     createCreateWindowTool({ openWindow: canvas.openWindow, get: canvas.get, fileType }),
