@@ -9,7 +9,15 @@ try {
   const proxyPort = Number(process.env.PROXY_PORT ?? 8787);
   const apiKey = process.env.ANTHROPIC_API_KEY || undefined;
   step('Building and starting Stackdocs');
-  const stack = await serveStack({ appPort, proxyPort, apiKey, upstream: process.env.ANTHROPIC_UPSTREAM || undefined });
+  const stack = await serveStack({
+    appPort,
+    proxyPort,
+    apiKey,
+    upstream: process.env.ANTHROPIC_UPSTREAM || undefined,
+    // Mistral OCR (Settings > Read scans with) when a key is given.
+    mistralApiKey: process.env.MISTRAL_API_KEY || undefined,
+    mistralUpstream: process.env.MISTRAL_UPSTREAM || undefined,
+  });
   console.log(`\nStackdocs is running at ${stack.appUrl}\n`);
   console.log(`  Model proxy  ${stack.proxyUrl}`);
   console.log(

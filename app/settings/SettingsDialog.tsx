@@ -1,7 +1,7 @@
 // Settings: where model calls go (the proxy, the user's own key, or an OpenAI-compatible server),
-// which model, the heartbeat, and the permission rules.
+// which model, the heartbeat, who reads scans, and the permission rules.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Provider, SettingsPatch } from '../../worker/protocol.ts';
+import type { OcrEngineChoice, Provider, SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
@@ -15,6 +15,11 @@ const PROVIDERS: { value: Provider; label: string; hint: string }[] = [
   { value: 'openai', label: 'OpenAI-compatible server', hint: 'e.g. a local model server, for working fully offline.' },
 ];
 
+const OCR_ENGINES: { value: OcrEngineChoice; label: string }[] = [
+  { value: 'local', label: 'This browser (offline)' },
+  { value: 'mistral', label: 'Mistral OCR, through the proxy' },
+];
+
 export function SettingsDialog() {
   const client = useStackClient();
   const open = useAppStore((state) => state.settingsOpen);
@@ -26,6 +31,7 @@ export function SettingsDialog() {
   const [model, setModel] = useState('');
   const [apiKey, setApiKey] = useState('');
   const [heartbeat, setHeartbeat] = useState('0');
+  const [ocrEngine, setOcrEngine] = useState<OcrEngineChoice>('local');
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
 
@@ -35,6 +41,7 @@ export function SettingsDialog() {
       setEndpoint(settings.endpoint);
       setModel(settings.model);
       setHeartbeat(String(settings.heartbeat_minutes));
+      setOcrEngine(settings.ocr_engine);
       setApiKey('');
       setError(null);
     }
@@ -64,6 +71,7 @@ export function SettingsDialog() {
         ...(changedProvider && endpoint === settings?.endpoint ? {} : { endpoint }),
         model,
         heartbeat_minutes: Number(heartbeat),
+        ocr_engine: ocrEngine,
         ...(apiKey.trim() ? { api_key: apiKey.trim() } : {}),
       },
       true,
@@ -125,6 +133,22 @@ export function SettingsDialog() {
           Heartbeat (minutes between the agent's own check-ins; 0 is off)
           <input name="heartbeat" type="number" min={0} max={1440} step={1} value={heartbeat} onInput={(e) => setHeartbeat(e.currentTarget.value)} />
         </label>
+        <fieldset class="settings-providers" disabled={provider !== 'proxy'} aria-describedby="ocr-engine-hint">
+          <legend>Read scans with</legend>
+          {OCR_ENGINES.map((option) => (
+            <label key={option.value} class="settings-radio">
+              <input type="radio" name="ocr_engine" value={option.value} checked={ocrEngine === option.value} onChange={() => setOcrEngine(option.value)} />
+              {option.label}
+            </label>
+          ))}
+          <small id="ocr-engine-hint">
+            {provider !== 'proxy'
+              ? 'Mistral OCR goes through the Stackdocs proxy, which holds its key: with this provider, scans are read in this browser.'
+              : ocrEngine === 'mistral'
+                ? 'Scans are sent to Mistral. If the proxy has no Mistral key or cannot be reached, they are read in this browser instead.'
+                : 'Scans never leave this browser.'}
+          </small>
+        </fieldset>
         {error && (
           <p class="settings-error" role="alert">
             {error}

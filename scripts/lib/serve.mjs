@@ -25,15 +25,15 @@ export async function buildApp({ proxyUrl, quiet = false }) {
 
 /**
  * Starts the local proxy and serves dist/. Resolves to the URLs and a `close()` that stops both.
- * @param {{ host?: string, appPort: number, proxyPort: number, apiKey?: string, upstream?: string, skipBuild?: boolean, quiet?: boolean }} options
+ * @param {{ host?: string, appPort: number, proxyPort: number, apiKey?: string, upstream?: string, mistralApiKey?: string, mistralUpstream?: string, skipBuild?: boolean, quiet?: boolean }} options
  */
-export async function serveStack({ host = '127.0.0.1', appPort, proxyPort, apiKey, upstream, skipBuild = false, quiet = false }) {
+export async function serveStack({ host = '127.0.0.1', appPort, proxyPort, apiKey, upstream, mistralApiKey, mistralUpstream, skipBuild = false, quiet = false }) {
   await assertPortFree(proxyPort, host, 'model proxy');
   await assertPortFree(appPort, host, 'app server');
   const proxyUrl = `http://${host}:${proxyPort}`;
   if (!skipBuild) await buildApp({ proxyUrl, quiet });
   const appOrigins = [`http://${host}:${appPort}`, `http://localhost:${appPort}`];
-  const proxy = await startLocalProxy({ port: proxyPort, host, apiKey, upstream, allowedOrigins: appOrigins });
+  const proxy = await startLocalProxy({ port: proxyPort, host, apiKey, upstream, mistralApiKey, mistralUpstream, allowedOrigins: appOrigins });
   const server = await preview({ root, logLevel: quiet ? 'silent' : 'warn', preview: { port: appPort, host, strictPort: true, open: false } });
   return {
     appUrl: appOrigins[0],

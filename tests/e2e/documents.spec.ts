@@ -2,8 +2,11 @@
 // them and read_ocr returns their pages; bad files are refused with a reason and disturb nothing.
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
+import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
+import type { FakeOcrState } from '../fake-model/ocr.ts';
 import { jpegToPdf } from '../support/jpeg-pdf.ts';
 import { fakeState, loadScript } from './fake.ts';
+import { E2E_APP_URL, E2E_PROXY_SECRET } from './ports.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../shared/fixtures/invoices/${name}`, import.meta.url));
 
@@ -122,4 +125,68 @@ test('a scanned PDF (no text layer) is drawn page by page and read by OCR', asyn
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.locator('[data-role=assistant]').last()).toHaveText('Read the scan.');
   expect((await fakeState()).failures).toEqual([]);
+});
+
+test('with Mistral OCR chosen in Settings, a scan is read by Mistral through the proxy', async ({ page }) => {
+  const fakeUrl = process.env.E2E_FAKE_URL!;
+  // The shared e2e proxy has no Mistral key; this one has both, with the fake behind each route.
+  const proxy = await startLocalProxy({
+    port: 0,
+    upstream: fakeUrl,
+    apiKey: E2E_PROXY_SECRET,
+    mistralUpstream: fakeUrl,
+    mistralApiKey: 'e2e-mistral-key',
+    allowedOrigins: [E2E_APP_URL],
+  });
+  try {
+    const marker = 'Read by the fake Mistral: Southern Cross Electrical, total 1,234.00';
+    await loadScript({
+      name: 'mistral ocr',
+      turns: [
+        {
+          expect: { system_contains: 'Scanned image "sample_A1_scan.jpg", 1 page, begins "Read by the fake Mistral' },
+          reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'sample_A1_scan.jpg' } }] },
+        },
+        { expect: { tool_result: { contains: marker } }, reply: { content: [{ type: 'text', text: 'Mistral read it.' }] } },
+      ],
+    });
+    // After loadScript, which resets the fake OCR too.
+    const set = await fetch(`${fakeUrl}/_fake/ocr`, { method: 'POST', body: JSON.stringify({ pages: [marker] }) });
+    expect(set.ok).toBe(true);
+
+    await page.goto('/');
+    await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('textbox', { name: 'Model endpoint' }).fill(proxy.url);
+    const scans = page.getByRole('group', { name: 'Read scans with' });
+    await expect(scans.getByRole('radio', { name: 'This browser (offline)' })).toBeChecked();
+    await scans.getByRole('radio', { name: 'Mistral OCR, through the proxy' }).check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByRole('dialog')).toBeHidden();
+
+    const scan = fixture('sample_A1_scan.jpg');
+    await page.getByLabel('Attach files').setInputFiles([{ name: 'sample_A1_scan.jpg', mimeType: 'image/jpeg', buffer: scan }]);
+    await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read sample_A1_scan.jpg: 1 page of text.' })).toBeVisible({ timeout: 30_000 });
+    await page.getByRole('textbox', { name: 'Message' }).fill('what does the scan say?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect(page.locator('[data-role=assistant]').last()).toHaveText('Mistral read it.');
+    expect((await fakeState()).failures).toEqual([]);
+
+    // One OCR call, with the proxy's Mistral key, carrying the whole image.
+    const ocr = (await (await fetch(`${fakeUrl}/_fake/ocr`)).json()) as FakeOcrState;
+    expect(ocr.requests).toEqual([
+      {
+        n: 1,
+        authorization: 'Bearer e2e-mistral-key',
+        model: 'mistral-ocr-latest',
+        document_type: 'image_url',
+        mime: 'image/jpeg',
+        bytes: scan.byteLength,
+        include_image_base64: false,
+        problem: null,
+      },
+    ]);
+  } finally {
+    await proxy.dispose();
+  }
 });

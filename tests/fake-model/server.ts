@@ -1,11 +1,13 @@
 // A scripted fake of the Anthropic Messages API on Node's http module. Every agent test and
 // benchmark talks to it (through the real proxy), so it speaks the real wire format; the script
 // decides each reply and checks each request. /_fake/* lets other processes drive it over HTTP.
+// It also fakes Mistral's POST /v1/ocr (ocr.ts), kept apart from the model's requests and script.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseScript } from './check.ts';
 import { fillCaptures } from './captures.ts';
 import { checkExpect } from './expect.ts';
+import { createFakeOcr, type FakeOcr, parseOcrReply } from './ocr.ts';
 import { type Exchange, sendError, sendMessage } from './respond.ts';
 import { type FakeScript, type FakeTurn, isErrorReply } from './script.ts';
 import { buildMessage, errorTypeForStatus, wireError } from './wire.ts';
@@ -20,8 +22,13 @@ export interface FakeModel {
   load(script: FakeScript): void;
   /** A snapshot; later requests do not change it. */
   state(): FakeState;
-  /** Forgets recorded requests and failures and rewinds the script to its first turn. */
+  /**
+   * Forgets recorded requests and failures and rewinds the script to its first turn; also forgets
+   * the fake OCR's requests and reply.
+   */
   reset(): void;
+  /** The fake Mistral OCR (POST /v1/ocr): its reply and what it received. */
+  ocr: Pick<FakeOcr, 'setReply' | 'state'>;
   /** Stops listening and cuts open connections, hanging streams included. */
   close(): Promise<void>;
 }
@@ -69,11 +76,13 @@ export async function startFakeModel(
   let cursor = { turn: 0, used: 0 };
   let requests: RecordedRequest[] = [];
   let failures: Failure[] = [];
+  const ocr = createFakeOcr();
 
   const reset = (): void => {
     cursor = { turn: 0, used: 0 };
     requests = [];
     failures = [];
+    ocr.reset();
   };
 
   const takeTurn = (): { turn: FakeTurn; index: number; repetition: number } | undefined => {
@@ -165,6 +174,15 @@ export async function startFakeModel(
       model.load(parsed);
       return json(res, 200, { ok: true, name: parsed.name, remaining: remaining() });
     }
+    if (route === 'GET /_fake/ocr') return json(res, 200, ocr.state());
+    if (route === 'POST /_fake/ocr') {
+      try {
+        ocr.setReply(parseOcrReply(JSON.parse(raw)));
+      } catch (e) {
+        return json(res, 400, { ok: false, error: { code: 'invalid_ocr_reply', message: (e as Error).message } });
+      }
+      return json(res, 200, { ok: true });
+    }
     json(res, 404, { ok: false, error: { code: 'no_route', message: `no admin route ${route}` } });
   }
 
@@ -175,6 +193,10 @@ export async function startFakeModel(
     const raw = await readBody(req);
     const path = req.url ?? '/';
     if (path.startsWith('/_fake/')) return handleAdmin(req, res, path.split('?')[0] ?? path, raw);
+    if (req.method === 'POST' && path.split('?')[0] === '/v1/ocr') {
+      const answer = ocr.answer(flattenHeaders(req), parseBody(raw));
+      return json(res, answer.status, answer.body);
+    }
 
     const record: RecordedRequest = {
       n: requests.length + 1,
@@ -225,6 +247,7 @@ export async function startFakeModel(
     },
     state: () => structuredClone({ requests, failures, remaining: remaining() }),
     reset,
+    ocr: { setReply: ocr.setReply, state: ocr.state },
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
