@@ -5,6 +5,8 @@ import { errorResponse } from './errors.ts';
 
 /** A 25 MB upload is about 33.4 MB once base64-encoded into the JSON body; this leaves room. */
 export const MAX_OCR_REQUEST_BYTES = 40 * 1024 * 1024;
+/** What is read and dropped past the cap before the connection is given up (see readCapped). */
+const DRAIN_BYTES = 8 * 1024 * 1024;
 
 export const OCR_NOT_CONFIGURED_MESSAGE =
   'This proxy has no Mistral API key, so it cannot read scans with Mistral OCR. When deployed, ' +
@@ -65,7 +67,11 @@ function tooLarge(what: string): Response {
   return errorResponse(413, 'request_too_large', message);
 }
 
-/** The whole body, or null as soon as it passes `max` bytes (the rest is not read). */
+/**
+ * The whole body, or null once it passes `max` bytes. A little more is read and dropped before
+ * giving up (up to DRAIN_BYTES): a client that overshoots slightly then gets the 413 instead of a
+ * connection reset in the middle of its upload.
+ */
 async function readCapped(stream: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array<ArrayBuffer> | null> {
   if (stream === null) return new Uint8Array();
   const reader = stream.getReader();
@@ -76,6 +82,12 @@ async function readCapped(stream: ReadableStream<Uint8Array> | null, max: number
     if (done) break;
     size += value.byteLength;
     if (size > max) {
+      let drained = 0;
+      while (drained < DRAIN_BYTES) {
+        const next = await reader.read();
+        if (next.done) return null;
+        drained += next.value.byteLength;
+      }
       await reader.cancel().catch(() => {});
       return null;
     }

@@ -77,8 +77,9 @@ function postDeclaredOversize(base: string, declared: number): Promise<{ status:
         resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
       });
     });
+    // Headers only: the proxy must answer from the content-length without waiting for the body.
     request.on('error', reject);
-    request.write(Buffer.alloc(64 * 1024));
+    request.flushHeaders();
   });
 }
 
