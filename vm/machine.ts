@@ -10,8 +10,9 @@ import { emulatorOptions } from './emulator-options.ts';
 export interface MachineBootFiles {
   bios: ArrayBuffer;
   vgaBios: ArrayBuffer;
-  kernel: ArrayBuffer;
-  initrd: ArrayBuffer;
+  /** The kernel and initrd, or a loader for them: only a cold boot needs them, a wake does not. */
+  kernel: ArrayBuffer | (() => Promise<{ kernel: ArrayBuffer; initrd: ArrayBuffer }>);
+  initrd?: ArrayBuffer;
   cmdline: string;
   memoryMiB: number;
   agentPort: number;
@@ -143,9 +144,15 @@ export class Machine {
     this.options.store.markDiskDirty();
     this.setStatus({ state: 'booting', detail: 'starting the computer' });
     const { files } = this.options;
+    let images: { kernel: ArrayBuffer; initrd: ArrayBuffer | undefined };
+    try {
+      images = typeof files.kernel === 'function' ? await files.kernel() : { kernel: files.kernel, initrd: files.initrd };
+    } catch (cause) {
+      return this.fail(new MachineError('boot_failed', 'the computer could not load its kernel', { cause }));
+    }
     const emulator = this.createEmulator({
-      bzimage: { buffer: files.kernel },
-      initrd: { buffer: files.initrd },
+      bzimage: { buffer: images.kernel },
+      ...(images.initrd ? { initrd: { buffer: images.initrd } } : {}),
       cmdline: files.cmdline,
     });
     const client = new AgentClient(this.transport(emulator), { awaitReady: true });

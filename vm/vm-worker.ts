@@ -103,9 +103,14 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
 
   async function prepare(options: VmStartOptions, forceFill: FillReason | null): Promise<Machine> {
     const manifest = await fetchManifest(options.imageBaseUrl, deps.fetch);
-    const roles = ['bios', 'vgaBios', 'kernel', 'initrd'] as const;
-    const [bios, vgaBios, kernel, initrd] = await Promise.all(roles.map((r) => fetchImageFile(manifest, options.imageBaseUrl, r, { fetch: deps.fetch })));
-    const boot: MachineBootFiles = { bios: bios!, vgaBios: vgaBios!, kernel: kernel!, initrd: initrd!, cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
+    const fetchFile = (role: 'bios' | 'vgaBios' | 'kernel' | 'initrd') => fetchImageFile(manifest, options.imageBaseUrl, role, { fetch: deps.fetch });
+    const [bios, vgaBios] = await Promise.all([fetchFile('bios'), fetchFile('vgaBios')]);
+    // The kernel and initrd (7.5 MB, checksummed) only for a cold boot: a wake never reads them.
+    const kernel = async () => {
+      const [k, i] = await Promise.all([fetchFile('kernel'), fetchFile('initrd')]);
+      return { kernel: k, initrd: i };
+    };
+    const boot: MachineBootFiles = { bios, vgaBios, kernel, cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
     files ??= await openOpfsMachine(await deps.storageRoot(), options.stackId);
     const meta = files.readMeta();
     const reason: FillReason | null =
