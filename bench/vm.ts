@@ -2,13 +2,12 @@
 // exec round trip, the warm Python runner, /workspace both ways (10 MB, md5-checked) and disk
 // writes. Uses the built image (vm-images/out/latest); skipped without one.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SyncFileDisk, type SyncFile } from '../vm/disk.ts';
-import { fetchImageFile, fetchManifest, fillDisk, type FetchLike } from '../vm/image.ts';
-import { Machine, type MachineBootFiles, type MachineHooks, type MachineStore } from '../vm/machine.ts';
-import { createNodeMachineStore, openNodeSyncFile } from '../vm/node-file.ts';
+import { Machine, type MachineHooks, type MachineStore } from '../vm/machine.ts';
+import { createNodeMachineStore, loadNodeImage, openNodeSyncFile } from '../vm/node-file.ts';
 import { nodeWorkspaceStore } from '../vm/node-workspace.ts';
 import { WorkspaceMirror, type Fs9pLike, type WorkspaceJournal, type WorkspaceStore } from '../vm/workspace.ts';
 import { percentile, report, round, summarise } from './stats.ts';
@@ -16,7 +15,6 @@ import { percentile, report, round, summarise } from './stats.ts';
 const ROOT = join(import.meta.dirname, '..');
 const IMAGE_DIR = join(ROOT, 'vm-images', 'out', 'latest');
 const WASM = join(ROOT, 'node_modules', 'v86', 'build', 'v86.wasm');
-const fileFetch: FetchLike = async (url) => new Response(readFileSync(url) as Uint8Array<ArrayBuffer>);
 const now = () => performance.now();
 const md5 = (bytes: Uint8Array) => createHash('md5').update(bytes).digest('hex');
 
@@ -26,13 +24,8 @@ export async function benchVm(): Promise<void> {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'vm-bench-'));
-  const manifest = await fetchManifest(IMAGE_DIR, fileFetch);
-  const boot = await Promise.all((['bios', 'vgaBios', 'kernel', 'initrd'] as const).map((r) => fetchImageFile(manifest, IMAGE_DIR, r, { fetch: fileFetch })));
-  const files: MachineBootFiles = { bios: boot[0]!, vgaBios: boot[1]!, kernel: boot[2]!, initrd: boot[3]!, cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
   const diskPath = join(dir, 'disk.img');
-  const fill = openNodeSyncFile(diskPath);
-  await fillDisk(manifest, IMAGE_DIR, fill, { fetch: fileFetch });
-  fill.close();
+  const { files } = await loadNodeImage(IMAGE_DIR, diskPath);
   const store: MachineStore = createNodeMachineStore(join(dir, 'vm'));
   const workspace: WorkspaceStore = nodeWorkspaceStore(join(dir, 'workspace'));
   await workspace.mkdir('documents');

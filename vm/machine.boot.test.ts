@@ -1,24 +1,21 @@
 // BOOTS THE REAL IMAGE in v86 under Node (slow: disk fill ~20 s, cold boot 16–40 s, the first
 // pandas import 20–80 s). One machine is shared by the tests in order; skipped without an image.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SyncFileDisk, type SyncFile } from './disk.ts';
-import { fetchImageFile, fetchManifest, fillDisk, type FetchLike, type ImageManifest } from './image.ts';
 import { Machine, type MachineBootFiles, type MachineStore } from './machine.ts';
-import { createNodeMachineStore, openNodeSyncFile } from './node-file.ts';
+import { createNodeMachineStore, loadNodeImage, openNodeSyncFile } from './node-file.ts';
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
 const WASM = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
-const fileFetch: FetchLike = async (url) => new Response(readFileSync(url) as Uint8Array<ArrayBuffer>);
 const now = () => performance.now();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 describe.skipIf(!existsSync(join(IMAGE_DIR, 'manifest.json')) || process.env.STACKDOCS_SKIP_VM_BOOT === '1')('Machine on the real image (boots v86)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'vm-machine-'));
   const diskPath = join(dir, 'disk.img');
-  let manifest: ImageManifest;
   let files: MachineBootFiles;
   let store: MachineStore;
   let file: SyncFile;
@@ -31,12 +28,7 @@ describe.skipIf(!existsSync(join(IMAGE_DIR, 'manifest.json')) || process.env.STA
   };
 
   beforeAll(async () => {
-    manifest = await fetchManifest(IMAGE_DIR, fileFetch);
-    const fetched = await Promise.all((['bios', 'vgaBios', 'kernel', 'initrd'] as const).map((r) => fetchImageFile(manifest, IMAGE_DIR, r, { fetch: fileFetch })));
-    files = { bios: fetched[0]!, vgaBios: fetched[1]!, kernel: fetched[2]!, initrd: fetched[3]!, cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
-    const fill = openNodeSyncFile(diskPath);
-    await fillDisk(manifest, IMAGE_DIR, fill, { fetch: fileFetch });
-    fill.close();
+    ({ files } = await loadNodeImage(IMAGE_DIR, diskPath));
     store = createNodeMachineStore(join(dir, 'vm'));
     machine = newMachine();
     const t = now();

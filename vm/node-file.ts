@@ -3,7 +3,8 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SyncFile } from './disk.ts';
-import type { MachineStore } from './machine.ts';
+import { fetchImageFile, fetchManifest, fillDisk, type FetchLike, type ImageManifest } from './image.ts';
+import type { MachineBootFiles, MachineStore } from './machine.ts';
 
 /** Opens (creating when absent) a file for positional IO. */
 export function openNodeSyncFile(path: string): SyncFile {
@@ -64,4 +65,19 @@ export function createNodeMachineStore(dir: string): MachineStore {
       write({ state: null, disk: null });
     },
   };
+}
+
+/** The built image's boot files read from `imageDir`, and its disk filled into `diskPath` (as the VM worker does from HTTP). */
+export async function loadNodeImage(imageDir: string, diskPath: string): Promise<{ manifest: ImageManifest; files: MachineBootFiles }> {
+  const fileFetch: FetchLike = async (url) => new Response(readFileSync(url) as Uint8Array<ArrayBuffer>);
+  const manifest = await fetchManifest(imageDir, fileFetch);
+  const [bios, vgaBios, kernel, initrd] = await Promise.all((['bios', 'vgaBios', 'kernel', 'initrd'] as const).map((role) => fetchImageFile(manifest, imageDir, role, { fetch: fileFetch })));
+  const fill = openNodeSyncFile(diskPath);
+  try {
+    await fillDisk(manifest, imageDir, fill, { fetch: fileFetch });
+  } finally {
+    fill.close();
+  }
+  const files: MachineBootFiles = { bios: bios!, vgaBios: vgaBios!, kernel: kernel!, initrd: initrd!, cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
+  return { manifest, files };
 }
