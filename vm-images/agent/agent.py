@@ -18,6 +18,7 @@ import sys
 import termios
 
 from port import MAX_HOST_FRAME, WINDOW, Port
+from shell import SpareShell
 from spawn import spawn
 from warm import WarmPython
 
@@ -25,6 +26,7 @@ VERSION = 1
 READ_SIZE = 32 * 1024
 OUT_HIGH_WATER = 1024 * 1024  # stop reading children while this much waits for the host
 EXIT_DRAIN_SECONDS = 0.25     # after exit, how long leftover holders of the pipes may keep them
+SPARE_RETRY_SECONDS = 5.0     # after a spare shell died unused, or could not be started
 BASE_ENV = {
     "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "HOME": "/root",
@@ -73,13 +75,15 @@ class Exec:
         self.cancelled = False
         self.pending_signal = None  # a cancel that came before the pid was known
         self.out_fds = {}           # fd -> "stdout" | "stderr"
+        self.status_fd = None       # a warm snippet's exit code comes on this pipe
         self.stdin_fd = None
         self.stdin_buf = bytearray()
         self.stdin_eof = False
 
     def exit_status(self, status):
-        self.status = status
-        self.exited_at = time.monotonic()
+        if self.status is None:  # a warm snippet's code may come both from itself and the runner
+            self.status = status
+            self.exited_at = time.monotonic()
 
     def kill(self, sig):
         """Signals the whole process group (children run in their own session)."""
@@ -116,6 +120,8 @@ class Agent:
         self.children = {}     # pid -> Exec, for the processes this agent started and reaps
         self.warm = WarmPython(log)
         self.preloads = set()  # request ids waiting for the runner's `preloaded`
+        self.spare = None      # a SpareShell waiting for the next command
+        self.spare_at = 0.0    # when the next spare may be started
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_r, False)
         os.set_blocking(wake_w, False)
@@ -212,6 +218,10 @@ class Agent:
 
         env = self.exec_env(header)
         ex = Exec(req_id, header.get("timeout"))
+        from_command = "python" not in header and "argv" not in header
+        if from_command and self.use_spare(ex, header, env, cwd):
+            self.register_exec(ex)
+            return
         if stdin_mode == "pipe":
             child_in, ex.stdin_fd = os.pipe()
             os.set_blocking(ex.stdin_fd, False)
@@ -231,15 +241,52 @@ class Agent:
         finally:
             for fd in child_fds:
                 os.close(fd)
-        for fd, name in ((out_r, "stdout"), (err_r, "stderr")):
+        ex.out_fds = {out_r: "stdout", err_r: "stderr"}
+        self.register_exec(ex)
+
+    def register_exec(self, ex):
+        for fd in ex.out_fds:
             os.set_blocking(fd, False)
-            ex.out_fds[fd] = name
             self.sel.register(fd, selectors.EVENT_READ, ("out", ex))
-        self.execs[req_id] = ex
+        self.execs[ex.id] = ex
         if ex.pid is not None:  # warm snippets announce themselves when the runner forked
-            self.port.send({"type": "started", "id": req_id, "pid": ex.pid,
+            self.port.send({"type": "started", "id": ex.id, "pid": ex.pid,
                             **({"runner": ex.runner} if ex.runner else {})})
         self.update_stdin(ex)
+
+    def use_spare(self, ex, header, env, cwd):
+        """Runs a command on the spare shell when it can; False means: start a fresh bash."""
+        spare = self.spare
+        if spare is None or not spare.can_run(header, env):
+            return False
+        self.spare = None
+        try:
+            spare.run(str(header["command"]), cwd, env)
+        except OSError as exc:  # it died unnoticed: reap() will collect it
+            log("spare shell unusable:", exc)
+            spare.close()
+            for fd in spare.fds:
+                os.close(fd)
+            return False
+        ex.pid = spare.pid
+        ex.out_fds = {spare.fds[0]: "stdout", spare.fds[1]: "stderr"}
+        self.children[ex.pid] = ex
+        return True
+
+    def start_spare(self):
+        try:
+            self.spare = SpareShell(BASE_ENV)
+        except OSError as exc:
+            log("could not start a spare shell:", exc)
+            self.spare_at = time.monotonic() + SPARE_RETRY_SECONDS
+            return
+
+    def spare_lost(self):
+        self.spare.close()
+        for fd in self.spare.fds:
+            os.close(fd)
+        self.spare = None
+        self.spare_at = time.monotonic() + SPARE_RETRY_SECONDS
 
     def spawn(self, ex, argv, header, env, cwd, child_fds):
         """Starts a command in its own session; a Python snippet goes to the warm runner when it
@@ -248,7 +295,9 @@ class Agent:
             args = [str(a) for a in header.get("args") or []]
             if self.warm.ready:
                 ex.runner = "warm"
-                self.warm.run(ex.id, str(header["python"]), args, cwd, env, child_fds)
+                ex.status_fd = self.warm.run(ex.id, str(header["python"]), args, cwd, env, child_fds)
+                os.set_blocking(ex.status_fd, False)
+                self.sel.register(ex.status_fd, selectors.EVENT_READ, ("status", ex))
                 return
             ex.runner = "cold"
             argv = ["python3", "-c", str(header["python"])] + args
@@ -350,6 +399,22 @@ class Agent:
         else:
             self.close_output(ex, fd)
 
+    def read_status(self, ex):
+        """A warm snippet's own word on its exit code (nothing if a signal ended it)."""
+        try:
+            data = os.read(ex.status_fd, 16)
+        except BlockingIOError:
+            return
+        if data.strip().isdigit():
+            ex.exit_status(int(data))
+        self.close_status(ex)
+
+    def close_status(self, ex):
+        if ex.status_fd is not None:
+            self.sel.unregister(ex.status_fd)
+            os.close(ex.status_fd)
+            ex.status_fd = None
+
     def close_output(self, ex, fd):
         if self.sel.get_map().get(fd) is not None:
             self.sel.unregister(fd)
@@ -367,6 +432,9 @@ class Agent:
             ex = self.children.pop(pid, None)
             if ex is not None:
                 ex.exit_status(os.waitstatus_to_exitcode(status))
+            elif self.spare is not None and pid == self.spare.pid:
+                log("the spare shell exited unused:", os.waitstatus_to_exitcode(status))
+                self.spare_lost()
             elif pid == self.warm.pid and self.warm.sock is not None:
                 self.runner_lost(exited=True)
 
@@ -374,6 +442,7 @@ class Agent:
         """Ends an exec: closes what is left of its pipes and sends `exit` (or `error`)."""
         for fd in list(ex.out_fds):
             self.close_output(ex, fd)
+        self.close_status(ex)
         if ex.stdin_fd is not None:
             if self.sel.get_map().get(ex.stdin_fd) is not None:
                 self.sel.unregister(ex.stdin_fd)
@@ -403,6 +472,13 @@ class Agent:
                     self.finish(ex)
                 else:
                     deadlines.append(drain_until)
+        # A spare shell for the next command, started while nothing runs so it takes no time
+        # from a command.
+        if self.spare is None and not self.execs:
+            if now >= self.spare_at:
+                self.start_spare()
+            else:
+                deadlines.append(self.spare_at)
         if self.warm.sock is None:
             if now >= self.warm.restart_at:
                 self.start_runner()
@@ -439,6 +515,8 @@ class Agent:
                     self.read_output(key.fd, ex)
                 elif kind == "stdin":
                     self.update_stdin(ex)
+                elif kind == "status":
+                    self.read_status(ex)
             self.port.flush()
 
     def update_interest(self):

@@ -70,17 +70,25 @@ class WarmPython:
             found.append(msg)
 
     def run(self, req_id, source, args, cwd, env, stdio_fds):
-        """Hands a snippet to the runner; the code travels in a memfd (it may be megabytes)."""
+        """Hands a snippet to the runner; the code travels in a memfd (it may be megabytes).
+        Returns the read end of a pipe the child writes its exit code to as it ends."""
         code_fd = os.memfd_create("snippet")
+        status_r, status_w = os.pipe()
         try:
             view = memoryview(source.encode("utf-8"))
             while view:
                 view = view[os.write(code_fd, view):]
             os.lseek(code_fd, 0, os.SEEK_SET)
             msg = {"op": "run", "id": req_id, "args": args, "cwd": cwd, "env": env}
-            socket.send_fds(self.sock, [json.dumps(msg).encode("utf-8")], list(stdio_fds) + [code_fd])
+            socket.send_fds(self.sock, [json.dumps(msg).encode("utf-8")],
+                            list(stdio_fds) + [code_fd, status_w])
+        except BaseException:
+            os.close(status_r)
+            raise
         finally:
             os.close(code_fd)
+            os.close(status_w)
+        return status_r
 
     def preload(self, req_id, modules):
         self.sock.send(json.dumps({"op": "preload", "id": req_id, "modules": modules}).encode("utf-8"))
