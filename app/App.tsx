@@ -71,6 +71,20 @@ function StackScreen() {
     return () => document.removeEventListener('paste', onPaste);
   }, [uploads.upload]);
 
+  // A tab being hidden may be closed or discarded next (a Chromebook, a phone): the computer
+  // saves what changed since its last save now rather than after its quiet time.
+  useEffect(() => {
+    const save = () => {
+      if (document.visibilityState === 'hidden') client.call('computer', { action: 'save' }).catch(() => {});
+    };
+    document.addEventListener('visibilitychange', save);
+    window.addEventListener('pagehide', save);
+    return () => {
+      document.removeEventListener('visibilitychange', save);
+      window.removeEventListener('pagehide', save);
+    };
+  }, [client]);
+
   useEffect(() => {
     const { loadSnapshot, receive, setConnection } = useAppStore.getState();
     let cancelled = false;

@@ -180,6 +180,8 @@ export class FakeGuest implements AgentTransport {
 export interface FakeEmulator extends EmulatorLike {
   options: Record<string, unknown>;
   guest: FakeGuest;
+  /** How many times save_state was called. */
+  saves: number;
 }
 
 /** A stand-in for V86 whose agent port is a FakeGuest (ready after a cold boot, not a wake). */
@@ -190,6 +192,7 @@ export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: bo
     const emulator: FakeEmulator = {
       options,
       guest,
+      saves: 0,
       add_listener: (e, l) => {
         if (!listeners.has(e)) listeners.set(e, new Set());
         listeners.get(e)!.add(l);
@@ -197,7 +200,10 @@ export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: bo
       },
       remove_listener: (e, l) => void listeners.get(e)?.delete(l),
       bus: { send: (_e, v) => guest.send(v as Uint8Array) },
-      save_state: async () => new ArrayBuffer(8),
+      save_state: async () => {
+        emulator.saves++;
+        return new ArrayBuffer(8);
+      },
       stop: async () => {},
       run: async () => {},
       destroy: async () => {},

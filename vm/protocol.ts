@@ -49,8 +49,12 @@ export interface VmApi {
   writeStdin(id: string, bytes: Uint8Array, eof: boolean): Promise<void>;
   /** Saves the machine so the next start() wakes it in about a second. */
   suspend(): Promise<VmResult>;
-  /** Saves the machine where it stands and keeps it running (also done by itself when idle). */
-  checkpoint(): Promise<VmResult>;
+  /**
+   * Saves the machine where it stands and keeps it running (also done by itself when idle).
+   * `onlyIfChanged`: only when something ran or was typed since the last save (the page is
+   * being hidden or closed, and that save was not made yet); else nothing is written.
+   */
+  checkpoint(onlyIfChanged?: boolean): Promise<VmResult>;
   /**
    * The stack worker changed a file or folder under its user space in OPFS (or removed it):
    * the guest sees it under /workspace at once. Paths are relative, e.g. `documents/a.pdf`.

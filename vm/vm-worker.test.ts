@@ -91,13 +91,13 @@ async function image(recipeHash: string) {
   };
 }
 
-function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, created: FakeEmulator[] = []) {
+function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, created: FakeEmulator[] = [], checkpointAfterMs = 0) {
   return createVmApi({
     storageRoot: async () => root as unknown as FileSystemDirectoryHandle,
     fetch: fetchFn as typeof fetch,
     wasmPath: 'v86.wasm',
     createEmulator: fakeEmulatorFactory(created),
-    checkpointAfterMs: 0,
+    checkpointAfterMs,
     suspendAfterMs: 0,
   });
 }
@@ -156,6 +156,25 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     expect(r).toMatchObject({ ok: false, error: { code: 'image_quota' } });
     expect(meta(root).imageHash).toBeNull();
     expect(vm.files.get('disk.img')!.data.length).toBe(0);
+  });
+
+  it('saves on request only what changed since the last save (the page is being hidden)', async () => {
+    const root = new MemDir();
+    const created: FakeEmulator[] = [];
+    const api = makeApi(root, await image('h1'), created, 60_000);
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    const emulator = created.at(-1)!;
+    expect(await api.checkpoint(true)).toEqual({ ok: true, value: undefined });
+    expect(emulator.saves).toBe(0); // nothing ran since the boot
+    await api.exec('x1', { command: 'echo hello' });
+    expect(await api.checkpoint(true)).toEqual({ ok: true, value: undefined });
+    expect(emulator.saves).toBe(1);
+    expect(meta(root).state).toBe(meta(root).disk);
+    await api.checkpoint(true);
+    expect(emulator.saves).toBe(1); // saved already: the quiet-time save was cancelled too
+    await api.checkpoint();
+    expect(emulator.saves).toBe(2);
+    await api.suspend();
   });
 
   it('exec before start is an error result, not a throw', async () => {

@@ -243,10 +243,14 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         mirror?.detach();
       });
     },
-    async checkpoint() {
+    async checkpoint(onlyIfChanged) {
       return guard(async () => {
         if (!machine) throw new MachineError('not_running', 'the computer is not running');
+        if (onlyIfChanged && !checkpointTimer) return; // saved since the last activity, or saving now
+        if (checkpointTimer) clearTimeout(checkpointTimer);
+        checkpointTimer = null;
         await checkpointing;
+        lastCheckpoint = Date.now();
         await machine.checkpoint();
       });
     },

@@ -37,6 +37,10 @@ function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke') {
       calls.push(`changed ${path}`);
       return { ok: true, value: undefined };
     },
+    async checkpoint(onlyIfChanged) {
+      calls.push(`checkpoint ${onlyIfChanged}`);
+      return { ok: true, value: undefined };
+    },
   };
   return { vm: vm as VmApi, calls };
 }
@@ -57,6 +61,16 @@ describe('createComputer', () => {
     expect(calls.filter((c) => c === 'start')).toHaveLength(1);
     computer.workspaceChanged('documents/a.txt');
     expect(calls).toContain('changed documents/a.txt');
+  });
+
+  it('save asks a running computer to save what changed, and does not start one', async () => {
+    const { vm, calls } = fakeVm({ t: 0 });
+    const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: () => {}, proxy: (f) => f, now: () => 0 });
+    expect((await computer.control('save')).state).toBe('off');
+    expect(calls).toEqual([]);
+    await computer.start();
+    await computer.control('save');
+    expect(calls).toEqual(['start', 'checkpoint true']);
   });
 
   it('cancels the command when the signal aborts', async () => {

@@ -26,7 +26,8 @@ export interface Computer {
   readonly status: ComputerStatus;
   /** Starts (or wakes) the computer; resolves with the status it reached. Never rejects. */
   start(): Promise<ComputerStatus>;
-  control(action: 'start' | 'suspend' | 'reboot' | 'reset'): Promise<ComputerStatus>;
+  /** `save`: saves the state now if it changed since the last save (the page is being hidden). */
+  control(action: 'start' | 'suspend' | 'reboot' | 'reset' | 'save'): Promise<ComputerStatus>;
   /**
    * Runs a program, starting the computer first when needed. Throws ComputerUnavailableError
    * when there is no computer or it cannot start; a failed run is a result, not a throw.
@@ -117,8 +118,16 @@ export function createComputer(deps: ComputerDeps): Computer {
     return starting;
   }
 
-  async function control(action: 'start' | 'suspend' | 'reboot' | 'reset'): Promise<ComputerStatus> {
+  async function control(action: 'start' | 'suspend' | 'reboot' | 'reset' | 'save'): Promise<ComputerStatus> {
     if (action === 'start') return start();
+    if (action === 'save') {
+      // Only a running computer with unsaved activity has anything to save.
+      if (vm && status.state === 'ready') {
+        const result = await vm.checkpoint(true);
+        if (!result.ok) console.warn('saving the computer failed', result.error.message);
+      }
+      return status;
+    }
     const target = api();
     await starting;
     await hookTerminal(target);

@@ -214,7 +214,8 @@ export interface RequestMap {
    * about a second), `reboot` (cold boot, the disk kept), `reset` (back to the pristine image;
    * the system disk's changes are lost, /workspace is kept).
    */
-  computer: { params: { action: 'start' | 'suspend' | 'reboot' | 'reset' }; result: ComputerStatus };
+  /** `save`: save the computer's state now if it changed since its last save (the page is being hidden). */
+  computer: { params: { action: 'start' | 'suspend' | 'reboot' | 'reset' | 'save' }; result: ComputerStatus };
   /** A file from the stack's user space, e.g. for a document window. */
   read_file: { params: { path: string }; result: { path: string; size: number; mime: string; bytes: Uint8Array } };
 }
