@@ -1,7 +1,9 @@
-// ocr.page (ms per scanned page, in Chromium, through the app's own pipeline), ocr.vs_native
-// (that over Debian's tesseract with one thread on the same pages and the same English model,
-// measured in the same run) and ocr.cer (character error rate of the scans against the text layer
-// of the fixture PDFs they were printed from).
+// ocr.page (ms per scanned page in Chromium: the app's pipeline times each page it hands to the
+// OCR engine, a User Timing measure read from its worker; the whole way from attaching the file
+// to the chat saying it was read is reported beside it), ocr.vs_native (that over Debian's
+// tesseract with one thread on the same pages and the same English model, model loaded once as
+// ours is, measured in the same run) and ocr.cer (character error rate of the scans against the
+// text layer of the fixture PDFs they were printed from).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,11 +24,17 @@ const SCANS = ['sample_A1', 'sample_A2', 'sample_A3', 'sample_B1', 'sample_B2', 
 export async function benchOcr(): Promise<void> {
   const browser = await measureBrowser();
   const native = measureNative();
-  const p50 = percentile(browser.ms, 50);
-  report({ bench: 'ocr.page', value: round(p50), unit: 'ms', n: browser.ms.length, p50: round(p50), p95: round(percentile(browser.ms, 95)), first_page_ms: round(browser.firstMs) });
+  const p50 = percentile(browser.engineMs, 50);
+  const endToEnd = percentile(browser.ms, 50);
+  report({ bench: 'ocr.page', value: round(p50), unit: 'ms', n: browser.engineMs.length, p50: round(p50), p95: round(percentile(browser.engineMs, 95)), attach_to_read_p50_ms: round(endToEnd), first_page_ms: round(browser.firstMs) });
   if (native) {
-    const nativeP50 = percentile(native, 50);
-    report({ bench: 'ocr.vs_native', value: round(p50 / nativeP50), unit: 'ratio', n: native.length, ours_p50_ms: round(p50), native_p50_ms: round(nativeP50), goal: '<=1.5' });
+    const perPage = percentile(native.perPage, 50);
+    const cli = percentile(native.cli, 50);
+    report({
+      bench: 'ocr.vs_native', value: round(p50 / perPage), unit: 'ratio', n: native.perPage.length, ours_p50_ms: round(p50), native_per_page_ms: round(perPage), goal: '<=1.5',
+      note: 'native: one tesseract process over the six scans (model loaded once, as ours), per page; one process per scan takes native_cli_p50_ms, our whole attach-to-read attach_to_read_p50_ms',
+      native_cli_p50_ms: round(cli), attach_vs_cli: round(endToEnd / cli),
+    });
   }
   const rates: number[] = [];
   for (const id of SCANS) {
@@ -36,11 +44,12 @@ export async function benchOcr(): Promise<void> {
   report({ bench: 'ocr.cer', value: round(percentile(rates, 50), 4), unit: 'ratio', n: rates.length, p50: round(percentile(rates, 50), 4), max: round(Math.max(...rates), 4) });
 }
 
-async function measureBrowser(): Promise<{ ms: number[]; firstMs: number; texts: Map<string, string> }> {
+async function measureBrowser(): Promise<{ ms: number[]; engineMs: number[]; firstMs: number; texts: Map<string, string> }> {
   const fake = await startFakeModel({ port: 0 });
   const stack = await serveStack({ appPort: 4196, proxyPort: 8810, apiKey: 'test-bench-key', upstream: fake.url, quiet: true });
   const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
   const ms: number[] = [];
+  const engineMs: number[] = [];
   const texts = new Map<string, string>();
   let firstMs = 0;
   try {
@@ -64,16 +73,21 @@ async function measureBrowser(): Promise<{ ms: number[]; firstMs: number; texts:
         }, name));
       }
     }
+    const worker = page.workers().find((w) => w.url().includes('stack-worker'));
+    if (!worker) throw new Error('the stack worker was not found');
+    const measures = await worker.evaluate(() => performance.getEntriesByName('ocr.page').map((entry) => entry.duration));
+    if (measures.length !== SCANS.length + 1) throw new Error(`expected ${SCANS.length + 1} OCR page measures, got ${measures.length}`);
+    engineMs.push(...measures.slice(1)); // the first page also started the engine
   } finally {
     await browser.close();
     await stack.close();
     await fake.close();
   }
-  return { ms, firstMs, texts };
+  return { ms, engineMs, firstMs, texts };
 }
 
 /** Debian's tesseract, one thread, the same eng model; installed when missing and root. */
-function measureNative(): number[] | null {
+function measureNative(): { perPage: number[]; cli: number[] } | null {
   if (!existsSync('/usr/bin/tesseract') && process.getuid?.() === 0) {
     spawnSync('apt-get', ['install', '-y', '-qq', 'tesseract-ocr'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   }
@@ -84,14 +98,18 @@ function measureNative(): number[] | null {
   const tessdata = mkdtempSync(join(tmpdir(), 'tessdata-'));
   const data = join(dirname(createRequire(import.meta.url).resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int/eng.traineddata.gz');
   writeFileSync(join(tessdata, 'eng.traineddata'), gunzipSync(readFileSync(data)));
-  const times: number[] = [];
-  for (const id of SCANS) {
-    const file = new URL(`${id}_scan.jpg`, FIXTURES).pathname;
+  const run = (input: string) => {
     const started = performance.now();
-    execFileSync('tesseract', [file, '-', '-l', 'eng', '--oem', '1', '--tessdata-dir', tessdata], { env: { ...process.env, OMP_THREAD_LIMIT: '1' }, stdio: ['ignore', 'pipe', 'ignore'] });
-    times.push(performance.now() - started);
-  }
-  return times;
+    execFileSync('tesseract', [input, '-', '-l', 'eng', '--oem', '1', '--tessdata-dir', tessdata], { env: { ...process.env, OMP_THREAD_LIMIT: '1' }, stdio: ['ignore', 'pipe', 'ignore'] });
+    return performance.now() - started;
+  };
+  const files = SCANS.map((id) => new URL(`${id}_scan.jpg`, FIXTURES).pathname);
+  const cli = files.map(run);
+  // A list file makes one process read every scan: the model is loaded once.
+  const list = join(tessdata, 'scans.txt');
+  writeFileSync(list, `${files.join('\n')}\n`);
+  const perPage = [0, 1, 2].map(() => run(list) / files.length);
+  return { perPage, cli };
 }
 
 /** Levenshtein distance over the reference length, whitespace collapsed on both sides. */
