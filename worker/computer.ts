@@ -73,7 +73,7 @@ export function createComputer(deps: ComputerDeps): Computer {
       case 'ready': {
         const ms = startedAt === null ? null : Math.round(now() - startedAt);
         startedAt = null;
-        if (s.phases) console.info(`computer ${s.woke ? 'woke' : 'booted'} in ${ms} ms`, s.phases);
+        if (s.phases) console.info(`computer ${s.woke ? 'woke' : 'booted'} in ${ms} ms: ${JSON.stringify(s.phases)}`);
         return set({ state: 'ready', woke: s.woke, wake_ms: ms });
       }
       case 'suspended':

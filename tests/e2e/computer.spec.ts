@@ -30,6 +30,13 @@ async function launch(): Promise<void> {
     viewport: { width: 1280, height: 800 },
   });
   page = context.pages()[0] ?? (await context.newPage());
+  // Where a wake or boot spent its time (the stack worker logs its phases): in the test's output.
+  page.on('console', (message) => {
+    if (/^computer (woke|booted) in/.test(message.text())) console.log(message.text());
+  });
+  page.on('worker', (worker) => worker.on('console', (message) => {
+    if (/^computer (woke|booted) in/.test(message.text())) console.log(message.text());
+  }));
   await page.goto('/');
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
 }
