@@ -56,6 +56,18 @@ describe('stack layout', () => {
     expect(disk.files.has('.os/memory/user.md')).toBe(false);
   });
 
+  it('completes a stack whose .os/VERSION is empty (another worker is writing it, or was killed doing so)', async () => {
+    const disk = createInMemoryStackFiles({ '.os/VERSION': '' });
+    expect(await readLayoutVersion(disk)).toBe(0);
+    const report = await bootstrapStack(disk);
+    expect(report.previousVersion).toBe(0);
+    expect(await disk.readText('.os/VERSION')).toBe(`${LAYOUT_VERSION}\n`);
+  });
+
+  it('still refuses a .os/VERSION that holds something other than a number', async () => {
+    await expect(readLayoutVersion(createInMemoryStackFiles({ '.os/VERSION': 'banana' }))).rejects.toThrow(/holds "banana"/);
+  });
+
   it('places databases under the stack folder in OPFS and keeps paths inside the stack', () => {
     expect(opfsDatabasePath('s1', 'transcript')).toBe('/stacks/s1/.os/memory/transcript.db');
     expect(opfsDatabasePath('s1', 'memory')).toBe('/stacks/s1/.os/memory/memory.db');

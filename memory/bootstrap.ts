@@ -42,10 +42,14 @@ export async function bootstrapStack(files: StackFiles): Promise<BootstrapReport
   return { created, previousVersion };
 }
 
-/** 0 when the stack has no `.os/VERSION` yet. */
+/**
+ * 0 when the stack has no `.os/VERSION` yet. An empty one counts as none: OPFS creates a file
+ * empty before a writer's content lands, so another worker bootstrapping the same stack at
+ * this moment (or one killed mid-write) leaves exactly that.
+ */
 export async function readLayoutVersion(files: StackFiles): Promise<number> {
   const text = await files.readText(STACK_LAYOUT.version);
-  if (text === undefined) return 0;
+  if (text === undefined || text.trim() === '') return 0;
   const version = Number.parseInt(text.trim(), 10);
   if (!Number.isInteger(version) || version < 0) throw new Error(`.os/VERSION holds "${text.trim()}", not a version number.`);
   return version;
