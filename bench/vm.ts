@@ -7,14 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SyncFileDisk, type SyncFile } from '../vm/disk.ts';
 import { Machine, type MachineHooks, type MachineStore } from '../vm/machine.ts';
-import { createNodeMachineStore, loadNodeImage, openNodeSyncFile } from '../vm/node-file.ts';
+import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/node-file.ts';
 import { nodeWorkspaceStore } from '../vm/node-workspace.ts';
 import { WorkspaceMirror, type Fs9pLike, type WorkspaceJournal, type WorkspaceStore } from '../vm/workspace.ts';
 import { percentile, report, round, summarise } from './stats.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const IMAGE_DIR = join(ROOT, 'vm-images', 'out', 'latest');
-const WASM = join(ROOT, 'node_modules', 'v86', 'build', 'v86.wasm');
+const WASM_PATH = join(ROOT, 'node_modules', 'v86', 'build', 'v86.wasm');
+const v86Wasm = nodeV86Wasm(WASM_PATH);
 const now = () => performance.now();
 const md5 = (bytes: Uint8Array) => createHash('md5').update(bytes).digest('hex');
 
@@ -49,7 +50,7 @@ export async function benchVm(): Promise<void> {
   let file: SyncFile = openNodeSyncFile(diskPath);
   const newMachine = () => {
     file = openNodeSyncFile(diskPath);
-    return new Machine({ files, disk: new SyncFileDisk(file), store, wasmPath: WASM, watchdog: false, hooks });
+    return new Machine({ files, disk: new SyncFileDisk(file), store, wasmPath: WASM_PATH, wasmFn: v86Wasm, watchdog: false, hooks });
   };
 
   let machine = newMachine();

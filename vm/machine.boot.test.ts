@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SyncFileDisk, type SyncFile } from './disk.ts';
 import { Machine, type MachineBootFiles, type MachineStore } from './machine.ts';
-import { createNodeMachineStore, loadNodeImage, openNodeSyncFile } from './node-file.ts';
+import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
-const WASM = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
+const WASM_PATH = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
+const v86Wasm = nodeV86Wasm(WASM_PATH);
 const now = () => performance.now();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -24,7 +25,7 @@ describe.skipIf(!existsSync(join(IMAGE_DIR, 'manifest.json')) || process.env.STA
 
   const newMachine = () => {
     file = openNodeSyncFile(diskPath);
-    return new Machine({ files, disk: new SyncFileDisk(file), store, wasmPath: WASM, watchdog: false });
+    return new Machine({ files, disk: new SyncFileDisk(file), store, wasmPath: WASM_PATH, wasmFn: v86Wasm, watchdog: false });
   };
 
   beforeAll(async () => {

@@ -4,6 +4,7 @@ import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, re
 import { join } from 'node:path';
 import type { SyncFile } from './disk.ts';
 import { fetchImageFile, fetchManifest, fillDisk, type FetchLike, type ImageManifest } from './image.ts';
+import type { WasmInstantiate } from './fresh-memory.ts';
 import type { MachineBootFiles, MachineStore } from './machine.ts';
 
 /** Opens (creating when absent) a file for positional IO. */
@@ -80,4 +81,13 @@ export async function loadNodeImage(imageDir: string, diskPath: string): Promise
   }
   const files: MachineBootFiles = { bios: bios!, vgaBios: vgaBios!, kernel: kernel!, initrd: initrd!, cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
   return { manifest, files };
+}
+
+/** v86's wasm from a file, compiled once per process, as the browser compiles it ahead of a wake. */
+export function nodeV86Wasm(path: string): WasmInstantiate {
+  let module: Promise<WebAssembly.Module> | null = null;
+  return async (imports) => {
+    module ??= WebAssembly.compile(readFileSync(path));
+    return (await WebAssembly.instantiate(await module, imports)).exports;
+  };
 }
