@@ -37,6 +37,7 @@ test('uploads are stored, listed for the agent, and bad files refused one by one
     { name: 'fake.pdf', mimeType: 'application/pdf', buffer: Buffer.from('this is not a pdf') },
     { name: 'empty.txt', mimeType: 'text/plain', buffer: Buffer.alloc(0) },
     { name: 'huge.pdf', mimeType: 'application/pdf', buffer: Buffer.alloc(30 * 1024 * 1024, 0x25) },
+    { name: 'poster.png', mimeType: 'image/png', buffer: pngHeader(30_000, 30_000) },
   ]);
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added sample_A1.pdf' })).toBeVisible();
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added x.pdf' })).toBeVisible();
@@ -47,6 +48,7 @@ test('uploads are stored, listed for the agent, and bad files refused one by one
     /fake\.pdf is named like a PDF, but its contents are not/,
     /empty\.txt is empty \(0 bytes\)/,
     /huge\.pdf is 30\.0 MB; the limit is 25 MB per file\./,
+    /poster\.png is 30000×30000 pixels; images up to 50 megapixels can be read\./,
   ]);
 
   await page.getByRole('textbox', { name: 'Message' }).fill('what do I have?');
@@ -65,18 +67,33 @@ test('uploads are stored, listed for the agent, and bad files refused one by one
   expect(stored).toEqual(['sample_A1.pdf', 'sample_A1.pdf.txt', 'x.pdf', 'x.pdf.txt']);
 });
 
-test('a password-protected PDF is kept and shown, and its window says why it cannot be read', async ({ page }) => {
+test('a password-protected PDF and a corrupt one are kept and shown, and their windows say why they cannot be read', async ({ page }) => {
   await page.goto('/');
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
   const locked = readFileSync(new URL('../../worker/documents/fixtures/password-protected.pdf', import.meta.url));
-  await page.getByLabel('Attach files').setInputFiles([{ name: 'locked.pdf', mimeType: 'application/pdf', buffer: locked }]);
-  const win = page.getByRole('region', { name: 'Document window: locked.pdf' });
-  await expect(win.getByRole('alert').first()).toContainText('password-protected');
+  const corrupt = fixture('sample_B1.pdf').subarray(0, 300); // a real PDF's first 300 bytes
+  await page.getByLabel('Attach files').setInputFiles([
+    { name: 'locked.pdf', mimeType: 'application/pdf', buffer: locked },
+    { name: 'torn.pdf', mimeType: 'application/pdf', buffer: corrupt },
+  ]);
+  const alert = (name: string) => page.getByRole('region', { name: `Document window: ${name}` }).getByRole('alert').first();
+  await expect(alert('locked.pdf')).toContainText('password-protected');
+  await expect(alert('torn.pdf')).toContainText('torn.pdf could not be read as a PDF');
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added locked.pdf' })).toBeVisible();
-  // After a reload the window still says so (the pipeline's events are replayed).
+  // After a reload the windows still say so (the pipeline's events are replayed).
   await page.reload();
-  await expect(page.getByRole('region', { name: 'Document window: locked.pdf' }).getByRole('alert').first()).toContainText('password-protected');
+  await expect(alert('locked.pdf')).toContainText('password-protected');
+  await expect(alert('torn.pdf')).toContainText('torn.pdf could not be read as a PDF');
 });
+
+/** The first bytes of a PNG whose header claims `width` x `height` pixels. */
+function pngHeader(width: number, height: number): Buffer {
+  const png = Buffer.alloc(33);
+  png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+  png.writeUInt32BE(width, 16);
+  png.writeUInt32BE(height, 20);
+  return png;
+}
 
 test('a scanned invoice is read by OCR in the browser, offline', async ({ page, context }) => {
   const truth = JSON.parse(readFileSync(new URL('../../../shared/fixtures/invoices/ground-truth.json', import.meta.url), 'utf8'));
