@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createWorker, type Worker as TesseractWorker } from 'tesseract.js';
-import type { OcrEngine } from './ocr.ts';
+import { withOcrParameters, type OcrEngine } from './ocr.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -14,7 +14,7 @@ export function createNodeOcr(): OcrEngine & { terminate(): Promise<void> } {
       langPath: join(dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int'),
       gzip: true,
       cacheMethod: 'none',
-    });
+    }).then(withOcrParameters);
     const { data } = await (await worker).recognize(Buffer.from(image));
     return { text: data.text.trim(), confidence: data.confidence };
   };

@@ -1,6 +1,14 @@
 // OCR with tesseract.js, offline: its worker script, wasm cores and English data are served by
 // the app itself (under /ocr/, precached). One tesseract worker is kept while documents come.
-import { createWorker, type Worker as TesseractWorker } from 'tesseract.js';
+import { createWorker, PSM, type Worker as TesseractWorker } from 'tesseract.js';
+
+/**
+ * How pages are segmented: as one block of text, line by line across the page, which keeps an
+ * invoice's table row on one line. It is tesseract's own default; its command line uses
+ * automatic layout analysis instead (`--psm 3`), which bench/ocr.ts overrides to compare like
+ * with like. Set explicitly so that every engine here (browser, Node) reads pages the same way.
+ */
+export const OCR_PARAMETERS = { tessedit_pageseg_mode: PSM.SINGLE_BLOCK };
 
 export interface OcrResult {
   text: string;
@@ -26,8 +34,14 @@ export function createBrowserOcr(paths: OcrPaths): OcrEngine {
       workerBlobURL: false,
       gzip: true,
       cacheMethod: 'none',
-    });
+    }).then(withOcrParameters);
     const { data } = await (await worker).recognize(new Blob([image as Uint8Array<ArrayBuffer>]));
     return { text: data.text.trim(), confidence: data.confidence };
   };
+}
+
+/** Applies OCR_PARAMETERS to a new tesseract.js worker. */
+export async function withOcrParameters(worker: TesseractWorker): Promise<TesseractWorker> {
+  await worker.setParameters(OCR_PARAMETERS);
+  return worker;
 }
