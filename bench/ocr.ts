@@ -3,8 +3,8 @@
 // to the chat saying it was read is reported beside it), ocr.vs_native (that over Debian's
 // tesseract with one thread on the same pages, the same English model and page segmentation, its
 // start-up and model load taken off as ours has the model loaded; the same statistic, p50 per
-// page, on both sides; measured in the same run) and ocr.cer (character error rate of the scans against the
-// text layer of the fixture PDFs they were printed from).
+// page, on both sides; measured in the same run) and ocr.cer (character error rate of the scans
+// against the text layer of the fixture PDFs they were printed from).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
