@@ -28,15 +28,34 @@ export interface OpfsMachineFiles {
 
 const EMPTY_META: MachineMeta = { imageHash: null, state: null, disk: null };
 
-/** Opens (creating) a stack's machine files. Only one worker may hold them at a time. */
-export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: string): Promise<OpfsMachineFiles> {
+/**
+ * Opens (creating) a stack's machine files. Only one worker may hold them at a time: the worker
+ * of a page just reloaded, or of a tab that just gave the stack up, releases its handles a moment
+ * after it is terminated, so a file still held is waited for, with backoff, up to `waitMs`.
+ */
+export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: string, waitMs = 10_000): Promise<OpfsMachineFiles> {
   const stacks = await root.getDirectoryHandle('stacks', { create: true });
   const stack = await stacks.getDirectoryHandle(stackId, { create: true });
   const system = await stack.getDirectoryHandle('.os', { create: true });
   const dir = await system.getDirectoryHandle('vm', { create: true });
   const open = async (name: string) => ((await dir.getFileHandle(name, { create: true })) as SyncHandleFile).createSyncAccessHandle();
-  const diskHandle = await open('disk.img');
-  const metaHandle = await open('machine.json');
+  const started = Date.now();
+  let handles: [SyncAccessHandleLike, SyncAccessHandleLike];
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1_000)) {
+    const opened: SyncAccessHandleLike[] = [];
+    try {
+      opened.push(await open('disk.img'));
+      opened.push(await open('machine.json'));
+      handles = opened as [SyncAccessHandleLike, SyncAccessHandleLike];
+      break;
+    } catch (error) {
+      for (const handle of opened) handle.close();
+      const held = error instanceof DOMException && error.name === 'NoModificationAllowedError';
+      if (!held || Date.now() - started >= waitMs) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+  const [diskHandle, metaHandle] = handles;
 
   const readMeta = (): MachineMeta => {
     const bytes = new Uint8Array(metaHandle.getSize());
