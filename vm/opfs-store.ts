@@ -28,6 +28,20 @@ export interface OpfsMachineFiles {
 
 const EMPTY_META: MachineMeta = { imageHash: null, state: null, disk: null };
 
+/** Runs `open` until no other worker holds the files (NoModificationAllowedError), for up to `waitMs`. */
+async function whenReleased<T>(open: () => Promise<T>, waitMs: number): Promise<T> {
+  const started = Date.now();
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1_000)) {
+    try {
+      return await open();
+    } catch (error) {
+      const held = error instanceof DOMException && error.name === 'NoModificationAllowedError';
+      if (!held || Date.now() - started >= waitMs) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
 /**
  * Opens (creating) a stack's machine files. Only one worker may hold them at a time: the worker
  * of a page just reloaded, or of a tab that just gave the stack up, releases its handles a moment
@@ -39,23 +53,15 @@ export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: 
   const system = await stack.getDirectoryHandle('.os', { create: true });
   const dir = await system.getDirectoryHandle('vm', { create: true });
   const open = async (name: string) => ((await dir.getFileHandle(name, { create: true })) as SyncHandleFile).createSyncAccessHandle();
-  const started = Date.now();
-  let handles: [SyncAccessHandleLike, SyncAccessHandleLike];
-  for (let delay = 50; ; delay = Math.min(delay * 2, 1_000)) {
-    const opened: SyncAccessHandleLike[] = [];
+  const [diskHandle, metaHandle] = await whenReleased(async () => {
+    const disk = await open('disk.img');
     try {
-      opened.push(await open('disk.img'));
-      opened.push(await open('machine.json'));
-      handles = opened as [SyncAccessHandleLike, SyncAccessHandleLike];
-      break;
+      return [disk, await open('machine.json')] as const;
     } catch (error) {
-      for (const handle of opened) handle.close();
-      const held = error instanceof DOMException && error.name === 'NoModificationAllowedError';
-      if (!held || Date.now() - started >= waitMs) throw error;
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      disk.close(); // nothing stays half-open for the next try
+      throw error;
     }
-  }
-  const [diskHandle, metaHandle] = handles;
+  }, waitMs);
 
   const readMeta = (): MachineMeta => {
     const bytes = new Uint8Array(metaHandle.getSize());
