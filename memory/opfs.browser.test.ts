@@ -95,6 +95,19 @@ describe('memory on OPFS', () => {
     expect((await b<State>('state')).observations).toBe(80);
   });
 
+  it('opens in two workers at once while terminated workers left temporary folders behind', async () => {
+    // Each new connection first deletes the `.ahp-*` folders of workers that are gone; two of
+    // them starting together pick the same ones, and the second finds them already removed.
+    const root = await navigator.storage.getDirectory();
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 40; i++) await root.getDirectoryHandle(`.ahp-stale-${round}-${i}`, { create: true });
+      const stackId = `sweep-${crypto.randomUUID().slice(0, 8)}`;
+      const [a, b] = [openWorker(), openWorker()];
+      await Promise.all([a('open', stackId), b('open', stackId)]);
+      for (const worker of workers.splice(0)) worker.terminate();
+    }
+  });
+
   it('runs in DELETE journal mode: the VFS refuses TRUNCATE and PERSIST, and has no WAL', async () => {
     const call = openWorker();
     await call('open', `journal-${crypto.randomUUID().slice(0, 8)}`);

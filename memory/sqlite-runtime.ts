@@ -86,5 +86,33 @@ async function createMemoryVfs(name: string, module: unknown): Promise<SQLiteVFS
 // Imported lazily: the class touches navigator.locks and BroadcastChannel, which Node lacks.
 async function createOpfsVfs(name: string, module: unknown): Promise<SQLiteVFS> {
   const { OPFSCoopSyncVFS } = await import('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js');
-  return OPFSCoopSyncVFS.create(name, module);
+  // A new OPFSCoopSyncVFS first deletes the temporary folders (`.ahp-*`) of workers that are
+  // gone, and fails with NotFoundError when another worker starting at the same moment deleted
+  // one first. So the sweep is done here beforehand, tolerating that, and a creation that still
+  // meets it (a worker gone in between) starts again.
+  for (let attempt = 1; ; attempt++) {
+    await sweepTemporaryFolders();
+    try {
+      return await OPFSCoopSyncVFS.create(name, module);
+    } catch (error) {
+      if (attempt >= 5 || (error as { name?: unknown })?.name !== 'NotFoundError') throw error;
+    }
+  }
+}
+
+/** OPFSCoopSyncVFS's own clean-up, by its protocol (a folder whose Web Lock is free is unused). */
+async function sweepTemporaryFolders(): Promise<void> {
+  const root = await navigator.storage.getDirectory();
+  const names: string[] = [];
+  for await (const entry of (root as unknown as { values(): AsyncIterable<FileSystemHandle> }).values()) {
+    if (entry.kind === 'directory' && entry.name.startsWith('.ahp-')) names.push(entry.name);
+  }
+  for (const folder of names) {
+    await navigator.locks.request(folder, { ifAvailable: true }, async (lock) => {
+      if (!lock) return; // in use
+      await root.removeEntry(folder, { recursive: true }).catch((error: unknown) => {
+        if ((error as { name?: unknown })?.name !== 'NotFoundError') throw error;
+      });
+    });
+  }
 }
