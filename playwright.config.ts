@@ -10,6 +10,8 @@ export default defineConfig({
   // One proxy and one scripted model serve every test, so tests take turns.
   workers: 1,
   fullyParallel: false,
+  // A test that passes only on a second try is a failure: it would fail a user too.
+  retries: 0,
   timeout: 60_000,
   expect: { timeout: 10_000 },
   reporter: [['list'], ['json', { outputFile: 'test-results/e2e.json' }]],

@@ -12,6 +12,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           environment: 'node',
+          // The generated invoice fixtures, made once before any test file reads them.
+          globalSetup: ['tests/fixtures/global-setup.ts'],
           include: ['{app,worker,vm,memory,tests,cloudflare-proxy,scripts,bench}/**/*.test.ts'],
           exclude: ['**/node_modules/**', 'tests/e2e/**', '**/*.browser.test.ts'],
           testTimeout: 20_000,

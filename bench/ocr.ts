@@ -15,13 +15,14 @@ import { chromium } from 'playwright-core';
 import { serveStack } from '../scripts/lib/serve.mjs';
 import { startFakeModel } from '../tests/fake-model/server.ts';
 import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
+import { fixture, fixturePath, invoices } from '../tests/support/fixtures.ts';
 import { openPdfInNode } from '../worker/documents/node-pdf.ts';
 import { OCR_PARAMETERS } from '../worker/documents/ocr.ts';
 import { readPdfText } from '../worker/documents/pdf-text.ts';
 import { percentile, report, round } from './stats.ts';
 
-const FIXTURES = new URL('../../shared/fixtures/invoices/', import.meta.url);
-const SCANS = ['sample_A1', 'sample_A2', 'sample_A3', 'sample_B1', 'sample_B2', 'sample_B3'];
+/** Every generated invoice's scan: five layouts, two of each. */
+const SCANS = invoices().map((entry) => entry.id);
 
 export async function benchOcr(): Promise<void> {
   const browser = await measureBrowser();
@@ -42,7 +43,7 @@ export async function benchOcr(): Promise<void> {
   }
   const rates: number[] = [];
   for (const id of SCANS) {
-    const reference = (await readPdfText(openPdfInNode, new Uint8Array(readFileSync(new URL(`${id}.pdf`, FIXTURES))))).pages.join('\n');
+    const reference = (await readPdfText(openPdfInNode, new Uint8Array(fixture(`${id}.pdf`)))).pages.join('\n');
     rates.push(characterErrorRate(browser.texts.get(id) ?? '', reference));
   }
   report({ bench: 'ocr.cer', value: round(percentile(rates, 50), 4), unit: 'ratio', n: rates.length, p50: round(percentile(rates, 50), 4), max: round(Math.max(...rates), 4) });
@@ -61,10 +62,10 @@ async function measureBrowser(): Promise<{ ms: number[]; engineMs: number[]; fir
     await page.goto(stack.appUrl);
     await page.getByRole('textbox', { name: 'Message' }).waitFor();
     // The first page also starts the engine; it is reported apart from the per-page figure.
-    for (const [i, id] of ['sample_A1', ...SCANS].entries()) {
+    for (const [i, id] of [SCANS[0]!, ...SCANS].entries()) {
       const name = i === 0 ? 'warmup_scan.jpg' : `${id}_scan.jpg`;
       const started = performance.now();
-      await page.getByLabel('Attach files').setInputFiles([{ name, mimeType: 'image/jpeg', buffer: readFileSync(new URL(`${id}_scan.jpg`, FIXTURES)) }]);
+      await page.getByLabel('Attach files').setInputFiles([{ name, mimeType: 'image/jpeg', buffer: fixture(`${id}_scan.jpg`) }]);
       await page.locator('[data-role=notice]').filter({ hasText: `Read ${name}` }).waitFor({ timeout: 120_000 });
       const elapsed = performance.now() - started;
       if (i === 0) firstMs = elapsed;
@@ -117,7 +118,7 @@ function measureNative(): { perPage: number[]; cli: number[]; loadMs: number } |
   const blank = join(tessdata, 'blank.pgm');
   writeFileSync(blank, Buffer.concat([Buffer.from('P5\n200 200\n255\n'), Buffer.alloc(200 * 200, 255)]));
   const loadMs = run(blank);
-  const cli = SCANS.map((id) => run(new URL(`${id}_scan.jpg`, FIXTURES).pathname));
+  const cli = SCANS.map((id) => run(fixturePath(`${id}_scan.jpg`)));
   return { perPage: cli.map((ms) => ms - loadMs), cli, loadMs };
 }
 

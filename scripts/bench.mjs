@@ -1,10 +1,11 @@
 // `npm run bench [-- NAME...]`: sets up what is missing, then runs bench/run.ts through Vite's
 // module loader, which resolves the same imports the app's build does (e.g. `?raw` descriptions).
-import { ensureChromium, ensureDependencies, root } from './lib/setup.mjs';
+import { ensureChromium, ensureDependencies, ensureFixtures, root } from './lib/setup.mjs';
 
 try {
   ensureDependencies();
   ensureChromium();
+  ensureFixtures();
 } catch (error) {
   console.error(`npm run bench could not set up: ${error instanceof Error ? error.message : error}`);
   process.exit(1);

@@ -2,7 +2,7 @@
 // test tier: unit (Node) and browser (Chromium) with vitest, end-to-end with Playwright on the
 // production build. Runs every tier even when one fails, then prints one summary line.
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { ensureChromium, ensureDependencies, ensureVmImage, root, run, step } from './lib/setup.mjs';
+import { ensureChromium, ensureDependencies, ensureFixtures, ensureVmImage, root, run, step } from './lib/setup.mjs';
 
 const results = `${root}test-results`;
 const failures = [];
@@ -32,6 +32,7 @@ function readJson(file) {
 try {
   ensureDependencies();
   ensureChromium();
+  ensureFixtures();
   ensureVmImage();
 } catch (error) {
   console.error(`\nnpm test could not set up: ${error instanceof Error ? error.message : error}`);

@@ -7,6 +7,7 @@ import { createMemoryStorage } from './storage.ts';
 import { createMemoryUserFiles } from './user-files.ts';
 import { openPdfInNode } from './documents/node-pdf.ts';
 import { openTestMemory } from '../memory/test-helpers.ts';
+import { fixture } from '../tests/support/fixtures.ts';
 
 const healthy = (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch;
 
@@ -312,18 +313,17 @@ describe('stack', () => {
   });
 
   it('reads an uploaded PDF\'s text into page artifacts and a .txt beside it, and names a broken one', async () => {
-    const { readFileSync } = await import('node:fs');
-    const pdf = new Uint8Array(readFileSync(new URL('../../shared/fixtures/invoices/sample_B1.pdf', import.meta.url)));
+    const pdf = new Uint8Array(fixture('two-column-2.pdf'));
     const files = createMemoryUserFiles();
     const { stack, events } = await openStack(async function* () {}, createMemoryStorage(), healthy, { files });
-    const uploaded = await stack.request({ id: 'u', method: 'upload_file', params: { name: 'sample_B1.pdf', bytes: pdf } });
-    expect(uploaded).toMatchObject({ ok: true, result: { filename: 'sample_B1.pdf', status: 'uploaded' } });
+    const uploaded = await stack.request({ id: 'u', method: 'upload_file', params: { name: 'two-column-2.pdf', bytes: pdf } });
+    expect(uploaded).toMatchObject({ ok: true, result: { filename: 'two-column-2.pdf', status: 'uploaded' } });
     await until(events, 'document_updated');
     for (let i = 0; i < 200 && !events.some((e) => e.type === 'document_updated' && e.document.status === 'ready'); i++) await new Promise((r) => setTimeout(r, 10));
     const ready = events.filter((e) => e.type === 'document_updated').at(-1);
     expect(ready).toMatchObject({ document: { status: 'ready', page_count: 1 } });
     expect(events.some((e) => e.type === 'document_progress' && e.page === 1)).toBe(true);
-    expect(new TextDecoder().decode(files.files.get('documents/sample_B1.pdf.txt'))).toMatch(/^--- page 1 ---\n/);
+    expect(new TextDecoder().decode(files.files.get('documents/two-column-2.pdf.txt'))).toMatch(/^--- page 1 ---\n/);
     expect(files.files.has(`ocr/${uploaded.ok ? uploaded.result.id : ''}/page-1.txt`)).toBe(true);
 
     const broken = pdf.slice(0, 300);

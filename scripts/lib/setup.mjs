@@ -55,6 +55,12 @@ export function ensureChromium() {
   }
 }
 
+/** Generates the invoice fixtures the tests and benchmarks read (a no-op when they are current). */
+export function ensureFixtures() {
+  step('Invoice fixtures (tests/fixtures/generate.ts; generated once, then cached)');
+  if (run('npx', ['tsx', 'tests/fixtures/generate.ts']) !== 0) throw new Error('generating the invoice fixtures failed (see above).');
+}
+
 /**
  * Builds the computer's image (vm-images/build.sh; a no-op when the image for the current recipe
  * exists). It needs root: without it, and without an image, the app runs without the computer

@@ -1,14 +1,13 @@
 // The canvas: windows of every kind that the user arranges (and a reload keeps), typed cell
 // edits the agent hears of, the subbar, keyboard shortcuts, and accessibility.
-import { readFileSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import type { FakeScript } from '../fake-model/script.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { assistant, openApp, send } from './app.ts';
 import { putFile, removeFile } from './opfs.ts';
+import { fixture } from '../support/fixtures.ts';
 
-const fixture = (name: string) => readFileSync(new URL(`../../../shared/fixtures/invoices/${name}`, import.meta.url));
 const ID = '{{tool_result:id: (w_[\\w-]+)}}';
 
 /** The scripted agent opens one window of every kind (and a spare notes window to close). */
@@ -45,7 +44,7 @@ const everyKind: FakeScript = {
         content: [
           { type: 'tool_use', name: 'create_window', input: { kind: 'chart', title: 'Totals', chart: 'bar', table_id: ID, x: 'vendor', y: ['total'] } },
           { type: 'tool_use', name: 'create_window', input: { kind: 'notes', title: 'Summary', content: '**3 invoices**, €1,314.50 in all.' } },
-          { type: 'tool_use', name: 'create_window', input: { kind: 'document', title: 'Invoice A1', path: 'documents/sample_A1.pdf' } },
+          { type: 'tool_use', name: 'create_window', input: { kind: 'document', title: 'Invoice A1', path: 'documents/plain-1.pdf' } },
           { type: 'tool_use', name: 'create_window', input: { kind: 'document', title: 'Scan', path: 'documents/scan.jpg' } },
           { type: 'tool_use', name: 'create_window', input: { kind: 'notes', title: 'Scratch', content: 'to be closed' } },
         ],
@@ -57,8 +56,8 @@ const everyKind: FakeScript = {
 
 async function openEveryKind(page: Page): Promise<void> {
   await openApp(page);
-  await putFile(page, 'stacks/default/documents/sample_A1.pdf', fixture('sample_A1.pdf'));
-  await putFile(page, 'stacks/default/documents/scan.jpg', fixture('sample_A1_scan.jpg'));
+  await putFile(page, 'stacks/default/documents/plain-1.pdf', fixture('plain-1.pdf'));
+  await putFile(page, 'stacks/default/documents/scan.jpg', fixture('plain-1_scan.jpg'));
   await loadScript(everyKind);
   await send(page, 'show me everything');
   await expect(assistant(page).last()).toHaveText('Your windows are open.');

@@ -4,27 +4,27 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import type { FakeOcrState } from '../fake-model/ocr.ts';
+import { fixture, invoice } from '../support/fixtures.ts';
 import { jpegToPdf } from '../support/jpeg-pdf.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { E2E_APP_URL, E2E_PROXY_SECRET } from './ports.ts';
 
-const fixture = (name: string) => readFileSync(new URL(`../../../shared/fixtures/invoices/${name}`, import.meta.url));
 
 test('uploads are stored, listed for the agent, and bad files refused one by one', async ({ page }) => {
   await loadScript({
     name: 'attachments',
     turns: [
       {
-        expect: { system_contains: 'sample_A1.pdf (application/pdf, ready) at documents/sample_A1.pdf: PDF "sample_A1.pdf", 1 page' },
+        expect: { system_contains: 'plain-1.pdf (application/pdf, ready) at documents/plain-1.pdf: PDF "plain-1.pdf", 1 page' },
         reply: { content: [{ type: 'tool_use', name: 'glob', input: { pattern: 'documents/*' } }] },
       },
       {
         expect: { tool_result: { contains: 'documents/x.pdf' } },
-        reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'sample_A1.pdf' } }] },
+        reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'plain-1.pdf' } }] },
       },
       {
         // The text layer read in the browser holds the invoice's vendor and total.
-        expect: { tool_result: { contains: 'Southern Cross Electrical' } },
+        expect: { tool_result: { contains: invoice('plain-1').vendor } },
         reply: { content: [{ type: 'text', text: 'I see your documents.' }] },
       },
     ],
@@ -32,16 +32,16 @@ test('uploads are stored, listed for the agent, and bad files refused one by one
   await page.goto('/');
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
   await page.getByLabel('Attach files').setInputFiles([
-    { name: 'sample_A1.pdf', mimeType: 'application/pdf', buffer: fixture('sample_A1.pdf') },
-    { name: '../../x.pdf', mimeType: 'application/pdf', buffer: fixture('sample_A2.pdf') },
+    { name: 'plain-1.pdf', mimeType: 'application/pdf', buffer: fixture('plain-1.pdf') },
+    { name: '../../x.pdf', mimeType: 'application/pdf', buffer: fixture('plain-2.pdf') },
     { name: 'fake.pdf', mimeType: 'application/pdf', buffer: Buffer.from('this is not a pdf') },
     { name: 'empty.txt', mimeType: 'text/plain', buffer: Buffer.alloc(0) },
     { name: 'huge.pdf', mimeType: 'application/pdf', buffer: Buffer.alloc(30 * 1024 * 1024, 0x25) },
     { name: 'poster.png', mimeType: 'image/png', buffer: pngHeader(30_000, 30_000) },
   ]);
-  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added sample_A1.pdf' })).toBeVisible();
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added plain-1.pdf' })).toBeVisible();
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added x.pdf' })).toBeVisible();
-  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read sample_A1.pdf: 1 page of text.' })).toBeVisible();
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read plain-1.pdf: 1 page of text.' })).toBeVisible();
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read x.pdf: 1 page of text.' })).toBeVisible();
   const alerts = page.locator('.chat-composer [role=alert]');
   await expect(alerts).toHaveText([
@@ -64,14 +64,14 @@ test('uploads are stored, listed for the agent, and bad files refused one by one
     for await (const name of (docs as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
     return names.sort();
   });
-  expect(stored).toEqual(['sample_A1.pdf', 'sample_A1.pdf.txt', 'x.pdf', 'x.pdf.txt']);
+  expect(stored).toEqual(['plain-1.pdf', 'plain-1.pdf.txt', 'x.pdf', 'x.pdf.txt']);
 });
 
 test('a password-protected PDF and a corrupt one are kept and shown, and their windows say why they cannot be read', async ({ page }) => {
   await page.goto('/');
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
   const locked = readFileSync(new URL('../../worker/documents/fixtures/password-protected.pdf', import.meta.url));
-  const corrupt = fixture('sample_B1.pdf').subarray(0, 300); // a real PDF's first 300 bytes
+  const corrupt = fixture('two-column-2.pdf').subarray(0, 300); // a real PDF's first 300 bytes
   await page.getByLabel('Attach files').setInputFiles([
     { name: 'locked.pdf', mimeType: 'application/pdf', buffer: locked },
     { name: 'torn.pdf', mimeType: 'application/pdf', buffer: corrupt },
@@ -96,12 +96,11 @@ function pngHeader(width: number, height: number): Buffer {
 }
 
 test('a scanned invoice is read by OCR in the browser, offline', async ({ page, context }) => {
-  const truth = JSON.parse(readFileSync(new URL('../../../shared/fixtures/invoices/ground-truth.json', import.meta.url), 'utf8'));
-  const a1 = truth.find((t: { id: string }) => t.id === 'sample_A1');
+  const a1 = invoice('plain-1');
   await loadScript({
     name: 'ocr',
     turns: [
-      { reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'sample_A1_scan.jpg' } }] } },
+      { reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'plain-1_scan.jpg' } }] } },
       { expect: { tool_result: { contains: a1.vendor } }, reply: { content: [{ type: 'text', text: 'Read it.' }] } },
     ],
   });
@@ -113,9 +112,9 @@ test('a scanned invoice is read by OCR in the browser, offline', async ({ page, 
   });
   // The OCR engine and its English data come from the app's own cache: no network needed.
   await context.setOffline(true);
-  await page.getByLabel('Attach files').setInputFiles([{ name: 'sample_A1_scan.jpg', mimeType: 'image/jpeg', buffer: fixture('sample_A1_scan.jpg') }]);
-  await expect(page.getByRole('region', { name: 'Document window: sample_A1_scan.jpg' })).toBeVisible();
-  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read sample_A1_scan.jpg: 1 page of text.' })).toBeVisible({ timeout: 60_000 });
+  await page.getByLabel('Attach files').setInputFiles([{ name: 'plain-1_scan.jpg', mimeType: 'image/jpeg', buffer: fixture('plain-1_scan.jpg') }]);
+  await expect(page.getByRole('region', { name: 'Document window: plain-1_scan.jpg' })).toBeVisible();
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read plain-1_scan.jpg: 1 page of text.' })).toBeVisible({ timeout: 60_000 });
   await context.setOffline(false);
   await page.getByRole('textbox', { name: 'Message' }).fill('what does the scan say?');
   await page.getByRole('button', { name: 'Send' }).click();
@@ -124,8 +123,7 @@ test('a scanned invoice is read by OCR in the browser, offline', async ({ page, 
 });
 
 test('a scanned PDF (no text layer) is drawn page by page and read by OCR', async ({ page }) => {
-  const truth = JSON.parse(readFileSync(new URL('../../../shared/fixtures/invoices/ground-truth.json', import.meta.url), 'utf8'));
-  const b1 = truth.find((t: { id: string }) => t.id === 'sample_B1');
+  const b1 = invoice('two-column-2');
   await loadScript({
     name: 'scanned pdf',
     turns: [
@@ -135,7 +133,7 @@ test('a scanned PDF (no text layer) is drawn page by page and read by OCR', asyn
   });
   await page.goto('/');
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
-  const pdf = Buffer.from(jpegToPdf(new Uint8Array(fixture('sample_B1_scan.jpg'))));
+  const pdf = Buffer.from(jpegToPdf(new Uint8Array(fixture('two-column-2_scan.jpg'))));
   await page.getByLabel('Attach files').setInputFiles([{ name: 'scanned_B1.pdf', mimeType: 'application/pdf', buffer: pdf }]);
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read scanned_B1.pdf: 1 page of text.' })).toBeVisible({ timeout: 60_000 });
   await page.getByRole('textbox', { name: 'Message' }).fill('read it');
@@ -161,8 +159,8 @@ test('with Mistral OCR chosen in Settings, a scan is read by Mistral through the
       name: 'mistral ocr',
       turns: [
         {
-          expect: { system_contains: 'Scanned image "sample_A1_scan.jpg", 1 page, begins "Read by the fake Mistral' },
-          reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'sample_A1_scan.jpg' } }] },
+          expect: { system_contains: 'Scanned image "plain-1_scan.jpg", 1 page, begins "Read by the fake Mistral' },
+          reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'plain-1_scan.jpg' } }] },
         },
         { expect: { tool_result: { contains: marker } }, reply: { content: [{ type: 'text', text: 'Mistral read it.' }] } },
       ],
@@ -181,9 +179,9 @@ test('with Mistral OCR chosen in Settings, a scan is read by Mistral through the
     await page.getByRole('button', { name: 'Save' }).click();
     await expect(page.getByRole('dialog')).toBeHidden();
 
-    const scan = fixture('sample_A1_scan.jpg');
-    await page.getByLabel('Attach files').setInputFiles([{ name: 'sample_A1_scan.jpg', mimeType: 'image/jpeg', buffer: scan }]);
-    await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read sample_A1_scan.jpg: 1 page of text.' })).toBeVisible({ timeout: 30_000 });
+    const scan = fixture('plain-1_scan.jpg');
+    await page.getByLabel('Attach files').setInputFiles([{ name: 'plain-1_scan.jpg', mimeType: 'image/jpeg', buffer: scan }]);
+    await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read plain-1_scan.jpg: 1 page of text.' })).toBeVisible({ timeout: 30_000 });
     await page.getByRole('textbox', { name: 'Message' }).fill('what does the scan say?');
     await page.getByRole('button', { name: 'Send' }).click();
     await expect(page.locator('[data-role=assistant]').last()).toHaveText('Mistral read it.');

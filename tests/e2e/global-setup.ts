@@ -1,10 +1,12 @@
 // Builds the app and starts the scripted model, the real proxy in front of it, and the server of
 // the production build. Tests find the fake model's admin URL in E2E_FAKE_URL.
 import { serveStack } from '../../scripts/lib/serve.mjs';
+import { ensureFixtures } from '../fixtures/generate.ts';
 import { startFakeModel } from '../fake-model/server.ts';
 import { E2E_APP_PORT, E2E_PROXY_PORT, E2E_PROXY_SECRET } from './ports.ts';
 
 export default async function globalSetup() {
+  await ensureFixtures((message) => console.log(message));
   const fake = await startFakeModel({ port: 0 });
   const stack = await serveStack({
     appPort: E2E_APP_PORT,

@@ -5,8 +5,8 @@ import Papa from 'papaparse';
 import { expect, test, type Page } from '@playwright/test';
 import { fakeState, loadScript } from './fake.ts';
 import { openApp, send } from './app.ts';
+import { fixture } from '../support/fixtures.ts';
 
-const fixture = (name: string) => readFileSync(new URL(`../../../shared/fixtures/invoices/${name}`, import.meta.url));
 const ID = '{{tool_result:id: (w_[\\w-]+)}}';
 
 async function download(page: Page, click: () => Promise<void>): Promise<string> {
@@ -35,7 +35,7 @@ test('table, chart, document and notes windows; a cell edit reaches the agent', 
         },
       },
       { reply: { content: [{ type: 'tool_use', name: 'create_window', input: { kind: 'chart', title: 'Totals', chart: 'bar', table_id: ID, x: 'vendor', y: ['total'] } }] } },
-      { reply: { content: [{ type: 'tool_use', name: 'create_window', input: { kind: 'document', title: 'Invoice A1', path: 'documents/sample_A1.pdf' } }] } },
+      { reply: { content: [{ type: 'tool_use', name: 'create_window', input: { kind: 'document', title: 'Invoice A1', path: 'documents/plain-1.pdf' } }] } },
       { reply: { content: [{ type: 'tool_use', name: 'create_window', input: { kind: 'notes', title: 'Summary', content: 'Three invoices, **€1,314.50** in all.' } }] } },
       { reply: { content: [{ type: 'text', text: 'Everything is on the canvas.' }] } },
       {
@@ -45,8 +45,8 @@ test('table, chart, document and notes windows; a cell edit reaches the agent', 
     ],
   });
   await openApp(page);
-  await page.getByLabel('Attach files').setInputFiles([{ name: 'sample_A1.pdf', mimeType: 'application/pdf', buffer: fixture('sample_A1.pdf') }]);
-  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added sample_A1.pdf' })).toBeVisible();
+  await page.getByLabel('Attach files').setInputFiles([{ name: 'plain-1.pdf', mimeType: 'application/pdf', buffer: fixture('plain-1.pdf') }]);
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added plain-1.pdf' })).toBeVisible();
   await send(page, 'show me my invoices');
   await expect(page.locator('[data-role=assistant]').last()).toHaveText('Everything is on the canvas.');
 

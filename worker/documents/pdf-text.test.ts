@@ -2,27 +2,31 @@ import { readFileSync } from 'node:fs';
 import { openPdfInNode as open } from './node-pdf.ts';
 import { describe, expect, it } from 'vitest';
 import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText } from './pdf-text.ts';
-const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../../../shared/fixtures/invoices/${name}`, import.meta.url)));
-const truth = JSON.parse(readFileSync(new URL('../../../shared/fixtures/invoices/ground-truth.json', import.meta.url), 'utf8'));
+import { fixture as fixtureFile, formatAmount, invoices } from '../../tests/support/fixtures.ts';
+
+const fixture = (name: string) => new Uint8Array(fixtureFile(name));
+const truth = invoices();
 
 describe('readPdfText', () => {
   it('reads the text layer of an invoice page by page, with progress', async () => {
     const pages: number[] = [];
-    const text = await readPdfText(open, fixture('sample_A1.pdf'), (page) => pages.push(page));
+    const text = await readPdfText(open, fixture('plain-1.pdf'), (page) => pages.push(page));
     expect(pages).toEqual(text.pages.map((_, i) => i + 1));
     expect(hasTextLayer(text)).toBe(true);
     expect(assemble(text)).toMatch(/^--- page 1 ---\n/);
-    expect(describeText('sample_A1.pdf', text)).toMatch(/^PDF "sample_A1.pdf", 1 page/);
-    const a1 = truth.find((entry: { id: string }) => entry.id === 'sample_A1');
+    expect(describeText('plain-1.pdf', text)).toMatch(/^PDF "plain-1.pdf", 1 page/);
+    const a1 = truth.find((entry) => entry.id === 'plain-1')!;
     expect(assemble(text)).toContain(a1.vendor);
-    expect(assemble(text).replace(/,/g, '')).toContain(a1.total.toFixed(2));
+    expect(assemble(text)).toContain(formatAmount(a1, a1.total));
   });
 
-  it('reads every fixture PDF with its vendor and total in the text', async () => {
-    for (const entry of truth as { id: string; vendor: string; total: number }[]) {
+  it('reads every fixture PDF, in every layout, with its vendor, number and total in the text', async () => {
+    expect(new Set(truth.map((entry) => entry.layout)).size).toBeGreaterThanOrEqual(5);
+    for (const entry of truth) {
       const text = assemble(await readPdfText(open, fixture(`${entry.id}.pdf`)));
       expect(text, entry.id).toContain(entry.vendor);
-      expect(text.replace(/,/g, ''), entry.id).toContain(entry.total.toFixed(2));
+      expect(text, entry.id).toContain(entry.invoice_number);
+      expect(text, entry.id).toContain(formatAmount(entry, entry.total));
     }
   });
 
@@ -34,7 +38,7 @@ describe('readPdfText', () => {
   });
 
   it('names a damaged file', async () => {
-    const broken = fixture('sample_A1.pdf').slice(0, 400);
+    const broken = fixture('plain-1.pdf').slice(0, 400);
     await expect(readPdfText(open, broken)).rejects.toBeInstanceOf(PdfReadError);
     await expect(readPdfText(open, new TextEncoder().encode('%PDF-1.7\nnot really'))).rejects.toMatchObject({ code: 'corrupt' });
   });

@@ -1,8 +1,8 @@
 // The pipeline's choice of OCR engine: Mistral through the proxy when the settings say so, with a
 // fall back to the local engine (and the reason on the record) whenever Mistral fails.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { DocumentRecord } from '../../memory/index.ts';
+import { fixture as fixtureFile } from '../../tests/support/fixtures.ts';
 import { jpegToPdf } from '../../tests/support/jpeg-pdf.ts';
 import type { Settings, StackEventBody } from '../protocol.ts';
 import { createMemoryUserFiles } from '../user-files.ts';
@@ -11,8 +11,8 @@ import type { OcrEngine } from './ocr.ts';
 import type { PdfPageRenderer } from './pdf-text.ts';
 import { createPipeline, pageArtifactPath } from './pipeline.ts';
 
-const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../../../shared/fixtures/invoices/${name}`, import.meta.url)));
-const SCAN = fixture('sample_B1_scan.jpg');
+const fixture = (name: string) => new Uint8Array(fixtureFile(name));
+const SCAN = fixture('two-column-2_scan.jpg');
 
 type OcrSettings = Pick<Settings, 'provider' | 'endpoint' | 'ocr_engine'>;
 const MISTRAL: OcrSettings = { provider: 'proxy', endpoint: 'http://proxy.test', ocr_engine: 'mistral' };
@@ -121,9 +121,9 @@ describe('pipeline with Mistral OCR chosen', () => {
 
   it('never sends a PDF with a text layer', async () => {
     const t = setup({ answer: () => mistralAnswer(['should not be asked']) });
-    const record = await t.upload('sample_A1.pdf', 'application/pdf', fixture('sample_A1.pdf'));
+    const record = await t.upload('plain-1.pdf', 'application/pdf', fixture('plain-1.pdf'));
     expect(record.status).toBe('ready');
-    expect(record.description).toMatch(/^PDF "sample_A1.pdf", 1 page/);
+    expect(record.description).toMatch(/^PDF "plain-1.pdf", 1 page/);
     expect(t.fetchCalls).toHaveLength(0);
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkUpload, MAX_UPLOAD_BYTES, safeFileName, uniqueName } from './upload.ts';
+import { fixture } from '../../tests/support/fixtures.ts';
 
 const enc = (text: string) => new TextEncoder().encode(text);
 const pdf = enc('%PDF-1.7\n...');
@@ -50,9 +51,8 @@ describe('checkUpload', () => {
 
 describe('imageSize', () => {
   it('reads a JPEG fixture scan\'s size from its header', async () => {
-    const { readFileSync } = await import('node:fs');
     const { imageSize } = await import('./image-size.ts');
-    const jpeg = new Uint8Array(readFileSync(new URL('../../../shared/fixtures/invoices/sample_A1_scan.jpg', import.meta.url)));
+    const jpeg = new Uint8Array(fixture('plain-1_scan.jpg'));
     const size = imageSize(jpeg, 'image/jpeg');
     expect(size!.width).toBeGreaterThan(500);
     expect(size!.height).toBeGreaterThan(500);
