@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CanvasWindow } from '../../worker/protocol.ts';
-import { buildNodes, visibleArea, zoomToShow } from './window-nodes.ts';
+import { buildNodes, isInside, visibleArea, zoomToShow } from './window-nodes.ts';
 
 const notes = (id: string): CanvasWindow => ({ id, kind: 'notes', title: id, content: '', created_at: 0, updated_at: 0 });
 const at = (x: number) => ({ x, y: 0, width: 100, height: 80 });
@@ -45,6 +45,9 @@ describe('view math', () => {
   });
   it('zooms out only when the window would not fit', () => {
     expect(zoomToShow({ x: 0, y: 0, width: 400, height: 300 }, { width: 1000, height: 800 }, 1, 0.2)).toBe(1);
+    expect(isInside({ x: 40, y: 40, width: 360, height: 240 }, { x: 8, y: 8, width: 900, height: 700 })).toBe(true);
+    expect(isInside({ x: 600, y: 40, width: 360, height: 240 }, { x: 8, y: 8, width: 900, height: 700 })).toBe(false);
+    expect(isInside({ x: 0, y: 40, width: 360, height: 240 }, { x: 8, y: 8, width: 900, height: 700 })).toBe(false);
     expect(zoomToShow({ x: 0, y: 0, width: 1904, height: 300 }, { width: 1000, height: 800 }, 1, 0.2)).toBe(0.5);
     expect(zoomToShow({ x: 0, y: 0, width: 100_000, height: 300 }, { width: 1000, height: 800 }, 1, 0.2)).toBe(0.2);
   });

@@ -56,6 +56,11 @@ export function visibleArea(view: { x: number; y: number; zoom: number }, size: 
   };
 }
 
+/** Whether all of `place` is inside `area` (both in canvas coordinates). */
+export function isInside(place: Geometry, area: Geometry): boolean {
+  return place.x >= area.x && place.y >= area.y && place.x + place.width <= area.x + area.width && place.y + place.height <= area.y + area.height;
+}
+
 /** The zoom that shows all of `place` in a `size` view: the current one unless it is too close. */
 export function zoomToShow(place: Geometry, size: { width: number; height: number }, current: number, min: number): number {
   const fit = Math.min((size.width - 48) / place.width, (size.height - 48) / place.height);

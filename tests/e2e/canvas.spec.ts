@@ -292,6 +292,12 @@ test('the user edits a notes window; the text is kept and the agent hears of it'
   await page.getByRole('button', { name: 'Add a window' }).click();
   await page.getByRole('menuitem', { name: 'Notes' }).click();
   const notes = page.getByRole('region', { name: 'Notes window: Untitled notes' });
+  // The window the user asked for opens where they look and stays there: a window that slid
+  // away under the pointer (the view panning to it) once swallowed the click on Edit.
+  const opened = (await notes.boundingBox())!;
+  await expect(page.getByRole('navigation', { name: 'Windows' }).getByRole('button', { name: 'Show Untitled notes' })).toHaveAttribute('aria-current', 'true');
+  await page.evaluate(() => new Promise((done) => setTimeout(done, 400))); // longer than a pan
+  expect(await notes.boundingBox()).toEqual(opened);
   await notes.getByRole('button', { name: 'Edit Untitled notes' }).click();
   await notes.getByRole('textbox', { name: 'Markdown of Untitled notes' }).fill('# Plan\n\n- call ACME on Monday');
   await expect(notes.getByText('Saved')).toBeVisible();
