@@ -28,7 +28,7 @@ try {
     mkdirSync(dir, { recursive: true });
     try {
       const bytes = new Uint8Array(readFileSync(file));
-      const { mime } = checkUpload(name, bytes);
+      const { mime } = await checkUpload(name, bytes);
       let pages: string[];
       let method: string;
       if (mime === 'application/pdf') {

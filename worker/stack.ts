@@ -267,7 +267,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         if (!(bytes instanceof Uint8Array) || typeof req.params.name !== 'string') {
           throw new RequestError({ code: 'bad_request', message: 'An upload needs a file name and its bytes.' });
         }
-        const checked = checkUpload(req.params.name, bytes);
+        const checked = await checkUpload(req.params.name, bytes);
         const taken = new Set((await files.list()).map((file) => file.path));
         const name = uniqueName(checked.name, (candidate) => taken.has(`documents/${candidate}`));
         const info = await files.write(`documents/${name}`, bytes);

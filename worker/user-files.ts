@@ -1,5 +1,6 @@
 // The stack's user space (documents/, ocr/, extractions/, artifacts/): the files the user and the
 // agent work on, and that the computer sees as /workspace. System files live in `.os/` instead.
+import { sniffMime, SNIFF_BYTES } from './file-kind.ts';
 
 export interface FileInfo {
   path: string;
@@ -40,31 +41,6 @@ export function normaliseUserPath(path: string): string {
   return parts.join('/');
 }
 
-const SIGNATURES: [number[], string][] = [
-  [[0x25, 0x50, 0x44, 0x46, 0x2d], 'application/pdf'],
-  [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'image/png'],
-  [[0xff, 0xd8, 0xff], 'image/jpeg'],
-  [[0x49, 0x49, 0x2a, 0x00], 'image/tiff'],
-  [[0x4d, 0x4d, 0x00, 0x2a], 'image/tiff'],
-  [[0x50, 0x4b, 0x03, 0x04], 'application/zip'],
-];
-
-/** The type the bytes say they are (not the name); text is told apart from binary by its bytes. */
-export function sniffMime(head: Uint8Array, name: string): string {
-  for (const [signature, mime] of SIGNATURES) {
-    if (signature.every((byte, i) => head[i] === byte)) {
-      if (mime === 'application/zip' && /\.xlsx$/i.test(name)) return 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
-      return mime;
-    }
-  }
-  if (head.length >= 12 && String.fromCharCode(...head.slice(0, 4)) === 'RIFF' && String.fromCharCode(...head.slice(8, 12)) === 'WEBP') return 'image/webp';
-  if (head.includes(0)) return 'application/octet-stream';
-  if (/\.csv$/i.test(name)) return 'text/csv';
-  if (/\.(md|markdown)$/i.test(name)) return 'text/markdown';
-  if (/\.json$/i.test(name)) return 'application/json';
-  return 'text/plain';
-}
-
 export function createMemoryUserFiles(files: Record<string, Uint8Array> = {}): UserFiles & { files: Map<string, Uint8Array> } {
   const map = new Map(Object.entries(files));
   return {
@@ -72,7 +48,7 @@ export function createMemoryUserFiles(files: Record<string, Uint8Array> = {}): U
     async stat(path) {
       const key = normaliseUserPath(path);
       const bytes = map.get(key);
-      return bytes ? { path: key, size: bytes.byteLength, mime: sniffMime(bytes.slice(0, 64), key) } : null;
+      return bytes ? { path: key, size: bytes.byteLength, mime: await sniffMime(bytes, key) } : null;
     },
     async read(path) {
       const bytes = map.get(normaliseUserPath(path));
@@ -83,7 +59,7 @@ export function createMemoryUserFiles(files: Record<string, Uint8Array> = {}): U
       const key = normaliseUserPath(path);
       const bytes = toBytes(data);
       map.set(key, bytes);
-      return { path: key, size: bytes.byteLength, mime: sniffMime(bytes.slice(0, 64), key) };
+      return { path: key, size: bytes.byteLength, mime: await sniffMime(bytes, key) };
     },
     async remove(path) {
       return map.delete(normaliseUserPath(path));
@@ -112,8 +88,8 @@ export function createOpfsUserFiles(stackDir: FileSystemDirectoryHandle): UserFi
       const handle = await fileHandle(path);
       if (!handle) return null;
       const file = await handle.getFile();
-      const head = new Uint8Array(await file.slice(0, 64).arrayBuffer());
-      return { path: normaliseUserPath(path), size: file.size, mime: sniffMime(head, file.name) };
+      const head = new Uint8Array(await file.slice(0, SNIFF_BYTES).arrayBuffer());
+      return { path: normaliseUserPath(path), size: file.size, mime: await sniffMime(head, file.name, file.size <= SNIFF_BYTES) };
     },
     async read(path) {
       const handle = await fileHandle(path);
@@ -136,7 +112,7 @@ export function createOpfsUserFiles(stackDir: FileSystemDirectoryHandle): UserFi
         await writable.abort().catch(() => {});
         throw error;
       }
-      return { path: key, size: bytes.byteLength, mime: sniffMime(bytes.slice(0, 64), key) };
+      return { path: key, size: bytes.byteLength, mime: await sniffMime(bytes, key) };
     },
     async remove(path) {
       const parts = normaliseUserPath(path).split('/');

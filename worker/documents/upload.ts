@@ -1,6 +1,6 @@
 // Checks an uploaded file before anything is stored: size, a safe name, and a type told by its
-// bytes. Each refusal says exactly what is wrong with which file.
-import { sniffMime } from '../user-files.ts';
+// bytes (worker/file-kind.ts). Each refusal says exactly what is wrong with which file.
+import { sniffMime } from '../file-kind.ts';
 import { imageSize } from './image-size.ts';
 
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
@@ -27,6 +27,8 @@ const CLAIMS: [RegExp, (mime: string) => boolean, string][] = [
   [/\.webp$/i, (mime) => mime === 'image/webp', 'a WebP image'],
   [/\.tiff?$/i, (mime) => mime === 'image/tiff', 'a TIFF image'],
   [/\.xlsx$/i, (mime) => mime.includes('spreadsheetml'), 'an Excel workbook'],
+  [/\.docx$/i, (mime) => mime.includes('wordprocessingml'), 'a Word document'],
+  [/\.(txt|csv|md|markdown|json)$/i, (mime) => mime.startsWith('text/') || mime === 'application/json', 'text'],
 ];
 
 export class UploadError extends Error {}
@@ -54,14 +56,14 @@ export function uniqueName(name: string, taken: (candidate: string) => boolean):
   }
 }
 
-/** Returns the safe name and the type; throws UploadError naming the file and the problem. */
-export function checkUpload(name: string, bytes: Uint8Array): { name: string; mime: string } {
+/** Resolves to the safe name and the type; rejects with UploadError naming the file and the problem. */
+export async function checkUpload(name: string, bytes: Uint8Array): Promise<{ name: string; mime: string }> {
   const safe = safeFileName(name);
   if (bytes.byteLength === 0) throw new UploadError(`${safe} is empty (0 bytes): there is nothing to read.`);
   if (bytes.byteLength > MAX_UPLOAD_BYTES) {
     throw new UploadError(`${safe} is ${(bytes.byteLength / 1024 / 1024).toFixed(1)} MB; the limit is 25 MB per file.`);
   }
-  const mime = sniffMime(bytes.subarray(0, 64), safe);
+  const mime = await sniffMime(bytes, safe);
   for (const [pattern, fits, what] of CLAIMS) {
     if (pattern.test(safe) && !fits(mime)) {
       throw new UploadError(`${safe} is named like ${what}, but its contents are not (${describe(mime)}). Check that the file is not damaged.`);
@@ -77,9 +79,23 @@ export function checkUpload(name: string, bytes: Uint8Array): { name: string; mi
   return { name: safe, mime };
 }
 
+const KINDS: Record<string, string> = {
+  'application/octet-stream': 'binary data of an unknown kind',
+  'application/zip': 'a ZIP archive',
+  'application/gzip': 'a gzip archive',
+  'application/x-tar': 'a tar archive',
+  'application/x-7z-compressed': 'a 7-Zip archive',
+  'application/x-rar-compressed': 'a RAR archive',
+  'application/x-msdownload': 'a Windows program',
+  'application/x-elf': 'a Linux program',
+  'application/x-mach-binary': 'a macOS program',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'a Word document',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'a PowerPoint presentation',
+  'application/json': 'JSON',
+};
+
 function describe(mime: string): string {
-  if (mime === 'application/octet-stream') return 'binary data of an unknown kind';
-  if (mime === 'application/zip') return 'a ZIP archive';
+  if (KINDS[mime]) return KINDS[mime];
   if (mime.startsWith('text/')) return 'text';
   return mime;
 }

@@ -2,7 +2,8 @@
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { defineTool } from './define-tool.ts';
-import { sniffMime, type UserFiles } from '../user-files.ts';
+import { sniffMime } from '../file-kind.ts';
+import type { UserFiles } from '../user-files.ts';
 import space from './file-tools.md?raw';
 
 export const grepSchema = z.object({
@@ -36,7 +37,7 @@ export function createGrepTool(files: Pick<UserFiles, 'list' | 'read'>) {
         if (context.signal.aborted) throw new Error('stopped');
         if (!inScope(file.path) || file.size > MAX_FILE) continue;
         const bytes = await files.read(file.path);
-        if (!TEXTUAL.test(sniffMime(bytes.slice(0, 64), file.path))) continue;
+        if (!TEXTUAL.test(await sniffMime(bytes, file.path))) continue;
         new TextDecoder().decode(bytes).split('\n').forEach((line, i) => {
           if (!regex.test(line)) return;
           total++;
