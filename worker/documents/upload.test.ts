@@ -45,6 +45,8 @@ describe('checkUpload', () => {
     expect(safeFileName('.hidden')).toBe('hidden');
     expect(safeFileName('bad\u0000name\n.pdf')).toBe('badname.pdf');
     expect(safeFileName('../')).toBe('file');
+    expect(safeFileName('invoice\u202Efdp.exe')).toBe('invoicefdp.exe');
+    expect(safeFileName('a\ud800b.txt')).toBe('a\ufffdb.txt');
     expect((await checkUpload('../../x.pdf', pdf)).name).toBe('x.pdf');
   });
 

@@ -33,12 +33,20 @@ const CLAIMS: [RegExp, (mime: string) => boolean, string][] = [
 
 export class UploadError extends Error {}
 
-/** The last path segment, without control characters or leading dots; never empty. */
+/** Marks that reorder how a name reads (`invoice\u202Efdp.exe` shows as "invoiceexe.pdf"). */
+const BIDI_CONTROLS = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * The last path segment, well-formed, without control characters, direction overrides or
+ * leading dots; never empty.
+ */
 export function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
   const clean = base
+    .toWellFormed()
     .normalize('NFC')
-    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+    .replace(BIDI_CONTROLS, '')
     .replace(/^[.\s]+/, '')
     .trim()
     .slice(0, 150);
