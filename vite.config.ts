@@ -4,6 +4,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { defineConfig, type Plugin } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
+import { contentSecurityPolicyMeta } from './scripts/content-security-policy.ts';
 import { findVmImage, vmImageModule } from './scripts/vm-image-plugin.ts';
 
 /** pdfjs's fonts, character maps and wasm, served under /pdfjs/ and precached for offline use. */
@@ -79,6 +80,7 @@ function vmImage(): Plugin {
 export default defineConfig({
   plugins: [
     preact(),
+    contentSecurityPolicyMeta(),
     pdfjsAssets(),
     ocrAssets(),
     vmImage(),

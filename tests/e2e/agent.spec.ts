@@ -1,5 +1,5 @@
 // The agent's settings and safety, end to end: providers and permission rules.
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { openApp, send } from './app.ts';
 

@@ -1,7 +1,7 @@
 // The canvas: windows of every kind that the user arranges (and a reload keeps), typed cell
 // edits the agent hears of, the subbar, keyboard shortcuts, and accessibility.
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { expect, test, type Locator, type Page } from './test.ts';
 import type { FakeScript } from '../fake-model/script.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { assistant, openApp, send } from './app.ts';

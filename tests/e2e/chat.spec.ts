@@ -1,6 +1,6 @@
 // The chat around a mission: messages sent while one runs wait as queued, tool calls show what
 // they did, and tokens and cost add up per mission and for the session.
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { assistant, openApp, send } from './app.ts';
 

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, expect, test, type BrowserContext, type Page } from '@playwright/test';
+import { chromium, expect, test, type BrowserContext, type Page } from './test.ts';
 import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
 import { E2E_APP_URL } from './ports.ts';
 import { fakeState, loadScript } from './fake.ts';

@@ -1,7 +1,7 @@
 // Uploads: files land in documents/, their text is read in a worker, the agent's context lists
 // them and read_ocr returns their pages; bad files are refused with a reason and disturb nothing.
 import { readFileSync } from 'node:fs';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test.ts';
 import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import type { FakeOcrState } from '../fake-model/ocr.ts';
 import { fixture, invoice } from '../support/fixtures.ts';

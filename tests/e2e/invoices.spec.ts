@@ -4,7 +4,7 @@
 // (the PDFs' text, through read_ocr) is asserted to carry each invoice's vendor and total.
 import { readFileSync } from 'node:fs';
 import Papa from 'papaparse';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { fixture, formatAmount, invoice, type Invoice } from '../support/fixtures.ts';
 

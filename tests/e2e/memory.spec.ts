@@ -1,6 +1,6 @@
 // Memory and the event log across reloads: the chat comes back, a cut-off mission says so, and a
 // user's correction becomes part of every later system prompt.
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { openApp, send } from './app.ts';
 

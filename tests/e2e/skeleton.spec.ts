@@ -1,5 +1,5 @@
 // The spine end to end: chat -> stack worker -> proxy -> scripted model, and back to the canvas.
-import { expect, test, type Request } from '@playwright/test';
+import { expect, test, type Request } from './test.ts';
 import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import { fakeState, loadScript } from './fake.ts';
 import { E2E_APP_URL, E2E_PROXY_SECRET } from './ports.ts';

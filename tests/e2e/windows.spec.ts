@@ -2,7 +2,7 @@
 // its table, document (PDF), notes — and a 10k-row table that scrolls and exports exactly.
 import { readFileSync } from 'node:fs';
 import Papa from 'papaparse';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './test.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { openApp, send } from './app.ts';
 import { fixture } from '../support/fixtures.ts';
