@@ -9,7 +9,7 @@ export interface PdfText {
 export class PdfReadError extends Error {
   constructor(
     message: string,
-    readonly code: 'encrypted' | 'corrupt',
+    readonly code: 'encrypted' | 'corrupt' | 'too_many_pages',
   ) {
     super(message);
   }
@@ -17,10 +17,13 @@ export class PdfReadError extends Error {
 
 export type PdfOpener = (bytes: Uint8Array) => Promise<PDFDocumentProxy>;
 
+/** Longer documents are kept but not read: thousands of pages would hold the pipeline for hours. */
+export const MAX_PDF_PAGES = 1000;
+
 /** Draws each page as a PNG for OCR (browser workers only: it needs OffscreenCanvas). */
 export type PdfPageRenderer = (bytes: Uint8Array, onPage: (page: number, pages: number, png: Uint8Array) => Promise<void>) => Promise<void>;
 
-/** Reads every page's text; calls `onPage` after each. Throws PdfReadError for bad files. */
+/** Reads every page's text; calls `onPage` after each. Throws PdfReadError for bad or over-long files. */
 export async function readPdfText(open: PdfOpener, bytes: Uint8Array, onPage?: (page: number, pages: number) => void): Promise<PdfText> {
   let doc: PDFDocumentProxy;
   try {
@@ -31,6 +34,10 @@ export async function readPdfText(open: PdfOpener, bytes: Uint8Array, onPage?: (
     throw new PdfReadError(`could not be read as a PDF (${(error as Error).message || name || 'unknown error'})`, 'corrupt');
   }
   try {
+    if (doc.numPages > MAX_PDF_PAGES) {
+      const count = doc.numPages.toLocaleString('en');
+      throw new PdfReadError(`has ${count} pages; documents up to ${MAX_PDF_PAGES.toLocaleString('en')} pages are read here. Split it and upload the parts`, 'too_many_pages');
+    }
     const pages: string[] = [];
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n);

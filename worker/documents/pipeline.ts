@@ -8,6 +8,7 @@ import type { Settings, StackEventBody } from '../protocol.ts';
 import type { UserFiles } from '../user-files.ts';
 import { MistralOcrError, readWithMistral } from './mistral-ocr.ts';
 import type { OcrEngine } from './ocr.ts';
+import { textEncoding } from '../file-kind.ts';
 import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText, type PdfOpener, type PdfPageRenderer } from './pdf-text.ts';
 
 export interface PipelineDeps {
@@ -155,7 +156,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   async function readText(record: DocumentRecord) {
-    const text = new TextDecoder().decode(await deps.files.read(record.path));
+    const bytes = await deps.files.read(record.path);
+    // UTF-16 files (with their byte-order mark) are text too; the upload checks let only text in.
+    const text = new TextDecoder(textEncoding(bytes) ?? 'utf-8').decode(bytes);
     await deps.files.write(pageArtifactPath(record.id, 1), text);
     const first = text.split('\n').map((line) => line.trim()).find(Boolean) ?? '';
     await update(record.id, { status: 'ready', pageCount: 1, description: `${record.description}${first ? `, begins "${first.slice(0, 80)}"` : ''}` });

@@ -74,7 +74,8 @@ export async function checkUpload(name: string, bytes: Uint8Array): Promise<{ na
   const mime = await sniffMime(bytes, safe);
   for (const [pattern, fits, what] of CLAIMS) {
     if (pattern.test(safe) && !fits(mime)) {
-      throw new UploadError(`${safe} is named like ${what}, but its contents are not (${describe(mime)}). Check that the file is not damaged.`);
+      const advice = what === 'text' && mime === 'application/octet-stream' ? 'If it is text, save it as UTF-8 and upload it again.' : 'Check that the file is not damaged.';
+      throw new UploadError(`${safe} is named like ${what}, but its contents are not (${describe(mime)}). ${advice}`);
     }
   }
   const size = mime.startsWith('image/') ? imageSize(bytes, mime) : null;
