@@ -38,12 +38,7 @@ export async function openEventLog(options: EventLogOptions = {}): Promise<Event
   let pending: StackEvent[] = [];
   let storing: Promise<void> = Promise.resolve();
 
-  const flush = () => {
-    const batch = pending;
-    pending = [];
-    if (store) {
-      storing = storing.then(() => store.appendEvents(batch)).catch((error) => options.onStoreError?.(error));
-    }
+  const deliver = (batch: StackEvent[]) => {
     for (const listener of listeners) {
       try {
         listener(batch);
@@ -51,6 +46,18 @@ export async function openEventLog(options: EventLogOptions = {}): Promise<Event
         // A listener that went away (a closed tab's port) must not stop the others.
       }
     }
+  };
+  // A batch reaches subscribers only once it is stored: what the user has seen (their message in
+  // the chat, "Added invoice.pdf") survives a killed tab. A failed write still delivers: the
+  // events then live in memory for this session, as onStoreError says.
+  const flush = () => {
+    const batch = pending;
+    pending = [];
+    if (!store) return deliver(batch);
+    storing = storing
+      .then(() => store.appendEvents(batch))
+      .catch((error) => options.onStoreError?.(error))
+      .then(() => deliver(batch));
   };
 
   return {

@@ -321,9 +321,14 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       if (!requestId || typeof request.method !== 'string') {
         return { request_id: requestId, ok: false, error: { code: 'bad_request', message: 'A request needs an id and a method.' } };
       }
+      // An answer comes after the events its request emitted are stored and delivered: what a
+      // caller was told happened is durable, and its events are already in the subscriber's view.
       try {
-        return { request_id: requestId, ok: true, result: await handle(request) };
+        const result = await handle(request);
+        await log.flushed();
+        return { request_id: requestId, ok: true, result };
       } catch (error) {
+        await log.flushed();
         return { request_id: requestId, ok: false, error: describeRequestError(error, request.method) };
       }
     },
