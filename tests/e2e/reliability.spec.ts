@@ -1,0 +1,26 @@
+// The reliability scenarios (tests/reliability/), a few runs each, so `npm test` keeps them
+// working; `npm run reliability` runs them in full and writes docs/reliability.md.
+import { expect, test } from './test.ts';
+import { killDuring, twoTabs, type Target } from '../reliability/scenarios.ts';
+import type { ScenarioResult } from '../reliability/harness.ts';
+import { E2E_APP_URL } from './ports.ts';
+
+const target = (): Target => ({ appUrl: E2E_APP_URL, fakeUrl: process.env.E2E_FAKE_URL! });
+
+function expectClean(result: ScenarioResult, runs: number): void {
+  console.log(`${result.scenario}: ${result.runs} runs, ${result.failures} failures, slowest ${Math.round(result.slowestMs)} ms`);
+  expect(result.notes.filter((note) => note.startsWith('run ') || note.startsWith('take-over ') || note.startsWith('lost'))).toEqual([]);
+  expect({ runs: result.runs, failures: result.failures, lost: result.lost, corrupt: result.corrupt }).toEqual({ runs, failures: 0, lost: 0, corrupt: 0 });
+}
+
+test('killed mid chat burst, mid upload and mid settings change: the stack opens whole, nothing acknowledged lost', async () => {
+  test.setTimeout(180_000);
+  expectClean(await killDuring(target(), 'chat', 3, 11), 3);
+  expectClean(await killDuring(target(), 'upload', 2, 12), 2);
+  expectClean(await killDuring(target(), 'settings', 2, 13), 2);
+});
+
+test('two tabs take one stack over from each other: one owner at a time, nothing lost', async () => {
+  test.setTimeout(120_000);
+  expectClean(await twoTabs(target(), 8), 8);
+});

@@ -1,0 +1,142 @@
+// What the reliability scenarios share: a real Chromium with a persistent profile that can be
+// killed with SIGKILL and opened again, reading a stack's files out of OPFS once the app is gone,
+// and checking its databases with Debian's sqlite3 — outside the app, so the app cannot vouch for
+// itself.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
+
+export interface Browser {
+  profile: string;
+  context: BrowserContext;
+  page: Page;
+}
+
+/** One scenario's tally: what the reliability table reports. */
+export interface ScenarioResult {
+  scenario: string;
+  runs: number;
+  failures: number;
+  /** Acknowledged rows or files missing afterwards (must be 0). */
+  lost: number;
+  /** Stacks that did not open, or whose databases or files did not check clean (must be 0). */
+  corrupt: number;
+  /** The slowest reopen after a kill, or the slowest answer, in ms. */
+  slowestMs: number;
+  notes: string[];
+}
+
+export function newResult(scenario: string): ScenarioResult {
+  return { scenario, runs: 0, failures: 0, lost: 0, corrupt: 0, slowestMs: 0, notes: [] };
+}
+
+export function newProfile(): string {
+  return mkdtempSync(join(tmpdir(), 'stackdocs-reliability-'));
+}
+
+export async function launch(profile: string, baseURL: string): Promise<Browser> {
+  const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, args: chromiumArgs, baseURL, viewport: { width: 1280, height: 800 } });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return { profile, context, page };
+}
+
+/** The profile's Chromium processes. */
+export function browserPids(profile: string): number[] {
+  const found = spawnSync('pgrep', ['-f', `user-data-dir=${profile}`], { encoding: 'utf8' });
+  return found.stdout.trim().split('\n').filter(Boolean).map(Number);
+}
+
+/** SIGKILL now, synchronously: every one of `pids` (no unload, no flush, no goodbye). */
+export function killNow(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** SIGKILL every process of the profile's Chromium, then lets Playwright notice. */
+export async function kill(browser: Browser): Promise<void> {
+  killNow(browserPids(browser.profile));
+  await browser.context.close().catch(() => {});
+}
+
+/** Opens the app and waits until the chat takes input; returns how long that took. */
+export async function openApp(page: Page, path = '/'): Promise<number> {
+  const started = performance.now();
+  await page.goto(path);
+  await page.getByRole('textbox', { name: 'Message' }).waitFor({ state: 'visible', timeout: 60_000 });
+  await page.waitForFunction(() => !(document.querySelector('textarea[aria-label="Message"], input[aria-label="Message"]') as HTMLTextAreaElement | null)?.disabled, null, { timeout: 60_000 });
+  return performance.now() - started;
+}
+
+/**
+ * A stack's files (paths under `stacks/<stack>/`), read from OPFS on a page of the app's origin
+ * that does not run the app, so no worker holds them. Missing files are null.
+ */
+export async function readStackFiles(page: Page, stack: string, paths: string[]): Promise<Map<string, Buffer | null>> {
+  await page.goto('/manifest.webmanifest');
+  const found = await page.evaluate(
+    async ({ stack, paths }) => {
+      const out: Record<string, string | null> = {};
+      const root = await navigator.storage.getDirectory();
+      for (const path of paths) {
+        try {
+          let dir = await (await root.getDirectoryHandle('stacks')).getDirectoryHandle(stack);
+          const parts = path.split('/');
+          for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
+          const file = await (await dir.getFileHandle(parts.at(-1)!)).getFile();
+          const bytes = new Uint8Array(await file.arrayBuffer());
+          let binary = '';
+          for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+          out[path] = btoa(binary);
+        } catch {
+          out[path] = null;
+        }
+      }
+      return out;
+    },
+    { stack, paths },
+  );
+  return new Map(Object.entries(found).map(([path, base64]) => [path, base64 === null ? null : Buffer.from(base64, 'base64')]));
+}
+
+function ensureSqlite(): void {
+  if (existsSync('/usr/bin/sqlite3')) return;
+  if (process.getuid?.() === 0) spawnSync('apt-get', ['install', '-y', '-qq', 'sqlite3'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  if (!existsSync('/usr/bin/sqlite3')) throw new Error('Debian sqlite3 is needed to check the databases: apt-get install sqlite3');
+}
+
+/**
+ * A database (and its rollback journal, when the kill left one) as the next open will see it:
+ * `PRAGMA integrity_check` ("ok" when whole), and the answer to `sql` (one value per line).
+ */
+export function checkDatabase(db: Buffer, journal: Buffer | null, sql?: string): { integrity: string; rows: string[] } {
+  ensureSqlite();
+  const dir = mkdtempSync(join(tmpdir(), 'stackdocs-db-'));
+  try {
+    writeFileSync(join(dir, 'x.db'), db);
+    if (journal?.length) writeFileSync(join(dir, 'x.db-journal'), journal);
+    const query = (statement: string) => execFileSync('sqlite3', ['-bail', join(dir, 'x.db'), statement], { encoding: 'utf8' }).trim();
+    const integrity = query('PRAGMA integrity_check;');
+    return { integrity, rows: sql ? query(sql).split('\n').filter(Boolean) : [] };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A stack's two databases, checked: their integrity and whether each opened. */
+export async function checkStackDatabases(page: Page, stack: string, transcriptSql: string): Promise<{ transcript: string; memory: string; rows: string[] }> {
+  const files = await readStackFiles(page, stack, ['.os/memory/transcript.db', '.os/memory/transcript.db-journal', '.os/memory/memory.db', '.os/memory/memory.db-journal']);
+  const transcriptDb = files.get('.os/memory/transcript.db');
+  const memoryDb = files.get('.os/memory/memory.db');
+  if (!transcriptDb || !memoryDb) return { transcript: transcriptDb ? 'ok' : 'missing', memory: memoryDb ? 'ok' : 'missing', rows: [] };
+  const transcript = checkDatabase(transcriptDb, files.get('.os/memory/transcript.db-journal') ?? null, transcriptSql);
+  const memory = checkDatabase(memoryDb, files.get('.os/memory/memory.db-journal') ?? null);
+  return { transcript: transcript.integrity, memory: memory.integrity, rows: transcript.rows };
+}
