@@ -1,12 +1,12 @@
 // `npm run reliability [-- --runs N] [SCENARIO...]`: the reliability scenarios in full against the
 // production build (the scripted model behind the real proxy), then docs/reliability.md: per
 // scenario, runs, failures, rows or files lost, corrupt stacks and the slowest recovery.
-// SCENARIO: kill-chat, kill-upload, kill-settings, two-tabs (default: all).
+// SCENARIO: kill-chat, kill-upload, kill-settings, two-tabs, hostile-uploads (default: all).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeModel } from '../tests/fake-model/server.ts';
 import type { ScenarioResult } from '../tests/reliability/harness.ts';
-import { killDuring, twoTabs, type Target } from '../tests/reliability/scenarios.ts';
+import { hostileUploads, killDuring, twoTabs, type Target } from '../tests/reliability/scenarios.ts';
 import { ensureFixtures } from '../tests/fixtures/generate.ts';
 import { serveStack } from './lib/serve.mjs';
 const root = join(import.meta.dirname, '..');
@@ -14,12 +14,13 @@ const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
 const runsAt = args.indexOf('--runs');
 const kills = runsAt >= 0 ? Number(args[runsAt + 1]) : 20;
-const chosen = args.filter((arg, i) => !arg.startsWith('--') && i !== runsAt + 1);
+const chosen = args.filter((arg, i) => !arg.startsWith('--') && !(runsAt >= 0 && i === runsAt + 1));
 const SCENARIOS: Record<string, (target: Target) => Promise<ScenarioResult>> = {
   'kill-chat': (target) => killDuring(target, 'chat', kills, 1),
   'kill-upload': (target) => killDuring(target, 'upload', kills, 2),
   'kill-settings': (target) => killDuring(target, 'settings', kills, 3),
   'two-tabs': (target) => twoTabs(target, Math.max(kills, 50)),
+  'hostile-uploads': (target) => hostileUploads(target),
 };
 const names = chosen.length ? chosen : Object.keys(SCENARIOS);
 for (const name of names) {

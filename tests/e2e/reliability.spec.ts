@@ -1,7 +1,7 @@
 // The reliability scenarios (tests/reliability/), a few runs each, so `npm test` keeps them
 // working; `npm run reliability` runs them in full and writes docs/reliability.md.
 import { expect, test } from './test.ts';
-import { killDuring, twoTabs, type Target } from '../reliability/scenarios.ts';
+import { hostileUploads, killDuring, twoTabs, type Target } from '../reliability/scenarios.ts';
 import type { ScenarioResult } from '../reliability/harness.ts';
 import { E2E_APP_URL } from './ports.ts';
 
@@ -23,4 +23,12 @@ test('killed mid chat burst, mid upload and mid settings change: the stack opens
 test('two tabs take one stack over from each other: one owner at a time, nothing lost', async () => {
   test.setTimeout(120_000);
   expectClean(await twoTabs(target(), 8), 8);
+});
+
+test('101 hostile uploads: each refused by name or read safely, inputs answer in under 100 ms, nothing else touched', async () => {
+  test.setTimeout(300_000);
+  const result = await hostileUploads(target());
+  console.log(result.notes[0]);
+  expectClean(result, 101);
+  expect(result.slowestMs).toBeLessThan(100);
 });

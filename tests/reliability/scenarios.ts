@@ -1,7 +1,11 @@
 // The reliability scenarios, each a function of where the app and the scripted model are and how
 // many runs to make. `npm run reliability` runs them in full and writes docs/reliability.md; the
 // e2e suite runs each a few times (tests/e2e/reliability.spec.ts).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { makeHostileCorpus } from '../fixtures/hostile.ts';
 import { createRandom } from '../fixtures/invoices.ts';
 import { fixture } from '../support/fixtures.ts';
 import { browserPids, checkStackDatabases, kill, killNow, launch, newProfile, newResult, openApp, readStackFiles, type Browser, type ScenarioResult } from './harness.ts';
@@ -226,6 +230,129 @@ export async function twoTabs(target: Target, runs: number): Promise<ScenarioRes
     result.notes.unshift(`${acknowledged.length} messages and ${uploads.length} uploads acknowledged across ${runs} take-overs; slowest take-over ${Math.round(result.slowestMs)} ms`);
   } finally {
     await browser.context.close().catch(() => {});
+  }
+  return result;
+}
+
+/** Every Chromium process of the profile's resident memory, in MB (Linux /proc). */
+function residentMb(pids: number[]): number {
+  let kb = 0;
+  for (const pid of pids) {
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // gone
+    }
+  }
+  return Math.round(kb / 1024);
+}
+
+/**
+ * The hostile-upload corpus (tests/fixtures/hostile.ts) dropped into the app in batches, while
+ * the user keeps typing: every refusal names its file, every accepted file ends read or named
+ * unreadable, the page never crashes, an input answers in under 100 ms throughout (the Event
+ * Timing API's durations), and a document uploaded before is untouched.
+ */
+export async function hostileUploads(target: Target, seed = 7): Promise<ScenarioResult> {
+  const result = newResult('hostile uploads (zip and image bombs, 3,000 pages, programs as documents, odd names, 25 MB + 1)');
+  const corpus = await makeHostileCorpus(seed, { pdf: new Uint8Array(fixture('plain-1.pdf')), jpg: new Uint8Array(fixture('plain-1_scan.jpg')) });
+  const profile = newProfile();
+  const scratch = mkdtempSync(join(tmpdir(), 'stackdocs-hostile-'));
+  const browser = await launch(profile, target.appUrl);
+  const { page } = browser;
+  let crashed = false;
+  page.on('crash', () => (crashed = true));
+  await browser.context.addInitScript(() => {
+    const slow: { name: string; duration: number }[] = [];
+    (window as unknown as { __slowInputs: typeof slow }).__slowInputs = slow;
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) if (['keydown', 'keypress', 'keyup', 'input', 'pointerdown', 'click'].includes(entry.name)) slow.push({ name: entry.name, duration: entry.duration });
+    }).observe({ type: 'event', durationThreshold: 16, buffered: true } as PerformanceObserverInit);
+  });
+  const pids = () => browserPids(profile);
+  let peakMb = 0;
+  const sampler = setInterval(() => (peakMb = Math.max(peakMb, residentMb(pids()))), 500);
+  try {
+    await loadBurstScript(target.fakeUrl);
+    await openApp(page);
+    const kept = fixture('plain-2.pdf');
+    await page.getByLabel('Attach files').setInputFiles([{ name: 'kept.pdf', mimeType: 'application/pdf', buffer: kept }]);
+    await page.locator('[data-role=notice]').filter({ hasText: 'Read kept.pdf' }).waitFor({ timeout: 60_000 });
+
+    const refusals: string[] = [];
+    const typing = async () => {
+      const box = page.getByRole('textbox', { name: 'Message' });
+      await box.click();
+      await page.keyboard.type('still here', { delay: 20 });
+      await box.fill('');
+    };
+    // Small files as buffers (their names are the attack), large ones from disk (Playwright sends
+    // buffers only up to 50 MB in all), each kind in batches of its own.
+    const small = corpus.filter((file) => file.bytes.length < 10 * 1024 * 1024);
+    const large = corpus.filter((file) => file.bytes.length >= 10 * 1024 * 1024);
+    const batches: Parameters<Page['setInputFiles']>[1][] = [];
+    for (let at = 0; at < small.length; at += 10) {
+      batches.push(small.slice(at, at + 10).map((file) => ({ name: file.name, mimeType: 'application/octet-stream', buffer: Buffer.from(file.bytes) })));
+    }
+    for (const file of large) {
+      const path = join(scratch, file.name.replace(/[^\w.-]/g, '_'));
+      writeFileSync(path, file.bytes);
+      batches.push([path]);
+    }
+    for (const batch of batches) {
+      await page.getByLabel('Attach files').setInputFiles(batch);
+      await typing();
+      // The batch is done when the composer is no longer sending files.
+      await page.waitForFunction(() => !document.querySelector('.chat-uploading'), null, { timeout: 120_000 }).catch(() => {});
+      await page.waitForTimeout(300);
+      refusals.push(...(await page.locator('.chat-send-error[role=alert]').allTextContents()));
+    }
+    // Keep typing until every accepted file is read or named unreadable.
+    const added = async () => page.locator('[data-role=notice]').filter({ hasText: /^Added / }).count();
+    const settled = async () => (await page.locator('[data-role=notice]').filter({ hasText: /^Read / }).count()) + (await page.locator('[data-role=error][data-code=document_failed]').count());
+    const deadline = performance.now() + 600_000;
+    while (performance.now() < deadline && (await settled()) < (await added())) await typing();
+    const accepted = await added();
+    const read = await page.locator('[data-role=notice]').filter({ hasText: /^Read / }).count();
+    const unreadable = await page.locator('[data-role=error][data-code=document_failed]').count();
+    if (read + unreadable < accepted) {
+      result.failures += accepted - read - unreadable;
+      result.notes.push(`${accepted - read - unreadable} stored files were never read nor named unreadable`);
+    }
+    // Each "cannot be read" names the file and a reason a person can act on.
+    const vague = (await page.locator('[data-role=error][data-code=document_failed]').allTextContents()).filter((text) => /\((undefined|null|)\)\.?\s*$/.test(text.trim()));
+    if (vague.length) {
+      result.failures += vague.length;
+      result.notes.push(`messages without a reason: ${vague.join(' | ')}`);
+    }
+    const slow = await page.evaluate(() => (window as unknown as { __slowInputs: { name: string; duration: number }[] }).__slowInputs);
+    const slowest = slow.reduce((max, entry) => Math.max(max, entry.duration), 0);
+    result.slowestMs = slowest;
+    result.runs = corpus.length;
+    const expectedRefusals = corpus.filter((file) => file.outcome === 'refused').length;
+    if (refusals.length < expectedRefusals) {
+      result.failures += expectedRefusals - refusals.length;
+      result.notes.push(`${refusals.length} refusals shown for ${expectedRefusals} files that must be refused`);
+    }
+    if (slowest >= 100) {
+      result.failures++;
+      result.notes.push(`an input took ${Math.round(slowest)} ms to answer (${slow.filter((entry) => entry.duration >= 100).length} of ${slow.length} over 100 ms)`);
+    }
+    if (crashed) result.corrupt++;
+    const files = await readStackFiles(page, 'default', ['documents/kept.pdf']);
+    if (!files.get('documents/kept.pdf')?.equals(kept)) {
+      result.lost++;
+      result.notes.push('kept.pdf changed or vanished');
+    }
+    const db = await checkStackDatabases(page, 'default', 'SELECT 1;');
+    if (db.transcript !== 'ok' || db.memory !== 'ok') result.corrupt++;
+    result.notes.unshift(
+      `${corpus.length} files: ${refusals.length} refused, each naming its file; ${accepted - 1} stored, of which ${read - 1} read and ${unreadable} named unreadable (besides kept.pdf, uploaded first and untouched); ${await openApp(page).then(() => 'the stack reopens')}; slowest input ${Math.round(slowest)} ms; Chromium's processes peaked at ${peakMb} MB resident (summed RSS)`,
+    );
+  } finally {
+    clearInterval(sampler);
+    await browser.context.close().catch(() => {});
+    rmSync(scratch, { recursive: true, force: true });
   }
   return result;
 }

@@ -9,7 +9,7 @@ import { createMemoryUserFiles } from '../user-files.ts';
 import { openPdfInNode } from './node-pdf.ts';
 import type { OcrEngine } from './ocr.ts';
 import type { PdfPageRenderer } from './pdf-text.ts';
-import { createPipeline, pageArtifactPath } from './pipeline.ts';
+import { createPipeline, failureReason, pageArtifactPath } from './pipeline.ts';
 
 const fixture = (name: string) => new Uint8Array(fixtureFile(name));
 const SCAN = fixture('two-column-2_scan.jpg');
@@ -178,5 +178,14 @@ describe('pipeline with Mistral OCR not in use', () => {
     const record = await t.upload('scan.pdf', 'application/pdf', jpegToPdf(SCAN));
     expect(record.description).toBe('Scanned PDF "scan.pdf", 1 page, begins "LOCAL TEXT from tesseract" (OCR, 87% confidence)');
     expect(t.fetchCalls).toHaveLength(0);
+  });
+});
+
+describe('failureReason', () => {
+  it('says what an engine that gave no reason means for the file', () => {
+    expect(failureReason(new Error('Invalid PDF structure.'))).toBe('Invalid PDF structure.');
+    expect(failureReason('out of memory')).toBe('out of memory');
+    expect(failureReason(undefined)).toBe('the image could not be decoded: the file is damaged or cut short');
+    expect(failureReason(new Error(''))).toBe('the image could not be decoded: the file is damaged or cut short');
   });
 });

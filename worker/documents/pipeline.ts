@@ -151,7 +151,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         error: null,
       });
     } catch (error) {
-      await update(record.id, { status: 'failed', error: `${record.filename} could not be read by OCR (${(error as Error).message}).` });
+      await update(record.id, { status: 'failed', error: `${record.filename} could not be read by OCR (${failureReason(error)}).` });
     }
   }
 
@@ -188,7 +188,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       await deps.files.write(`${record.path}.txt`, assemble(text));
       await update(record.id, { status: 'ready', pageCount: text.pages.length, description: describeText(record.filename, text), error: null });
     } catch (error) {
-      const reason = error instanceof PdfReadError ? error.message : `could not be processed (${(error as Error).message})`;
+      const reason = error instanceof PdfReadError ? error.message : `could not be processed (${failureReason(error)})`;
       await update(record.id, { status: 'failed', error: `${record.filename} ${reason}.` });
     }
   }
@@ -199,4 +199,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     },
     idle: () => queue,
   };
+}
+
+/**
+ * Why reading failed, in words: the error's message, or, when the engine gives none (tesseract
+ * rejects a damaged image without one), what that means for the user's file.
+ */
+export function failureReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : typeof error === 'string' ? error : '';
+  return message.trim() || 'the image could not be decoded: the file is damaged or cut short';
 }
