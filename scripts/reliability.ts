@@ -57,7 +57,7 @@ Debian's sqlite3 on the files read out of OPFS, outside the app), and every mess
 setting the page had acknowledged before the kill must be there. The e2e suite runs each scenario
 a few times (\`tests/e2e/reliability.spec.ts\`).
 
-| Scenario | Runs | Failures | Rows/files lost | Corrupt stacks | Slowest recovery |
+| Scenario | Runs | Failures | Rows/files lost | Corrupt stacks | Slowest recovery (reopen, take-over, input) |
 | --- | --- | --- | --- | --- | --- |
 ${results.map(row).join('\n')}
 

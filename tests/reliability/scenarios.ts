@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { makeHostileCorpus } from '../fixtures/hostile.ts';
+import { makeHostileCorpus, type HostileFile } from '../fixtures/hostile.ts';
 import { createRandom } from '../fixtures/invoices.ts';
 import { fixture } from '../support/fixtures.ts';
 import { browserPids, checkStackDatabases, kill, killNow, launch, newProfile, newResult, openApp, readStackFiles, type Browser, type ScenarioResult } from './harness.ts';
@@ -253,9 +253,9 @@ function residentMb(pids: number[]): number {
  * unreadable, the page never crashes, an input answers in under 100 ms throughout (the Event
  * Timing API's durations), and a document uploaded before is untouched.
  */
-export async function hostileUploads(target: Target, seed = 7): Promise<ScenarioResult> {
+export async function hostileUploads(target: Target, seed = 7, pick: (files: HostileFile[]) => HostileFile[] = (files) => files): Promise<ScenarioResult> {
   const result = newResult('hostile uploads (zip and image bombs, 3,000 pages, programs as documents, odd names, 25 MB + 1)');
-  const corpus = await makeHostileCorpus(seed, { pdf: new Uint8Array(fixture('plain-1.pdf')), jpg: new Uint8Array(fixture('plain-1_scan.jpg')) });
+  const corpus = pick(await makeHostileCorpus(seed, { pdf: new Uint8Array(fixture('plain-1.pdf')), jpg: new Uint8Array(fixture('plain-1_scan.jpg')) }));
   const profile = newProfile();
   const scratch = mkdtempSync(join(tmpdir(), 'stackdocs-hostile-'));
   const browser = await launch(profile, target.appUrl);
