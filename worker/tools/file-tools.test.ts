@@ -13,6 +13,8 @@ function setup() {
   const files = createMemoryUserFiles({
     'documents/notes.txt': enc('alpha\nbeta\ngamma\nbeta'),
     'documents/scan.pdf': enc('%PDF-1.4 binary'),
+    // UTF-16 with its byte-order mark, as Windows tools write it.
+    'documents/wide.txt': new Uint8Array([0xff, 0xfe, ...[...'Grüße ACME\n'].flatMap((c) => [c.charCodeAt(0) & 255, c.charCodeAt(0) >> 8])]),
     'extractions/a.json': enc('{"vendor": "ACME", "total": 12}'),
   });
   return {
@@ -53,10 +55,11 @@ describe('file tools', () => {
 
   it('glob and grep find files and lines', async () => {
     const { glob, grep } = setup();
-    expect((await glob.execute({ pattern: 'documents/*' }, context)).content).toBe('documents/notes.txt (21 bytes)\ndocuments/scan.pdf (15 bytes)');
+    expect((await glob.execute({ pattern: 'documents/*' }, context)).content).toBe('documents/notes.txt (21 bytes)\ndocuments/scan.pdf (15 bytes)\ndocuments/wide.txt (24 bytes)');
     expect((await glob.execute({ pattern: '**/*.csv' }, context)).content).toBe('No files match **/*.csv.');
     expect((await grep.execute({ pattern: 'BETA', ignore_case: true }, context)).content).toBe('documents/notes.txt:2: beta\ndocuments/notes.txt:4: beta');
     expect((await grep.execute({ pattern: 'ACME', glob: 'extractions/**' }, context)).content).toBe('extractions/a.json:1: {"vendor": "ACME", "total": 12}');
+    expect((await grep.execute({ pattern: 'Grüße', glob: 'documents/**' }, context)).content).toBe('documents/wide.txt:1: Grüße ACME');
     expect((await grep.execute({ pattern: 'PDF' }, context)).content).toBe('No matches for /PDF/.');
     expect((await grep.execute({ pattern: '(' }, context)).content).toContain('Invalid regular expression');
   });

@@ -2,7 +2,7 @@
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { defineTool } from './define-tool.ts';
-import { sniffMime } from '../file-kind.ts';
+import { sniffMime, textEncoding } from '../file-kind.ts';
 import type { UserFiles } from '../user-files.ts';
 import space from './file-tools.md?raw';
 
@@ -38,7 +38,7 @@ export function createGrepTool(files: Pick<UserFiles, 'list' | 'read'>) {
         if (!inScope(file.path) || file.size > MAX_FILE) continue;
         const bytes = await files.read(file.path);
         if (!TEXTUAL.test(await sniffMime(bytes, file.path))) continue;
-        new TextDecoder().decode(bytes).split('\n').forEach((line, i) => {
+        new TextDecoder(textEncoding(bytes) ?? 'utf-8').decode(bytes).split('\n').forEach((line, i) => {
           if (!regex.test(line)) return;
           total++;
           if (hits.length < max) hits.push(`${file.path}:${i + 1}: ${line.length > 300 ? `${line.slice(0, 300)}…` : line}`);
