@@ -9,6 +9,14 @@ export const ACTION_PRIORITIES = ['high', 'normal', 'low'] as const;
 export type ActionPriority = (typeof ACTION_PRIORITIES)[number];
 export type ActionStatus = 'pending' | 'done' | 'dismissed';
 
+/**
+ * Whose words a learning or action carries: the user's own messages, or content the assistant
+ * read or wrote (documents, web pages, tool output, its own answers). Null on rows learned
+ * before sources were recorded.
+ */
+export const LEARNING_SOURCES = ['user', 'content'] as const;
+export type LearningSource = (typeof LEARNING_SOURCES)[number];
+
 export const DOCUMENT_STATUSES = ['uploaded', 'processing', 'ready', 'failed'] as const;
 export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number];
 
@@ -120,6 +128,16 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
       ) STRICT;
 
       CREATE INDEX extractions_document ON extractions(document_id, id);
+    `,
+  },
+  {
+    version: 3,
+    name: 'learnings and actions remember whose words they carry',
+    sql: `
+      ALTER TABLE learnings ADD COLUMN source TEXT CHECK (source IS NULL OR source IN (${list(LEARNING_SOURCES)}));
+      ALTER TABLE learnings ADD COLUMN source_label TEXT;
+      ALTER TABLE pending_actions ADD COLUMN source TEXT CHECK (source IS NULL OR source IN (${list(LEARNING_SOURCES)}));
+      ALTER TABLE pending_actions ADD COLUMN source_label TEXT;
     `,
   },
 ];

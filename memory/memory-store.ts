@@ -1,7 +1,7 @@
 // memory.db access for learnings, pending actions and the processor's run log. The agent only
 // ever reads (the loader, search_memory); the processor is the one writer.
 import type { Database, Queryable } from './database.ts';
-import type { ActionPriority, ActionStatus, LearningType } from './memory-schema.ts';
+import type { ActionPriority, ActionStatus, LearningSource, LearningType } from './memory-schema.ts';
 
 export interface NewLearning {
   type: LearningType;
@@ -11,6 +11,10 @@ export interface NewLearning {
   /** 0..1; null when the source gave none. */
   confidence?: number | null;
   createdAt?: number;
+  /** Whose words these are (see LEARNING_SOURCES); null when unknown. */
+  source?: LearningSource | null;
+  /** Where content came from, e.g. "read documents/offer.pdf". */
+  sourceLabel?: string | null;
 }
 
 export interface Learning {
@@ -21,12 +25,16 @@ export interface Learning {
   content: string;
   sourceObservationId: number | null;
   confidence: number | null;
+  source: LearningSource | null;
+  sourceLabel: string | null;
 }
 
 export interface NewPendingAction {
   content: string;
   priority?: ActionPriority;
   sourceLearningId?: number | null;
+  source?: LearningSource | null;
+  sourceLabel?: string | null;
 }
 
 export interface PendingAction {
@@ -37,6 +45,8 @@ export interface PendingAction {
   status: ActionStatus;
   sourceLearningId: number | null;
   resolvedAt: number | null;
+  source: LearningSource | null;
+  sourceLabel: string | null;
 }
 
 export type RunFailure = 'model_error' | 'malformed_reply' | 'storage_error';
@@ -70,9 +80,9 @@ export interface BatchWrite {
 }
 
 const LEARNING_COLUMNS = `id, created_at AS createdAt, session_id AS sessionId, type, content,
-  source_observation_id AS sourceObservationId, confidence`;
+  source_observation_id AS sourceObservationId, confidence, source, source_label AS sourceLabel`;
 const ACTION_COLUMNS = `id, created_at AS createdAt, content, priority, status,
-  source_learning_id AS sourceLearningId, resolved_at AS resolvedAt`;
+  source_learning_id AS sourceLearningId, resolved_at AS resolvedAt, source, source_label AS sourceLabel`;
 
 export class MemoryStore {
   constructor(
@@ -169,8 +179,8 @@ export class MemoryStore {
   async #insertLearning(q: Queryable, learning: NewLearning): Promise<number> {
     const { changes } = await q.run(
       // ON CONFLICT, not OR IGNORE: only a duplicate is skipped; a CHECK failure must still raise.
-      `INSERT INTO learnings (created_at, session_id, type, content, source_observation_id, confidence)
-       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (type, content) DO NOTHING`,
+      `INSERT INTO learnings (created_at, session_id, type, content, source_observation_id, confidence, source, source_label)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (type, content) DO NOTHING`,
       [
         learning.createdAt ?? this.now(),
         learning.sessionId ?? null,
@@ -178,6 +188,8 @@ export class MemoryStore {
         learning.content,
         learning.sourceObservationId ?? null,
         learning.confidence ?? null,
+        learning.source ?? null,
+        learning.sourceLabel ?? null,
       ],
     );
     return changes;
@@ -185,8 +197,8 @@ export class MemoryStore {
 
   async #insertAction(q: Queryable, action: NewPendingAction): Promise<number> {
     const { lastInsertRowid } = await q.run(
-      'INSERT INTO pending_actions (created_at, content, priority, source_learning_id) VALUES (?, ?, ?, ?)',
-      [this.now(), action.content, action.priority ?? 'normal', action.sourceLearningId ?? null],
+      'INSERT INTO pending_actions (created_at, content, priority, source_learning_id, source, source_label) VALUES (?, ?, ?, ?, ?, ?)',
+      [this.now(), action.content, action.priority ?? 'normal', action.sourceLearningId ?? null, action.source ?? null, action.sourceLabel ?? null],
     );
     return lastInsertRowid;
   }

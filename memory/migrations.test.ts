@@ -36,13 +36,13 @@ describe('migrations', () => {
   it('brings memory.db from empty to the latest version, with the FTS5 table', async () => {
     const db = await open();
     const report = await migrate(db, MEMORY_MIGRATIONS);
-    expect(report).toEqual({ from: 0, to: 2, applied: [1, 2] });
+    expect(report).toEqual({ from: 0, to: 3, applied: [1, 2, 3] });
     expect(await names(db, 'table')).toEqual(['documents', 'extractions', 'learnings', 'learnings_fts', 'pending_actions', 'processor_runs']);
     expect(await db.get("SELECT sql LIKE '%USING fts5%' AS fts FROM sqlite_schema WHERE name = 'learnings_fts'")).toEqual({ fts: 1 });
     const learningColumns = (await db.all<{ name: string }>("SELECT name FROM pragma_table_info('learnings')")).map((c) => c.name);
-    expect(learningColumns).toEqual(['id', 'created_at', 'session_id', 'type', 'content', 'source_observation_id', 'confidence']);
+    expect(learningColumns).toEqual(['id', 'created_at', 'session_id', 'type', 'content', 'source_observation_id', 'confidence', 'source', 'source_label']);
     const actionColumns = (await db.all<{ name: string }>("SELECT name FROM pragma_table_info('pending_actions')")).map((c) => c.name);
-    expect(actionColumns).toEqual(['id', 'created_at', 'content', 'priority', 'status', 'source_learning_id', 'resolved_at']);
+    expect(actionColumns).toEqual(['id', 'created_at', 'content', 'priority', 'status', 'source_learning_id', 'resolved_at', 'source', 'source_label']);
     await db.close();
   });
 
@@ -52,7 +52,7 @@ describe('migrations', () => {
     await migrate(first, MEMORY_MIGRATIONS);
     await first.close();
     const second = await open(path);
-    expect(await migrate(second, MEMORY_MIGRATIONS)).toEqual({ from: 2, to: 2, applied: [] });
+    expect(await migrate(second, MEMORY_MIGRATIONS)).toEqual({ from: 3, to: 3, applied: [] });
     await second.close();
   });
 
@@ -60,7 +60,7 @@ describe('migrations', () => {
     const db = await open();
     await migrate(db, MEMORY_MIGRATIONS.slice(0, 1));
     expect(await userVersion(db)).toBe(1);
-    expect(await migrate(db, MEMORY_MIGRATIONS)).toEqual({ from: 1, to: 2, applied: [2] });
+    expect(await migrate(db, MEMORY_MIGRATIONS)).toEqual({ from: 1, to: 3, applied: [2, 3] });
     await db.close();
   });
 
@@ -71,10 +71,10 @@ describe('migrations', () => {
     const error = await migrate(db, MEMORY_MIGRATIONS).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SchemaTooNewError);
     expect((error as SchemaTooNewError).message).toBe(
-      'memory.db has schema version 7, but this version of Stackdocs understands schema versions up to 2. ' +
+      'memory.db has schema version 7, but this version of Stackdocs understands schema versions up to 3. ' +
         'It was written by a newer Stackdocs; update the app to open this stack (the file was left untouched).',
     );
-    expect(error).toMatchObject({ code: 'db_schema_too_new', found: 7, supported: 2, database: 'memory.db' });
+    expect(error).toMatchObject({ code: 'db_schema_too_new', found: 7, supported: 3, database: 'memory.db' });
     expect(await names(db, 'table')).toEqual(['future']);
     await db.close();
   });

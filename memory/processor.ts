@@ -3,9 +3,10 @@
 // actions and file rewrites. Observations are marked processed only when all of that succeeded.
 import { messageOf } from './db-errors.ts';
 import { MEMORY_FILES, type MemoryFileName } from './memory-files.ts';
-import type { MemoryStore, NewLearning, RunFailure } from './memory-store.ts';
+import type { MemoryStore, NewLearning, NewPendingAction, RunFailure } from './memory-store.ts';
+import { attribute, batchTexts, markedLines, type BatchTexts } from './provenance.ts';
 import { observationSize, processorPrompt, processorSystemPrompt } from './processor-prompt.ts';
-import { parseProcessorReply, type ParsedReply } from './processor-reply.ts';
+import { parseProcessorReply, type FileUpdate, type ParsedReply } from './processor-reply.ts';
 import type { MemoryFiles } from './stack-files.ts';
 import type { Observation, TranscriptStore } from './transcript-store.ts';
 
@@ -115,26 +116,54 @@ export function createObservationProcessor(deps: ProcessorDeps): ObservationProc
     };
   }
 
+  /** What memory already holds from read content, as the model saw it in the prompt. */
+  async function rememberedContent(): Promise<{ label: string; text: string }[]> {
+    const actions = await deps.memory.pendingActions(50);
+    const remembered = actions.flatMap((action) => (action.source === 'content' ? [{ label: action.sourceLabel ?? 'read content', text: action.content }] : []));
+    for (const file of MEMORY_FILES) remembered.push(...markedLines((await deps.files.read(file.name)) ?? ''));
+    return remembered;
+  }
+
   async function apply(batch: Observation[], reply: Extract<ParsedReply, { ok: true }>, startedAt: number): Promise<BatchOutcome> {
     const ids = batch.map((obs) => obs.id);
-    const updates = reply.fileUpdates.filter((update) => writable.includes(update.name));
     const inBatch = new Map(batch.map((obs) => [obs.id, obs]));
+    // The whole batch is compared, not only the observation the model cited: a citation is the
+    // model's word, and a document that steers the model can steer that too.
+    const texts = batchTexts(batch, await rememberedContent());
+    const sessionId = batch.at(-1)!.sessionId;
     const learnings: NewLearning[] = reply.learnings.map((learning) => {
-      const source = learning.observationId === null ? undefined : inBatch.get(learning.observationId);
+      const cited = learning.observationId === null ? undefined : inBatch.get(learning.observationId);
+      const provenance = attribute(learning.content, texts);
       return {
-        type: learning.type,
+        // A rule, a preference or a habit is the user's; read content can only state a fact.
+        type: provenance.source === 'content' && learning.type !== 'tool_install' ? 'fact' : learning.type,
         content: learning.content,
-        sessionId: source?.sessionId ?? batch.at(-1)!.sessionId,
-        sourceObservationId: source?.id ?? null,
+        sessionId: cited?.sessionId ?? sessionId,
+        sourceObservationId: cited?.id ?? null,
         confidence: learning.confidence,
+        source: provenance.source,
+        sourceLabel: provenance.label,
       };
     });
+    const actions: NewPendingAction[] = reply.actions.map((action) => {
+      const provenance = attribute(action.content, texts);
+      return { ...action, source: provenance.source, sourceLabel: provenance.label };
+    });
+    const updates: FileUpdate[] = [];
+    for (const update of reply.fileUpdates) {
+      if (!writable.includes(update.name)) continue;
+      const guarded = guardFileUpdate(update, (await deps.files.read(update.name)) ?? '', texts);
+      if (guarded.update) updates.push(guarded.update);
+      for (const held of guarded.held) {
+        learnings.push({ type: 'fact', content: held.line, sessionId, sourceObservationId: null, confidence: null, source: 'content', sourceLabel: held.label });
+      }
+    }
     // Files first: if the database write then fails, the retried batch sees the new files and
     // rewrites them again, which is harmless; the reverse order could lose a rewrite.
     for (const update of updates) await deps.files.write(update.name, update.content);
     const written = await deps.memory.writeBatch({
       learnings,
-      actions: reply.actions,
+      actions,
       doneActionIds: reply.doneActionIds,
       run: { startedAt, model, observationIds: ids, status: 'ok', filesUpdated: updates.map((u) => u.name) },
     });
@@ -226,4 +255,28 @@ export function createObservationProcessor(deps: ProcessorDeps): ObservationProc
   }
 
   return { processBatch, flushAll };
+}
+
+/** Files whose every line the agent takes as the user's rule or its own character. */
+const RULE_FILES: readonly MemoryFileName[] = ['soul.md', 'os.md', 'user.md'];
+
+/**
+ * Checks the lines a rewrite adds. In soul.md, os.md and user.md a line worded from read content
+ * is held out of the file (it comes back as a learning with its source); in the other files it
+ * stays, marked with where it came from. A rewrite left with nothing new is dropped.
+ */
+export function guardFileUpdate(update: FileUpdate, previous: string, texts: BatchTexts): { update: FileUpdate | null; held: { line: string; label: string }[] } {
+  const before = new Set(previous.split(/\r?\n/).map((line) => line.trim()));
+  const held: { line: string; label: string }[] = [];
+  const lines: string[] = [];
+  for (const line of update.content.split('\n')) {
+    const trimmed = line.trim();
+    const provenance = trimmed === '' || before.has(trimmed) || /^#{1,6}\s|^<!--/.test(trimmed) ? null : attribute(trimmed, texts);
+    if (provenance?.source !== 'content') lines.push(line);
+    else if (RULE_FILES.includes(update.name)) held.push({ line: trimmed.replace(/^[-*+]\s+/, ''), label: provenance.label });
+    else lines.push(`${line} (from ${provenance.label})`);
+  }
+  const content = lines.join('\n');
+  const unchanged = content.trim() === previous.trim();
+  return { update: unchanged || content.trim() === '' ? null : { name: update.name, content }, held };
 }

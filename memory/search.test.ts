@@ -35,6 +35,7 @@ describe('searchMemory', () => {
       content: 'Write vendor names in uppercase',
       date: '2026-01-01T00:01:00.000Z',
       createdAt: Date.UTC(2026, 0, 1, 0, 1),
+      sourceLabel: null,
     });
     expect(results).toHaveLength(1); // both words: only one learning has them
 

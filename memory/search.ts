@@ -11,6 +11,8 @@ export interface MemorySearchResult {
   /** When it was learned, ISO 8601 (UTC). */
   date: string;
   createdAt: number;
+  /** Set when the learning's words come from read content (a document, a page), not the user. */
+  sourceLabel: string | null;
 }
 
 export const DEFAULT_SEARCH_LIMIT = 10;
@@ -21,6 +23,8 @@ interface ResultRow {
   type: LearningType;
   content: string;
   created_at: number;
+  source: string | null;
+  source_label: string | null;
 }
 
 /**
@@ -31,16 +35,16 @@ interface ResultRow {
 export const RANK_CAP = 2_000;
 
 /** The statements a search runs, shared with the benchmark so both sides time the same SQL. */
-export const RECENT_SQL = 'SELECT id, type, content, created_at FROM learnings ORDER BY created_at DESC, id DESC LIMIT ?';
+export const RECENT_SQL = 'SELECT id, type, content, created_at, source, source_label FROM learnings ORDER BY created_at DESC, id DESC LIMIT ?';
 /** Counts matches up to RANK_CAP + 1 (cheap: no scoring, stops early). */
 export const COUNT_SQL = 'SELECT count(*) AS n FROM (SELECT rowid FROM learnings_fts WHERE learnings_fts MATCH ? LIMIT ?)';
 /** FTS5's `rank` is bm25 with the column weights set in the schema (content above type). */
-export const RANKED_SQL = `SELECT l.id, l.type, l.content, l.created_at
+export const RANKED_SQL = `SELECT l.id, l.type, l.content, l.created_at, l.source, l.source_label
   FROM (SELECT rowid, rank FROM learnings_fts WHERE learnings_fts MATCH ? ORDER BY rank LIMIT ?) AS hit
   JOIN learnings AS l ON l.id = hit.rowid
   ORDER BY hit.rank`;
 /** Newest matches first; FTS5 walks the doclist from its end, so this stays cheap for common words. */
-export const NEWEST_MATCHES_SQL = `SELECT l.id, l.type, l.content, l.created_at
+export const NEWEST_MATCHES_SQL = `SELECT l.id, l.type, l.content, l.created_at, l.source, l.source_label
   FROM (SELECT rowid FROM learnings_fts WHERE learnings_fts MATCH ? ORDER BY rowid DESC LIMIT ?) AS hit
   JOIN learnings AS l ON l.id = hit.rowid
   ORDER BY l.id DESC`;
@@ -86,5 +90,12 @@ function clampLimit(limit: number): number {
 }
 
 function toResult(row: ResultRow): MemorySearchResult {
-  return { id: row.id, type: row.type, content: row.content, date: new Date(row.created_at).toISOString(), createdAt: row.created_at };
+  return {
+    id: row.id,
+    type: row.type,
+    content: row.content,
+    date: new Date(row.created_at).toISOString(),
+    createdAt: row.created_at,
+    sourceLabel: row.source === 'content' ? row.source_label : null,
+  };
 }

@@ -17,7 +17,7 @@ describe('openStackMemory', () => {
     expect(m.bootstrap.previousVersion).toBe(0);
     expect([...m.disk.files.keys()].sort()).toEqual(['.os/VERSION', ...MEMORY_FILES.map((f) => `.os/memory/${f.name}`)].sort());
     expect(await m.transcript.db.get('PRAGMA user_version')).toEqual({ user_version: 1 });
-    expect(await m.memory.db.get('PRAGMA user_version')).toEqual({ user_version: 2 });
+    expect(await m.memory.db.get('PRAGMA user_version')).toEqual({ user_version: 3 });
     for (const db of [m.transcript.db, m.memory.db]) {
       expect(await db.get('PRAGMA journal_mode')).toEqual({ journal_mode: 'delete' });
       expect(await db.get('PRAGMA foreign_keys')).toEqual({ foreign_keys: 1 });
@@ -55,6 +55,6 @@ describe('openStackMemory', () => {
     await db.close();
     const error = await openTestMemory({ paths }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect((error as Error).message).toMatch(/^memory\.db has schema version 9, but this version of Stackdocs understands schema versions up to 2\./);
+    expect((error as Error).message).toMatch(/^memory\.db has schema version 9, but this version of Stackdocs understands schema versions up to 3\./);
   });
 });

@@ -8,6 +8,8 @@ export interface ToolCallSummary {
   ok: boolean;
   /** Input and output in a few words; cut to OBSERVATION_LIMITS.toolSummary. */
   summary: string;
+  /** What the call touched (a path, an address, a command), when its input names one. */
+  target?: string;
 }
 
 export interface NewObservation {
@@ -166,6 +168,7 @@ function limitToolCalls(calls: readonly ToolCallSummary[]): ToolCallSummary[] {
     name: truncateText(String(call.name), 200),
     ok: Boolean(call.ok),
     summary: truncateText(String(call.summary), OBSERVATION_LIMITS.toolSummary),
+    ...(typeof call.target === 'string' && call.target ? { target: truncateText(call.target, 200) } : {}),
   }));
   if (calls.length > max) kept.push({ name: '(more)', ok: true, summary: `... and ${calls.length - max} more tool calls, not recorded` });
   return kept;

@@ -82,11 +82,23 @@ export function summariseToolCall(call: ToolCallInput): ToolCallSummary {
   const input = call.input === undefined ? '' : truncateText(safeJson(call.input), INPUT_PREVIEW);
   const output = call.output ? ` -> ${call.output}` : '';
   const name = String(call.name ?? 'tool');
+  const target = targetOf(call.input);
   return {
     name,
     ok: Boolean(call.ok),
     summary: truncateText(`${name}(${input})${output}`, OBSERVATION_LIMITS.toolSummary),
+    ...(target ? { target } : {}),
   };
+}
+
+const TARGET_FIELDS = ['path', 'url', 'command', 'document_id', 'window_id', 'pattern'];
+
+/** The first of a call's path, url, command… fields, cut to one short line. */
+function targetOf(input: unknown): string | undefined {
+  if (!input || typeof input !== 'object') return undefined;
+  const fields = input as Record<string, unknown>;
+  const value = TARGET_FIELDS.map((field) => fields[field]).find((v): v is string => typeof v === 'string' && v.trim() !== '');
+  return value === undefined ? undefined : truncateText(value.replace(/\s+/g, ' ').trim(), 120);
 }
 
 function safeJson(value: unknown): string {

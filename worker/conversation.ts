@@ -1,6 +1,7 @@
 // The conversation the model sees, kept across reloads in the stack's system space. A mission
 // cut off by a reload is closed with a note, so the model knows it did not finish.
 import type { MessageParam } from './agent/types.ts';
+import { hostsNamedIn } from './permissions/rules.ts';
 import type { StackStorage } from './storage.ts';
 
 const FILE = 'conversation.json';
@@ -65,4 +66,21 @@ export function withUserText(history: MessageParam[], text: string): MessagePara
   if (last?.role !== 'user') return [...history, { role: 'user', content: text }];
   const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content;
   return [...history.slice(0, -1), { role: 'user', content: [...content, { type: 'text', text }] }];
+}
+
+/**
+ * Hosts the user named in their own messages: their typed text and canvas notes, never tool
+ * results (what the agent read) nor a compaction summary (what the model wrote).
+ */
+export function userHostsOf(messages: readonly MessageParam[]): Set<string> {
+  const hosts = new Set<string>();
+  for (const message of messages) {
+    if (message.role !== 'user') continue;
+    const texts = typeof message.content === 'string' ? [message.content] : message.content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
+    for (const text of texts) {
+      if (text.startsWith('<conversation_summary>')) continue;
+      for (const host of hostsNamedIn(text)) hosts.add(host);
+    }
+  }
+  return hosts;
 }

@@ -9,7 +9,7 @@ import { systemPrompt } from './agent/system-prompt.ts';
 import type { AgentTool, LoopEvent, MessageParam, StreamFn } from './agent/types.ts';
 import type { AgentMemory } from './agent-memory.ts';
 import type { Canvas } from './canvas.ts';
-import { withInteractions, withUserText, type Conversation } from './conversation.ts';
+import { userHostsOf, withInteractions, withUserText, type Conversation } from './conversation.ts';
 import type { PermissionGate } from './permissions/gate.ts';
 import { assertNever, type MissionKind, type StackEventBody } from './protocol.ts';
 
@@ -53,6 +53,9 @@ export function createMissions(deps: MissionDeps): Missions {
   const running = new Map<string, AbortController>();
   let lock: Promise<void> = Promise.resolve();
   let current: string | null = null;
+  // Hosts the user named this session; kept here too, so a compaction that summarises their
+  // early messages does not forget them.
+  const userHosts = new Set<string>();
 
   /** Summarises older turns when the last prompt came near the context window. Never throws. */
   async function compactIfNeeded(missionId: string, stream: StreamFn, messages: MessageParam[], promptTokens: number, signal: AbortSignal) {
@@ -82,6 +85,7 @@ export function createMissions(deps: MissionDeps): Missions {
       const userText = withInteractions(deps.canvas.takeInteractionNotes(), text);
       if (kind === 'chat') await hooks.userPromptSubmit(userText);
       const messages = withUserText(deps.conversation.messages, userText);
+      for (const host of userHostsOf(messages)) userHosts.add(host);
       await deps.conversation.begin(messages);
       const stream = await deps.stream();
       // Memory is read at the start of each mission, and again after a compaction.
@@ -101,7 +105,7 @@ export function createMissions(deps: MissionDeps): Missions {
         },
         signal: controller.signal,
         onEvent: (event) => forward(missionId, event),
-        authorize: (call, signal) => deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal),
+        authorize: (call, signal) => deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal, userHosts),
         ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
       });
       await deps.conversation.end(outcome.messages, outcome.promptTokens);

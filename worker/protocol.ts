@@ -51,6 +51,8 @@ export type RuleMatch =
   | { type: 'path_prefix'; prefix: string }
   | { type: 'command'; pattern: string }
   | { type: 'private_network' }
+  /** A web address whose host the user did not name (nor allow with a click) this conversation. */
+  | { type: 'address_not_from_user' }
   | { type: 'delete_many'; threshold: number };
 
 export interface PermissionRule {

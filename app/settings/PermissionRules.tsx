@@ -12,6 +12,7 @@ const MATCH_LABELS: Record<MatchType, string> = {
   path_prefix: 'paths starting with',
   command: 'commands matching (regex)',
   private_network: 'private network addresses',
+  address_not_from_user: 'web addresses you did not give',
   delete_many: 'deleting more than N files',
 };
 
@@ -103,6 +104,8 @@ function describeMatch(match: RuleMatch): string {
       return `commands matching /${match.pattern.length > 40 ? `${match.pattern.slice(0, 40)}…` : match.pattern}/`;
     case 'private_network':
       return MATCH_LABELS.private_network;
+    case 'address_not_from_user':
+      return MATCH_LABELS.address_not_from_user;
     case 'delete_many':
       return `deleting more than ${match.threshold} files`;
   }

@@ -157,6 +157,8 @@ async function runTool(
     result = { content: `Unknown tool "${name}". Available tools: ${known || 'none'}.`, is_error: true };
   } else if (options.signal.aborted) {
     result = { content: 'Not run: the user stopped the mission.', is_error: true };
+  } else if (tool.invalid?.(input)) {
+    result = tool.invalid(input)!;
   } else {
     try {
       const verdict = options.authorize ? await options.authorize({ tool_use_id: toolUseId, name, title, input }, options.signal) : { allow: true as const };

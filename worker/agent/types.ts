@@ -50,6 +50,11 @@ export interface AgentTool {
   spec: ToolSpec;
   /** A short human name for the UI, e.g. "Opening a notes window". Must not throw. */
   title(input: unknown): string;
+  /**
+   * The error result for input the tool would refuse, or null when it is valid. Checked before
+   * the permission gate, so the user is never asked about a call that cannot run. Must not throw.
+   */
+  invalid?(input: unknown): ToolResult | null;
   /** Must not throw: invalid input and failures come back as `is_error` results. */
   execute(input: unknown, context: ToolContext): Promise<ToolResult>;
 }

@@ -2,7 +2,7 @@
 // blocks what a deny rule matches, and waits for the user's answer on an ask rule.
 import type { StackEventBody } from '../protocol.ts';
 import type { StackStorage } from '../storage.ts';
-import { DEFAULT_RULES, evaluate, ruleSchema, type PermissionRule } from './rules.ts';
+import { DEFAULT_RULES, evaluate, hostOf, ruleSchema, type PermissionRule } from './rules.ts';
 
 const FILE = 'permissions.json';
 
@@ -22,8 +22,12 @@ export interface PermissionGate {
   addRule(rule: NewRule, source: 'user' | 'agent'): Promise<PermissionRule>;
   /** Only the user removes rules, and never a default one. */
   removeRule(ruleId: string): Promise<void>;
-  /** Must not throw. Waits for the user when a rule says ask; an abort denies. */
-  check(call: { mission_id: string; tool: string; title: string; input: unknown }, signal: AbortSignal): Promise<GateVerdict>;
+  /**
+   * Must not throw. Waits for the user when a rule says ask; an abort denies. `userHosts` are the
+   * hosts the user named in the conversation; a host the user allows with a click joins them for
+   * as long as the stack is open.
+   */
+  check(call: { mission_id: string; tool: string; title: string; input: unknown }, signal: AbortSignal, userHosts?: ReadonlySet<string>): Promise<GateVerdict>;
   /** Returns false when nothing waits under that id. */
   answer(askId: string, allow: boolean): boolean;
 }
@@ -36,6 +40,7 @@ export async function loadPermissionGate(
   const stored = await storage.readJson<RulesFile>(FILE);
   const own: PermissionRule[] = (stored?.version === 1 ? stored.rules : []).filter((rule) => ruleSchema.safeParse(rule).success && rule.source !== 'default');
   const waiting = new Map<string, (allow: boolean) => void>();
+  const allowedHosts = new Set<string>();
   const all = () => [...DEFAULT_RULES, ...own];
   const save = () => storage.writeJson(FILE, { version: 1, rules: own } satisfies RulesFile);
 
@@ -64,8 +69,8 @@ export async function loadPermissionGate(
       await save();
       emit({ type: 'permission_rules_changed', rules: all() });
     },
-    async check(call, signal) {
-      const verdict = evaluate(all(), { tool: call.tool, input: call.input });
+    async check(call, signal, userHosts = new Set()) {
+      const verdict = evaluate(all(), { tool: call.tool, input: call.input }, { userHosts: new Set([...userHosts, ...allowedHosts]) });
       const base = { mission_id: call.mission_id, tool: call.tool, title: call.title };
       if (verdict.decision === 'allow') {
         emit({ type: 'permission_decision', ...base, decision: 'allowed' });
@@ -90,6 +95,11 @@ export async function loadPermissionGate(
         else signal.addEventListener('abort', onAbort, { once: true });
       });
       emit({ type: 'permission_decision', ...base, decision: allow ? 'allowed' : 'denied', rule_id: rule.id, reason: allow ? 'The user allowed it.' : 'The user said no.' });
+      const url = (call.input as { url?: unknown } | null)?.url;
+      if (allow && rule.match.type === 'address_not_from_user' && typeof url === 'string') {
+        const host = hostOf(url);
+        if (host) allowedHosts.add(host);
+      }
       return allow ? { allow: true } : { allow: false, reason: `The user declined: ${rule.reason}` };
     },
     answer(askId, allow) {

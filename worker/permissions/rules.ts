@@ -7,6 +7,7 @@ export const ruleMatchSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('path_prefix'), prefix: z.string().min(1).max(500) }),
   z.object({ type: z.literal('command'), pattern: z.string().min(1).max(500) }),
   z.object({ type: z.literal('private_network') }),
+  z.object({ type: z.literal('address_not_from_user') }),
   z.object({ type: z.literal('delete_many'), threshold: z.number().int().min(0).max(10_000) }),
 ]);
 
@@ -36,6 +37,17 @@ export interface ToolCall {
   tool: string;
   input: unknown;
 }
+
+/** What a rule may know beyond the call itself. */
+export interface CallContext {
+  /**
+   * Hosts the user named in their own messages, or allowed with a click this session. Text the
+   * agent read (documents, pages, tool output) never adds to it.
+   */
+  userHosts: ReadonlySet<string>;
+}
+
+const NO_CONTEXT: CallContext = { userHosts: new Set() };
 
 const PATH_TOOLS = ['write', 'edit', 'read', 'export_file'];
 
@@ -76,6 +88,22 @@ export const DEFAULT_RULES: PermissionRule[] = [
     reason: 'Fetching private, loopback or link-local addresses is not allowed.',
   },
   {
+    id: 'default:ask-before-addresses-not-from-you',
+    source: 'default',
+    effect: 'ask',
+    tools: ['web_fetch', 'bash'],
+    match: { type: 'address_not_from_user' },
+    reason: 'You did not give this web address. Documents and web pages can tell the assistant to send your data to addresses like it.',
+  },
+  {
+    id: 'default:ask-before-changing-rules',
+    source: 'default',
+    effect: 'ask',
+    tools: ['add_permission_rule'],
+    match: { type: 'always' },
+    reason: 'The assistant wants to add a permission rule; only you decide what it may and may not do.',
+  },
+  {
     id: 'default:ask-before-deleting-many',
     source: 'default',
     effect: 'ask',
@@ -86,18 +114,18 @@ export const DEFAULT_RULES: PermissionRule[] = [
 ];
 
 /** Deny wins over ask; the first matching rule of the strongest effect is reported. */
-export function evaluate(rules: PermissionRule[], call: ToolCall): Decision {
+export function evaluate(rules: PermissionRule[], call: ToolCall, context: CallContext = NO_CONTEXT): Decision {
   let ask: PermissionRule | undefined;
   for (const rule of rules) {
     if (!rule.tools.includes('*') && !rule.tools.includes(call.tool)) continue;
-    if (!matches(rule.match, call.input)) continue;
+    if (!matches(rule.match, call.input, context)) continue;
     if (rule.effect === 'deny') return { decision: 'deny', rule };
     ask ??= rule;
   }
   return ask ? { decision: 'ask', rule: ask } : { decision: 'allow' };
 }
 
-function matches(match: RuleMatch, input: unknown): boolean {
+function matches(match: RuleMatch, input: unknown, context: CallContext): boolean {
   const fields = (input ?? {}) as Record<string, unknown>;
   switch (match.type) {
     case 'always':
@@ -110,6 +138,13 @@ function matches(match: RuleMatch, input: unknown): boolean {
       return typeof fields.command === 'string' && safeRegex(match.pattern).test(fields.command);
     case 'private_network':
       return typeof fields.url === 'string' && isPrivateUrl(fields.url);
+    case 'address_not_from_user': {
+      const urls = typeof fields.url === 'string' ? [fields.url] : typeof fields.command === 'string' ? urlsIn(fields.command) : [];
+      return urls.some((url) => {
+        const host = hostOf(url);
+        return host === null || !isNamedHost(host, context.userHosts);
+      });
+    }
     case 'delete_many':
       return typeof fields.command === 'string' && deletesMany(fields.command, match.threshold);
   }
@@ -121,6 +156,54 @@ function safeRegex(pattern: string): RegExp {
   } catch {
     return /(?!)/; // an invalid user pattern matches nothing rather than breaking every call
   }
+}
+
+/** The URL's host, lower case, without a leading "www."; null when it does not parse. */
+export function hostOf(url: string): string | null {
+  try {
+    return normaliseHost(new URL(url).hostname);
+  } catch {
+    return null;
+  }
+}
+
+function normaliseHost(host: string): string {
+  return host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '').replace(/^www\./, '');
+}
+
+/** A named host covers itself and its subdomains ("example.com" covers "docs.example.com"). */
+function isNamedHost(host: string, named: ReadonlySet<string>): boolean {
+  if (named.has(host)) return true;
+  const labels = host.split('.');
+  for (let i = 1; i < labels.length - 1; i++) if (named.has(labels.slice(i).join('.'))) return true;
+  return false;
+}
+
+// Endings that make "report.pdf" a file name in a sentence, not a host the user meant.
+const FILE_ENDINGS = new Set(
+  'pdf txt csv tsv md json xml png jpg jpeg gif webp tif tiff bmp heic zip gz tgz xlsx xls docx doc odt ods pptx py sh js ts tsx mjs html htm css log yaml yml toml ini sql db eml msg'.split(' '),
+);
+
+/** Web and FTP addresses written out in a text (e.g. a shell command). */
+function urlsIn(text: string): string[] {
+  return [...text.matchAll(/\b(?:https?|ftps?):\/\/[^\s<>"'`)|;&]+/gi)].map(([url]) => url);
+}
+
+/**
+ * The hosts a piece of the user's own text names: in URLs ("https://shop.example/x") and as bare
+ * names ("example.com"), lower case, without "www.". File names are not hosts.
+ */
+export function hostsNamedIn(text: string): Set<string> {
+  const hosts = new Set<string>();
+  for (const url of urlsIn(text)) {
+    const host = hostOf(url);
+    if (host) hosts.add(host);
+  }
+  for (const [name] of text.matchAll(/(?<![\w@./-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}(?![\w-]|\.\w)/gi)) {
+    const ending = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
+    if (!FILE_ENDINGS.has(ending)) hosts.add(normaliseHost(name));
+  }
+  return hosts;
 }
 
 /** `rm` with a recursive flag, a wildcard, or more than `threshold` paths; also find -delete. */

@@ -27,6 +27,10 @@ export function defineTool<S extends z.ZodObject>(definition: ToolDefinition<S>)
       const parsed = definition.schema.safeParse(input);
       return parsed.success ? definition.title(parsed.data) : definition.name;
     },
+    invalid(input) {
+      const parsed = definition.schema.safeParse(input);
+      return parsed.success ? null : { content: describeInvalidInput(definition.name, parsed.error), is_error: true };
+    },
     async execute(input, context) {
       const parsed = definition.schema.safeParse(input);
       if (!parsed.success) {

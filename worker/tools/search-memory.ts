@@ -18,7 +18,12 @@ export function createSearchMemoryTool(search: (query: string, limit?: number) =
     async run(input) {
       const results = await search(input.query, input.limit);
       if (results.length === 0) return input.query ? `Nothing in memory matches "${input.query}".` : 'Memory is empty so far.';
-      return results.map((result) => `- [${result.type}] ${result.content} (${result.date})`).join('\n');
+      return results
+        .map((result) => {
+          const from = result.sourceLabel ? `; from ${result.sourceLabel}, not the user's words` : '';
+          return `- [${result.type}] ${result.content} (${result.date}${from})`;
+        })
+        .join('\n');
     },
   });
 }
