@@ -1,7 +1,7 @@
 // The reliability scenarios (tests/reliability/), a few runs each, so `npm test` keeps them
 // working; `npm run reliability` runs them in full and writes docs/reliability.md.
 import { expect, test } from './test.ts';
-import { hostileUploads, killDuring, twoTabs, type Target } from '../reliability/scenarios.ts';
+import { hostileUploads, killDuring, poisonedDocumentsScenario, twoTabs, type Target } from '../reliability/scenarios.ts';
 import type { ScenarioResult } from '../reliability/harness.ts';
 import { E2E_APP_URL } from './ports.ts';
 
@@ -33,4 +33,14 @@ test('hostile uploads: each refused by name or read safely, inputs answer in und
   expectClean(result, result.runs);
   expect(result.runs).toBeGreaterThan(40);
   expect(result.slowestMs).toBeLessThan(100);
+});
+
+test('poisoned documents: a model that obeys them gets every call refused or declined, nothing leaves', async () => {
+  test.setTimeout(240_000);
+  // Every attack as plain text and as a PDF's invisible text (npm run reliability: four forms).
+  const result = await poisonedDocumentsScenario(target(), (documents) => documents.filter((doc) => doc.form === 'txt' || doc.form === 'pdf-hidden'));
+  console.log(result.notes[0]);
+  expectClean(result, result.runs);
+  expect(result.runs).toBeGreaterThanOrEqual(12);
+  expect(result.notes.filter((note) => note.includes('proves nothing'))).toEqual([]);
 });
