@@ -1,7 +1,7 @@
 // A thin, serialised connection over wa-sqlite: bound parameters, rows as objects, transactions,
 // a cache of prepared statements, typed errors, and a busy wait that never blocks the thread.
 import { SQLITE_DONE, SQLITE_ROW } from '@journeyapps/wa-sqlite';
-import { DbBusyError, DbClosedError, DbMisuseError, DbOpenError, toDbError } from './db-errors.ts';
+import { DbBusyError, DbClosedError, DbError, DbFullError, DbIoError, DbMisuseError, DbOpenError, toDbError } from './db-errors.ts';
 import type { SqliteRuntime } from './sqlite-runtime.ts';
 
 /** What may be bound to a `?`. Booleans bind as 0/1; integers beyond 32 bits bind as int64. */
@@ -104,8 +104,11 @@ class Connection implements Database {
   #now: () => number;
   #sleep: (ms: number) => Promise<void>;
 
+  #takeVfsError: () => unknown;
+
   constructor(runtime: SqliteRuntime, handle: number, name: string, options: OpenDatabaseOptions) {
     this.#sqlite3 = runtime.sqlite3;
+    this.#takeVfsError = () => runtime.takeVfsError(options.vfs);
     this.#handle = handle;
     this.name = name;
     this.#busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
@@ -170,7 +173,7 @@ class Connection implements Database {
       try {
         await this.#sqlite3.close(this.#handle);
       } catch (error) {
-        throw toDbError(error, `${this.name}: close`);
+        throw this.#typed(error, `${this.name}: close`);
       }
     }, true);
   }
@@ -185,6 +188,19 @@ class Connection implements Database {
     return next;
   }
 
+  /**
+   * The typed error; an I/O error whose cause in the VFS was the browser's quota is DbFullError
+   * (SQLite reports a write refused for quota as SQLITE_IOERR_WRITE).
+   */
+  #typed(error: unknown, context: string): DbError {
+    const typed = toDbError(error, context);
+    const cause = this.#takeVfsError();
+    if (typed instanceof DbIoError && (cause as { name?: unknown } | undefined)?.name === 'QuotaExceededError') {
+      return new DbFullError(`${typed.message} (the browser's storage is full)`, { ...(typed.sqliteCode === undefined ? {} : { sqliteCode: typed.sqliteCode }), cause });
+    }
+    return typed;
+  }
+
   /** Retries an operation that met another connection's lock, with backoff, until the timeout. */
   async #whenFree<T>(op: () => Promise<T>): Promise<T> {
     const deadline = this.#now() + this.#busyTimeoutMs;
@@ -192,7 +208,7 @@ class Connection implements Database {
       try {
         return await op();
       } catch (error) {
-        const typed = toDbError(error, this.name);
+        const typed = this.#typed(error, this.name);
         const left = deadline - this.#now();
         if (!(typed instanceof DbBusyError) || left <= 0) throw typed;
         await this.#sleep(Math.min(left, 5 * 2 ** Math.min(attempt, 6)));
@@ -215,7 +231,7 @@ class Connection implements Database {
     try {
       await this.#sqlite3.exec(this.#handle, sql);
     } catch (error) {
-      throw toDbError(error, `${this.name}: ${shorten(sql)}`);
+      throw this.#typed(error, `${this.name}: ${shorten(sql)}`);
     }
   }
 
@@ -241,7 +257,7 @@ class Connection implements Database {
         onRow(row);
       }
     } catch (error) {
-      throw toDbError(error, `${this.name}: ${shorten(sql)}`);
+      throw this.#typed(error, `${this.name}: ${shorten(sql)}`);
     } finally {
       // reset() reports the last step's error again, which was already thrown above.
       await sqlite3.reset(stmt).catch(() => {});
@@ -262,7 +278,7 @@ class Connection implements Database {
       const first = await iterator.next();
       stmt = first.done ? undefined : first.value;
     } catch (error) {
-      throw toDbError(error, `${this.name}: ${shorten(sql)}`);
+      throw this.#typed(error, `${this.name}: ${shorten(sql)}`);
     } finally {
       await iterator.return?.();
     }

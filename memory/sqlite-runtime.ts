@@ -16,6 +16,11 @@ export interface SqliteRuntime {
   registerVfs(kind: VfsKind, name?: string): Promise<string>;
   /** Registers a VFS built by the caller (e.g. a test double); returns its name. */
   adoptVfs(vfs: SQLiteVFS, kind: VfsKind): string;
+  /**
+   * The exception behind a VFS's last failed call (wa-sqlite keeps it as `lastError`; SQLite
+   * itself only learns "I/O error"), then forgets it. Undefined when there is none.
+   */
+  takeVfsError(name: string): unknown;
 }
 
 /**
@@ -39,11 +44,13 @@ export async function loadSqlite(options: LoadSqliteOptions = {}): Promise<Sqlit
   const module = await SQLiteESMFactory(config);
   const sqlite3 = SQLite.Factory(module);
   const registered = new Map<string, VfsKind>();
+  const instances = new Map<string, SQLiteVFS>();
   const pending = new Map<string, Promise<string>>();
 
   async function create(kind: VfsKind, name: string): Promise<string> {
     const vfs = kind === 'memory' ? await createMemoryVfs(name, module) : await createOpfsVfs(name, module);
     sqlite3.vfs_register(vfs, false);
+    instances.set(name, vfs);
     registered.set(name, kind);
     return name;
   }
@@ -69,7 +76,14 @@ export async function loadSqlite(options: LoadSqliteOptions = {}): Promise<Sqlit
       if (registered.has(vfs.name)) throw new Error(`VFS "${vfs.name}" is already registered.`);
       sqlite3.vfs_register(vfs, false);
       registered.set(vfs.name, kind);
+      instances.set(vfs.name, vfs);
       return vfs.name;
+    },
+    takeVfsError(name) {
+      const vfs = instances.get(name) as { lastError?: unknown } | undefined;
+      const error = vfs?.lastError ?? undefined;
+      if (vfs && 'lastError' in vfs) vfs.lastError = null;
+      return error;
     },
   };
 }

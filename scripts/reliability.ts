@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeModel } from '../tests/fake-model/server.ts';
 import type { ScenarioResult } from '../tests/reliability/harness.ts';
-import { hostileUploads, killDuring, poisonedDocumentsScenario, twoTabs, type Target } from '../tests/reliability/scenarios.ts';
+import { hostileUploads, killDuring, poisonedDocumentsScenario, quotaScenario, twoTabs, type Target } from '../tests/reliability/scenarios.ts';
 import { ensureFixtures } from '../tests/fixtures/generate.ts';
 import { serveStack } from './lib/serve.mjs';
 const root = join(import.meta.dirname, '..');
@@ -23,6 +23,7 @@ const SCENARIOS: Record<string, (target: Target) => Promise<ScenarioResult>> = {
   'two-tabs': (target) => twoTabs(target, Math.max(kills, 50)),
   'hostile-uploads': (target) => hostileUploads(target),
   'poisoned-documents': (target) => poisonedDocumentsScenario(target),
+  quota: (target) => quotaScenario(target),
 };
 /** How each scenario's title starts, to keep the table in the order above. */
 const SCENARIO_TITLES: Record<string, string> = {
@@ -32,6 +33,7 @@ const SCENARIO_TITLES: Record<string, string> = {
   'two-tabs': 'two tabs',
   'hostile-uploads': 'hostile uploads',
   'poisoned-documents': 'poisoned documents',
+  quota: 'storage full',
 };
 const names = chosen.length ? chosen : Object.keys(SCENARIOS);
 for (const name of names) {

@@ -1,5 +1,6 @@
 // The WorkspaceStore over the stack's OPFS folder (stacks/<stackId>/, the system space .os/ left
 // out) and the journal beside the machine's state (.os/vm/workspace.json).
+import { writeWholeFile } from './opfs-write.ts';
 import { isWorkspacePath, type WorkspaceEntry, type WorkspaceJournal, type WorkspaceStore } from './workspace.ts';
 
 type DirEntries = FileSystemDirectoryHandle & { entries(): AsyncIterable<[string, FileSystemHandle]> };
@@ -56,24 +57,13 @@ export function opfsWorkspaceStore(stackDir: FileSystemDirectoryHandle): Workspa
     },
     async write(path, bytes) {
       const [dir, name] = (await parentOf(path, true))!;
-      let handle: FileSystemFileHandle;
-      try {
-        handle = await dir.getFileHandle(name, { create: true });
-      } catch (error) {
-        // A folder of that name (the guest replaced a folder by a file): the file wins.
-        if (!(error instanceof DOMException && error.name === 'TypeMismatchError')) throw error;
-        await dir.removeEntry(name, { recursive: true });
-        handle = await dir.getFileHandle(name, { create: true });
-      }
-      // The swap file replaces the old bytes only on close: readers never see half a file.
-      const writable = await handle.createWritable();
-      try {
-        await writable.write(bytes as Uint8Array<ArrayBuffer>);
-        await writable.close();
-      } catch (error) {
-        await writable.abort().catch(() => {});
-        throw error;
-      }
+      // A folder of that name (the guest replaced a folder by a file): the file wins.
+      const folder = await dir.getDirectoryHandle(name).then(
+        () => true,
+        () => false,
+      );
+      if (folder) await dir.removeEntry(name, { recursive: true });
+      const handle = await writeWholeFile(dir, name, bytes);
       return (await handle.getFile()).lastModified;
     },
     async mkdir(path) {

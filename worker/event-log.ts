@@ -20,6 +20,9 @@ export interface EventLog {
   readonly lastSeq: number;
   /** Resolves when everything appended so far is stored. Never rejects. */
   flushed(): Promise<void>;
+  /** Batches that could not be stored so far, and why the last one could not. */
+  readonly storeFailures: number;
+  readonly lastStoreError: unknown;
 }
 
 export interface EventLogOptions {
@@ -37,6 +40,8 @@ export async function openEventLog(options: EventLogOptions = {}): Promise<Event
   const listeners = new Set<EventBatchListener>();
   let pending: StackEvent[] = [];
   let storing: Promise<void> = Promise.resolve();
+  let storeFailures = 0;
+  let lastStoreError: unknown = null;
 
   const deliver = (batch: StackEvent[]) => {
     for (const listener of listeners) {
@@ -56,7 +61,15 @@ export async function openEventLog(options: EventLogOptions = {}): Promise<Event
     if (!store) return deliver(batch);
     storing = storing
       .then(() => store.appendEvents(batch))
-      .catch((error) => options.onStoreError?.(error))
+      .catch((error) => {
+        storeFailures++;
+        lastStoreError = error;
+        try {
+          options.onStoreError?.(error);
+        } catch {
+          // The listener's own failure must not stop delivery.
+        }
+      })
       .then(() => deliver(batch));
   };
 
@@ -80,6 +93,12 @@ export async function openEventLog(options: EventLogOptions = {}): Promise<Event
     },
     get lastSeq() {
       return firstSeq + events.length - 1;
+    },
+    get storeFailures() {
+      return storeFailures;
+    },
+    get lastStoreError() {
+      return lastStoreError;
     },
     async flushed() {
       await Promise.resolve(); // lets an append in this tick reach the store first

@@ -11,7 +11,8 @@ import type { AgentMemory } from './agent-memory.ts';
 import type { Canvas } from './canvas.ts';
 import { userHostsOf, withInteractions, withUserText, type Conversation } from './conversation.ts';
 import type { PermissionGate } from './permissions/gate.ts';
-import { assertNever, type MissionKind, type StackEventBody } from './protocol.ts';
+import { assertNever, type ErrorShape, type MissionKind, type StackEventBody } from './protocol.ts';
+import { isStorageFull, storageFullMessage } from './storage-full.ts';
 
 export const HEARTBEAT_PROMPT =
   'This is a scheduled heartbeat, not a message from the user. Review pending actions and anything ' +
@@ -39,8 +40,11 @@ export interface MissionDeps {
 export interface Missions {
   /** Queues a mission and returns its id at once. */
   start(requestId: string, text: string, kind?: MissionKind): string;
-  /** Stops the named mission, or every running and queued one. Returns whether any stopped. */
-  abort(missionId?: string): boolean;
+  /**
+   * Stops the named mission, or every running and queued one. Returns whether any stopped. With a
+   * reason, a stopped mission ends as failed with it (e.g. storage full) instead of "stopped".
+   */
+  abort(missionId?: string, reason?: ErrorShape): boolean;
   /** How many are running or waiting. */
   readonly active: number;
   /** The mission whose tools run now, for events they cause (e.g. a file to download). */
@@ -108,13 +112,21 @@ export function createMissions(deps: MissionDeps): Missions {
         authorize: (call, signal) => deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal, userHosts),
         ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
       });
+      // Stopped for a reason (storage full) rather than by the user: it failed, and says why.
+      const stoppedFor = stopReason(controller.signal);
+      if (stoppedFor) {
+        emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: outcome.usage, error: stoppedFor });
+        await deps.conversation.end(outcome.messages, outcome.promptTokens).catch(() => {});
+        return;
+      }
       await deps.conversation.end(outcome.messages, outcome.promptTokens);
       if (kind === 'chat') await hooks.stop();
       const error = outcome.status === 'failed' ? outcome.error : undefined;
       emit({ type: 'mission_finished', mission_id: missionId, status: outcome.status, usage: outcome.usage, ...(error ? { error } : {}) });
       if (error?.code === 'model_not_configured' || error?.code === 'model_unreachable') deps.onModelTrouble();
     } catch (error) {
-      emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: emptyUsage(), error: toErrorShape(error) });
+      const shape = stopReason(controller.signal) ?? (isStorageFull(error) ? { code: 'storage', message: storageFullMessage('This request stopped') } : toErrorShape(error));
+      emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: emptyUsage(), error: shape });
     } finally {
       running.delete(missionId);
       current = null;
@@ -159,12 +171,12 @@ export function createMissions(deps: MissionDeps): Missions {
       lock = lock.then(() => run(missionId, requestId, text, kind, controller));
       return missionId;
     },
-    abort(missionId) {
+    abort(missionId, reason) {
       let aborted = false;
       for (const [id, controller] of running) {
         if (missionId && id !== missionId) continue;
         if (!controller.signal.aborted) {
-          controller.abort();
+          controller.abort(reason ? new StopReason(reason) : undefined);
           aborted = true;
         }
       }
@@ -177,6 +189,16 @@ export function createMissions(deps: MissionDeps): Missions {
       return current;
     },
   };
+}
+
+class StopReason extends Error {
+  constructor(readonly shape: ErrorShape) {
+    super(shape.message);
+  }
+}
+
+function stopReason(signal: AbortSignal): ErrorShape | null {
+  return signal.aborted && signal.reason instanceof StopReason ? signal.reason.shape : null;
 }
 
 /** What a tool call was given, for the chat's expandable details: a command as itself, else JSON. */

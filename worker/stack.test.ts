@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModelStreamEvent, StreamFn } from './agent/types.ts';
 import type { StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
+import { DbFullError } from '../memory/index.ts';
 import { createMemoryStorage } from './storage.ts';
 import { createMemoryUserFiles } from './user-files.ts';
 import { openPdfInNode } from './documents/node-pdf.ts';
@@ -338,5 +339,56 @@ describe('stack', () => {
     for (let i = 0; i < 300 && !lockedFailure(); i++) await new Promise((r) => setTimeout(r, 10));
     expect(lockedFailure()).toMatchObject({ document: { error: expect.stringContaining('password-protected') } });
     expect((await stack.snapshot()).windows.some((w) => w.kind === 'document' && w.title === 'locked.pdf')).toBe(true);
+  });
+
+  it('a full disk: the message and the upload are refused saying so, the running mission stops, nothing half-added stays', async () => {
+    let release: () => void = () => {};
+    const stream: StreamFn = async function* (_request, signal) {
+      yield { type: 'text_delta', text: 'Working' };
+      // A long answer, still streaming when the disk fills up.
+      await new Promise<void>((resolve, reject) => {
+        release = resolve;
+        signal.addEventListener('abort', () => reject(new DOMException('stopped', 'AbortError')), { once: true });
+      });
+      yield message([{ type: 'text', text: 'Working on it.' }]);
+    };
+    const quota = () => new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+    const files = createMemoryUserFiles();
+    const memory = await openTestMemory();
+    const { stack, events } = await openStack(stream, createMemoryStorage(), healthy, { files, memory });
+    expect(await mission(stack, 'first')).toMatchObject({ ok: true });
+    await until(events, 'assistant_delta');
+
+    // The disk fills: the events of the running mission cannot be stored any more.
+    const append = memory.transcript.appendEvents.bind(memory.transcript);
+    let full = true;
+    memory.transcript.appendEvents = async (batch) => {
+      if (full) throw new DbFullError('transcript.db: INSERT INTO events: disk I/O error (the browser\'s storage is full)');
+      return append(batch);
+    };
+    const refused = await mission(stack, 'second', 'req-2');
+    expect(refused).toMatchObject({ ok: false, error: { code: 'storage', message: expect.stringMatching(/^Your message was not saved: the browser's storage for Stackdocs is full\. Delete documents/) } });
+    await until(events, 'mission_finished');
+    expect(events.find((e) => e.type === 'mission_finished')).toMatchObject({ status: 'failed', error: { code: 'storage', message: expect.stringContaining('storage for Stackdocs is full') } });
+    release();
+
+    const write = files.write.bind(files);
+    files.write = async () => {
+      throw quota(); // as OPFS does when closing a write that does not fit
+    };
+    full = false;
+    const bytes = new TextEncoder().encode('many words');
+    const upload = await stack.request({ id: 'u', method: 'upload_file', params: { name: 'big.txt', bytes } });
+    expect(upload).toMatchObject({ ok: false, error: { code: 'storage', message: expect.stringMatching(/^big\.txt was not added: the browser's storage for Stackdocs is full/) } });
+    // The file fits but its record does not: the file goes again.
+    files.write = write;
+    const addDocument = memory.documents.addDocument.bind(memory.documents);
+    memory.documents.addDocument = async () => {
+      throw new DbFullError('memory.db: INSERT INTO documents: disk I/O error');
+    };
+    expect(await stack.request({ id: 'v', method: 'upload_file', params: { name: 'big.txt', bytes } })).toMatchObject({ ok: false, error: { code: 'storage' } });
+    expect([...files.files.keys()]).toEqual([]);
+    memory.documents.addDocument = addDocument;
+    expect(await memory.documents.listDocuments()).toEqual([]);
   });
 });

@@ -16,6 +16,7 @@ import type { PdfOpener, PdfPageRenderer } from './documents/pdf-text.ts';
 import { createPipeline } from './documents/pipeline.ts';
 import { checkUpload, uniqueName, UploadError } from './documents/upload.ts';
 import { createMissions, HEARTBEAT_PROMPT } from './missions.ts';
+import { isStorageFull, storageFullMessage, storageUsage } from './storage-full.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
 import {
@@ -83,7 +84,10 @@ class RequestError extends Error {
 
 export async function createStack(deps: StackDeps): Promise<StackApi> {
   const newId = deps.newId ?? ((prefix: string) => `${prefix}_${crypto.randomUUID().slice(0, 12)}`);
-  const log = await openEventLog({ store: deps.memory.transcript as EventStore });
+  // A batch that cannot be stored (the disk is full) stops the work that is producing it: an
+  // answer the user reads now but that is gone after a reload would be a loss they were not told of.
+  let stopForStorage: (error: unknown) => void = () => {};
+  const log = await openEventLog({ store: deps.memory.transcript as EventStore, onStoreError: (error) => stopForStorage(error) });
   const emit = log.append;
   let settings = await loadSettings(deps.storage, deps.defaults);
   const connection = async (): Promise<ModelConnection> => ({
@@ -270,16 +274,25 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         const checked = await checkUpload(req.params.name, bytes);
         const taken = new Set((await files.list()).map((file) => file.path));
         const name = uniqueName(checked.name, (candidate) => taken.has(`documents/${candidate}`));
-        const info = await files.write(`documents/${name}`, bytes);
-        const record = await deps.memory.documents.addDocument({
-          id: newId('doc'),
-          filename: name,
-          path: info.path,
-          size: info.size,
-          mime: checked.mime,
-          description: describeUpload(name, checked.mime, info.size),
-          status: 'uploaded',
-        });
+        let info: Awaited<ReturnType<typeof files.write>> | undefined;
+        let record: DocumentRecord;
+        try {
+          info = await files.write(`documents/${name}`, bytes);
+          record = await deps.memory.documents.addDocument({
+            id: newId('doc'),
+            filename: name,
+            path: info.path,
+            size: info.size,
+            mime: checked.mime,
+            description: describeUpload(name, checked.mime, info.size),
+            status: 'uploaded',
+          });
+        } catch (error) {
+          // Nothing half-added stays behind: a file without its record is removed again.
+          if (info) await files.remove(info.path).catch(() => {});
+          if (!isStorageFull(error)) throw error;
+          throw new RequestError({ code: 'storage', message: storageFullMessage(`${name} was not added`, await storageUsage()) });
+        }
         const document = toDocumentInfo(record);
         emit({ type: 'document_added', document });
         // Every PDF or image the user adds shows up as a document window.
@@ -312,6 +325,13 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     }
   }
 
+  stopForStorage = (error) => {
+    const shape: ErrorShape = isStorageFull(error)
+      ? { code: 'storage', message: storageFullMessage('This request stopped because nothing more could be saved') }
+      : { code: 'storage', message: `This request stopped because its progress could not be saved: ${toErrorShape(error).message}` };
+    missions.abort(undefined, shape);
+  };
+
   void checkModel();
   scheduleHeartbeat();
 
@@ -323,9 +343,14 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       }
       // An answer comes after the events its request emitted are stored and delivered: what a
       // caller was told happened is durable, and its events are already in the subscriber's view.
+      const failuresBefore = log.storeFailures;
       try {
         const result = await handle(request);
         await log.flushed();
+        if (log.storeFailures > failuresBefore) {
+          // What the request did is not durable: the caller hears it failed, and why.
+          return { request_id: requestId, ok: false, error: await unsavedError(log.lastStoreError, request.method, request.params) };
+        }
         return { request_id: requestId, ok: true, result };
       } catch (error) {
         await log.flushed();
@@ -462,6 +487,27 @@ async function closeInterruptedMissions(log: EventLog, emit: (event: StackEventB
   }
 }
 
+/** What the user did, for "… was not saved". */
+function requestAction(method: string, params: unknown): string {
+  const name = (params as { name?: unknown } | undefined)?.name;
+  switch (method) {
+    case 'mission':
+      return 'Your message was not saved';
+    case 'upload_file':
+      return `${typeof name === 'string' ? name : 'The file'} was not added`;
+    case 'update_settings':
+      return 'The settings were not saved';
+    default:
+      return `${method} was not saved`;
+  }
+}
+
+async function unsavedError(error: unknown, method: string, params: unknown): Promise<ErrorShape> {
+  const action = requestAction(method, params);
+  if (isStorageFull(error)) return { code: 'storage', message: storageFullMessage(action, await storageUsage()) };
+  return { code: 'storage', message: `${action}: ${toErrorShape(error).message}` };
+}
+
 function describeRequestError(error: unknown, method: string): ErrorShape {
   if (error instanceof RequestError) return error.shape;
   if (error instanceof UploadError) return { code: 'bad_request', message: error.message };
@@ -471,10 +517,8 @@ function describeRequestError(error: unknown, method: string): ErrorShape {
   if (error instanceof ZodError) {
     return { code: 'bad_request', message: error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ') };
   }
+  if (isStorageFull(error)) return { code: 'storage', message: storageFullMessage(`${method} could not be saved`) };
   if (error instanceof DbError) return { ...toDbErrorShape(error), code: 'storage' };
-  if (error instanceof DOMException && error.name === 'QuotaExceededError') {
-    return { code: 'storage', message: 'The browser ran out of storage for this stack. Free some space and try again.' };
-  }
   const shape = toErrorShape(error);
   return { ...shape, message: `${method} failed: ${shape.message}` };
 }

@@ -1,5 +1,6 @@
 // The stack's user space (documents/, ocr/, extractions/, artifacts/): the files the user and the
 // agent work on, and that the computer sees as /workspace. System files live in `.os/` instead.
+import { writeWholeFile } from '../vm/opfs-write.ts';
 import { sniffMime, SNIFF_BYTES } from './file-kind.ts';
 
 export interface FileInfo {
@@ -101,17 +102,8 @@ export function createOpfsUserFiles(stackDir: FileSystemDirectoryHandle): UserFi
       const parts = key.split('/');
       let dir = stackDir;
       for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
-      const handle = await dir.getFileHandle(parts.at(-1)!, { create: true });
       const bytes = toBytes(data);
-      // The swap file replaces the old content only on close: readers never see half a file.
-      const writable = await handle.createWritable();
-      try {
-        await writable.write(bytes as Uint8Array<ArrayBuffer>);
-        await writable.close();
-      } catch (error) {
-        await writable.abort().catch(() => {});
-        throw error;
-      }
+      await writeWholeFile(dir, parts.at(-1)!, bytes);
       return { path: key, size: bytes.byteLength, mime: await sniffMime(bytes, key) };
     },
     async remove(path) {

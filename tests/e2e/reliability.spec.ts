@@ -1,7 +1,7 @@
 // The reliability scenarios (tests/reliability/), a few runs each, so `npm test` keeps them
 // working; `npm run reliability` runs them in full and writes docs/reliability.md.
 import { expect, test } from './test.ts';
-import { hostileUploads, killDuring, poisonedDocumentsScenario, twoTabs, type Target } from '../reliability/scenarios.ts';
+import { hostileUploads, killDuring, poisonedDocumentsScenario, quotaScenario, twoTabs, type Target } from '../reliability/scenarios.ts';
 import type { ScenarioResult } from '../reliability/harness.ts';
 import { E2E_APP_URL } from './ports.ts';
 
@@ -43,4 +43,11 @@ test('poisoned documents: a model that obeys them gets every call refused or dec
   expectClean(result, result.runs);
   expect(result.runs).toBeGreaterThanOrEqual(12);
   expect(result.notes.filter((note) => note.includes('proves nothing'))).toEqual([]);
+});
+
+test('storage full: an upload, a computer write and a chat message each say so; the stack reopens whole', async () => {
+  test.setTimeout(240_000);
+  const result = await quotaScenario(target());
+  console.log(result.notes.join('\n'));
+  expectClean(result, 3);
 });

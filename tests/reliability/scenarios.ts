@@ -459,3 +459,124 @@ export async function poisonedDocumentsScenario(target: Target, pick: (documents
   }
   return result;
 }
+
+/** The origin's storage use as the page sees it. */
+async function storageUsed(page: Page): Promise<number> {
+  return page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
+}
+
+/**
+ * A full disk: with the origin's quota lowered (CDP Storage.overrideQuotaForOrigin), an upload, a
+ * file the computer writes under /workspace and the chat's own database writes must each fail
+ * with a message that says storage is full; once the quota is back the stack must open whole:
+ * databases intact, everything acknowledged before there, nothing half-written left behind.
+ */
+export async function quotaScenario(target: Target): Promise<ScenarioResult> {
+  const result = newResult('storage full (quota lowered under the stack: an upload, a computer write, a chat message)');
+  const turns = [
+    { expect: { last_user_text: 'start the computer' }, reply: { content: [{ type: 'tool_use', name: 'bash', input: { command: 'echo computer ready' } }] } },
+    { expect: { tool_result: { contains: 'computer ready' } }, reply: { content: [{ type: 'text', text: 'The computer is on.' }] } },
+    { expect: { last_user_text: 'before the quota' }, reply: { content: [{ type: 'text', text: 'Noted before the quota.' }] } },
+    { expect: { last_user_text: 'write a big file' }, reply: { content: [{ type: 'tool_use', name: 'bash', input: { command: 'head -c 3000000 /dev/urandom > /workspace/artifacts/big.bin && echo wrote' } }] } },
+    { reply: { content: [{ type: 'text', text: 'Tried to write the big file.' }] } },
+    { reply: { content: [{ type: 'text', text: 'Noted while full.' }] }, repeat: -1 },
+  ];
+  const loaded = await fetch(`${target.fakeUrl}/_fake/script`, { method: 'POST', body: JSON.stringify({ name: 'quota', turns }) });
+  if (!loaded.ok) throw new Error(`the scripted model refused the script: ${await loaded.text()}`);
+  const profile = newProfile();
+  let browser = await launch(profile, target.appUrl);
+  const origin = new URL(target.appUrl).origin;
+  const say = async (page: Page, text: string, answer: string) => {
+    await page.getByRole('textbox', { name: 'Message' }).fill(text);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('[data-role=assistant]').filter({ hasText: answer }).last().waitFor({ timeout: 120_000 });
+  };
+  const check = (what: string, ok: boolean, detail: string) => {
+    result.runs++;
+    if (!ok) result.failures++;
+    result.notes.push(`${what}: ${ok ? '' : 'FAILED: '}${detail}`);
+  };
+  const small = Buffer.from('Invoice 7 from Hale & Co: 3 chairs, 420.00 AUD.\n');
+  try {
+    let { page } = browser;
+    const cdp = await browser.context.newCDPSession(page);
+    await openApp(page);
+    await say(page, 'Please start the computer', 'The computer is on.');
+    await page.getByLabel('Attach files').setInputFiles([{ name: 'small.txt', mimeType: 'text/plain', buffer: small }]);
+    await page.locator('[data-role=notice]').filter({ hasText: 'Read small.txt' }).waitFor({ timeout: 60_000 });
+    await say(page, 'Remember this, before the quota', 'Noted before the quota.');
+    const used = await storageUsed(page);
+    // First half a megabyte of room: the chat's small writes fit, a file of megabytes does not.
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: used + 512 * 1024 });
+    result.notes.push(`the stack held ${(used / 1e6).toFixed(0)} MB (the computer's disk included); the quota was set 0.5 MB over that, then 1 MB under it`);
+
+    // 1. An upload.
+    await page.getByLabel('Attach files').setInputFiles([{ name: 'big.txt', mimeType: 'text/plain', buffer: Buffer.alloc(2_000_000, 'storage full test line\n') }]);
+    const uploadError = page.locator('.chat-send-error[role=alert]').filter({ hasText: 'big.txt' });
+    await uploadError.waitFor({ timeout: 30_000 }).catch(() => {});
+    const uploadText = (await uploadError.allTextContents()).join(' | ');
+    check('upload', /big\.txt was not added: the browser's storage for Stackdocs is full/.test(uploadText), uploadText || 'no message named big.txt');
+
+    // 2. The computer writes a file under /workspace that cannot be saved.
+    await say(page, 'Please write a big file', 'Tried to write the big file.');
+    const fake = (await (await fetch(`${target.fakeUrl}/_fake/state`)).json()) as { requests: { body: { messages?: { content: unknown }[] } }[] };
+    const toolResult = JSON.stringify(fake.requests.at(-1)?.body.messages?.at(-1)?.content ?? '');
+    const warning = /Warning: [^"\\]*/.exec(toolResult)?.[0] ?? '';
+    check('computer write', /could not be saved: the browser's storage is full/.test(warning), warning || `no warning in ${toolResult.slice(0, 300)}`);
+
+    // 3. A chat message whose database write does not fit: a long paste, once the quota is under
+    // what the stack holds (small writes can still land in room the browser reserved earlier).
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: (await storageUsed(page)) - 1_000_000 });
+    // Pasted, as a user would (typing 2.5 MB through fill() takes minutes).
+    await page.getByRole('textbox', { name: 'Message' }).evaluate((box: HTMLTextAreaElement) => {
+      const paste = new DataTransfer();
+      paste.setData('text/plain', `A message while full: ${'a pasted line of a long report\n'.repeat(80_000)}`);
+      box.focus();
+      box.dispatchEvent(new ClipboardEvent('paste', { clipboardData: paste, bubbles: true, cancelable: true }));
+      if (!box.value) {
+        Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value')!.set!.call(box, paste.getData('text/plain'));
+        box.dispatchEvent(new Event('input', { bubbles: true }));
+      }
+    });
+    await page.getByRole('button', { name: 'Send' }).click();
+    const sendError = page.locator('.chat-send-error[role=alert]').filter({ hasText: 'Your message was not saved' });
+    await sendError.waitFor({ timeout: 30_000 }).catch(() => {});
+    const sendText = (await sendError.allTextContents()).join(' | ');
+    check('database write', /Your message was not saved: the browser's storage for Stackdocs is full/.test(sendText), sendText || 'no message said the message was not saved');
+
+    // The quota comes back; the stack must open whole.
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+    await browser.context.close();
+    browser = await launch(profile, target.appUrl);
+    page = browser.page;
+    const reopen = await openApp(page);
+    result.slowestMs = reopen;
+    const shown = (await page.locator('[data-role=user]').allTextContents()).join(' | ');
+    if (!shown.includes('Remember this, before the quota')) {
+      result.lost++;
+      result.notes.push(`the message acknowledged before the quota is gone: ${shown}`);
+    }
+    const files = await readStackFiles(page, 'default', ['documents/small.txt', 'documents/big.txt', 'artifacts/big.bin']);
+    if (!files.get('documents/small.txt')?.equals(small)) result.lost++;
+    // big.txt was refused, so it must be absent. big.bin stays in the computer and is saved once
+    // space allows (the mirror retries): absent, or whole, never cut short.
+    const bin = files.get('artifacts/big.bin');
+    const leftovers = [
+      ...(files.get('documents/big.txt') !== null ? ['documents/big.txt'] : []),
+      ...(bin && bin.length !== 3_000_000 ? [`artifacts/big.bin (${bin.length} of 3000000 bytes)`] : []),
+    ];
+    if (leftovers.length) {
+      result.corrupt++;
+      result.notes.push(`half-written files left behind: ${leftovers.join(', ')}`);
+    }
+    const db = await checkStackDatabases(page, 'default', 'SELECT 1;');
+    if (db.transcript !== 'ok' || db.memory !== 'ok') {
+      result.corrupt++;
+      result.notes.push(`integrity_check: transcript ${db.transcript}, memory ${db.memory}`);
+    }
+    result.notes.push(`after the quota came back the stack reopened in ${Math.round(reopen)} ms with both databases ok, the earlier message and small.txt there, no big.txt, big.bin ${bin ? 'saved whole once there was room' : 'not saved'}`);
+  } finally {
+    await browser.context.close().catch(() => {});
+  }
+  return result;
+}
