@@ -1,13 +1,13 @@
 // `npm run reliability [-- --runs N] [SCENARIO...]`: the reliability scenarios in full against the
 // production build (the scripted model behind the real proxy), then docs/reliability.md: per
 // scenario, runs, failures, rows or files lost, corrupt stacks and the slowest recovery.
-// SCENARIO: kill-chat, kill-upload, kill-settings, two-tabs, hostile-uploads, poisoned-documents
-// (default: all).
+// SCENARIO: kill-chat, kill-upload, kill-settings, kill-guest-write, two-tabs, hostile-uploads,
+// poisoned-documents, quota (default: all).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeModel } from '../tests/fake-model/server.ts';
 import type { ScenarioResult } from '../tests/reliability/harness.ts';
-import { hostileUploads, killDuring, poisonedDocumentsScenario, quotaScenario, twoTabs, type Target } from '../tests/reliability/scenarios.ts';
+import { hostileUploads, killDuring, killDuringGuestWrite, poisonedDocumentsScenario, quotaScenario, twoTabs, type Target } from '../tests/reliability/scenarios.ts';
 import { ensureFixtures } from '../tests/fixtures/generate.ts';
 import { serveStack } from './lib/serve.mjs';
 const root = join(import.meta.dirname, '..');
@@ -20,6 +20,7 @@ const SCENARIOS: Record<string, (target: Target) => Promise<ScenarioResult>> = {
   'kill-chat': (target) => killDuring(target, 'chat', kills, 1),
   'kill-upload': (target) => killDuring(target, 'upload', kills, 2),
   'kill-settings': (target) => killDuring(target, 'settings', kills, 3),
+  'kill-guest-write': (target) => killDuringGuestWrite(target, kills, 4),
   'two-tabs': (target) => twoTabs(target, Math.max(kills, 50)),
   'hostile-uploads': (target) => hostileUploads(target),
   'poisoned-documents': (target) => poisonedDocumentsScenario(target),
@@ -30,6 +31,7 @@ const SCENARIO_TITLES: Record<string, string> = {
   'kill-chat': 'kill during a burst',
   'kill-upload': 'kill during uploads',
   'kill-settings': 'kill during settings',
+  'kill-guest-write': 'kill while the computer writes',
   'two-tabs': 'two tabs',
   'hostile-uploads': 'hostile uploads',
   'poisoned-documents': 'poisoned documents',

@@ -1,7 +1,7 @@
 // The reliability scenarios (tests/reliability/), a few runs each, so `npm test` keeps them
 // working; `npm run reliability` runs them in full and writes docs/reliability.md.
 import { expect, test } from './test.ts';
-import { hostileUploads, killDuring, poisonedDocumentsScenario, quotaScenario, twoTabs, type Target } from '../reliability/scenarios.ts';
+import { hostileUploads, killDuring, killDuringGuestWrite, poisonedDocumentsScenario, quotaScenario, twoTabs, type Target } from '../reliability/scenarios.ts';
 import type { ScenarioResult } from '../reliability/harness.ts';
 import { E2E_APP_URL } from './ports.ts';
 
@@ -50,4 +50,9 @@ test('storage full: an upload, a computer write and a chat message each say so; 
   const result = await quotaScenario(target());
   console.log(result.notes.join('\n'));
   expectClean(result, 3);
+});
+
+test('killed while the computer writes a large file: the disk checks clean with e2fsck, acknowledged writes stay', async () => {
+  test.setTimeout(300_000);
+  expectClean(await killDuringGuestWrite(target(), 1, 14), 1);
 });

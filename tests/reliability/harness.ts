@@ -3,7 +3,7 @@
 // and checking its databases with Debian's sqlite3 — outside the app, so the app cannot vouch for
 // itself.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -35,6 +35,11 @@ export function newResult(scenario: string): ScenarioResult {
 
 export function newProfile(): string {
   return mkdtempSync(join(tmpdir(), 'stackdocs-reliability-'));
+}
+
+/** Deletes a profile once its browser is closed (each holds the computer's 2 GB disk). */
+export function disposeProfile(profile: string): void {
+  rmSync(profile, { recursive: true, force: true });
 }
 
 export async function launch(profile: string, baseURL: string): Promise<Browser> {
@@ -139,4 +144,42 @@ export async function checkStackDatabases(page: Page, stack: string, transcriptS
   const transcript = checkDatabase(transcriptDb, files.get('.os/memory/transcript.db-journal') ?? null, transcriptSql);
   const memory = checkDatabase(memoryDb, files.get('.os/memory/memory.db-journal') ?? null);
   return { transcript: transcript.integrity, memory: memory.integrity, rows: transcript.rows };
+}
+
+/** The computer's disk as the killed browser left it: the largest file of the profile's OPFS. */
+export function diskImageIn(profile: string): string | null {
+  let best: { path: string; size: number } | null = null;
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile()) {
+        const size = statSync(path).size;
+        if (!best || size > best.size) best = { path, size };
+      }
+    }
+  };
+  walk(join(profile, 'Default', 'File System'));
+  return (best as { path: string } | null)?.path ?? null;
+}
+
+/**
+ * e2fsck on a copy of the disk image, outside the browser: first the journal is replayed (what
+ * the kernel does when it mounts the disk after a crash), then a forced read-only check must find
+ * nothing. Returns null when clean, else what e2fsck said.
+ */
+export function checkDiskImage(image: string, scratch: string): string | null {
+  const copy = join(scratch, 'disk-check.img');
+  copyFileSync(image, copy);
+  try {
+    // journal_only replays and stops; but facing a broken journal it goes on to repair the whole
+    // disk (answering yes): anything beyond a clean replay (exit 0, no question asked) is damage.
+    const replay = spawnSync('/sbin/e2fsck', ['-E', 'journal_only', '-y', copy], { encoding: 'utf8' });
+    const said = `${replay.stdout}${replay.stderr}`;
+    if (replay.status !== 0 || /\? yes/.test(said)) return `journal replay: exit ${replay.status}: ${said.trim().slice(0, 400)}`;
+    const check = spawnSync('/sbin/e2fsck', ['-f', '-n', copy], { encoding: 'utf8' });
+    return check.status === 0 ? null : `e2fsck -fn: exit ${check.status}: ${(check.stdout + check.stderr).trim().slice(0, 400)}`;
+  } finally {
+    rmSync(copy, { force: true });
+  }
 }

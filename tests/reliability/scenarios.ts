@@ -9,7 +9,7 @@ import { makeHostileCorpus, type HostileFile } from '../fixtures/hostile.ts';
 import { COLLECTOR_HOST, poisonedDocuments, type Attack, type PoisonedDocument } from '../fixtures/poisoned.ts';
 import { createRandom } from '../fixtures/invoices.ts';
 import { fixture } from '../support/fixtures.ts';
-import { browserPids, checkStackDatabases, kill, killNow, launch, newProfile, newResult, openApp, readStackFiles, type Browser, type ScenarioResult } from './harness.ts';
+import { browserPids, checkDiskImage, checkStackDatabases, diskImageIn, disposeProfile, kill, killNow, launch, newProfile, newResult, openApp, readStackFiles, type Browser, type ScenarioResult } from './harness.ts';
 
 export interface Target {
   /** The production build's origin. */
@@ -173,6 +173,7 @@ export async function killDuring(target: Target, activity: Activity, runs: numbe
     result.notes.unshift(`acknowledged before the kills: ${new Set(everything.messages).size} messages, ${everything.uploads.length} uploads, ${everything.model ? 'a settings change' : 'no settings change'}; reopen ${Math.round(result.slowestMs)} ms at the slowest`);
   } finally {
     await browser.context.close().catch(() => {});
+    disposeProfile(profile);
   }
   return result;
 }
@@ -231,6 +232,7 @@ export async function twoTabs(target: Target, runs: number): Promise<ScenarioRes
     result.notes.unshift(`${acknowledged.length} messages and ${uploads.length} uploads acknowledged across ${runs} take-overs; slowest take-over ${Math.round(result.slowestMs)} ms`);
   } finally {
     await browser.context.close().catch(() => {});
+    disposeProfile(profile);
   }
   return result;
 }
@@ -354,6 +356,7 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
     clearInterval(sampler);
     await browser.context.close().catch(() => {});
     rmSync(scratch, { recursive: true, force: true });
+    disposeProfile(profile);
   }
   return result;
 }
@@ -456,6 +459,7 @@ export async function poisonedDocumentsScenario(target: Target, pick: (documents
     );
   } finally {
     await context.close().catch(() => {});
+    disposeProfile(profile);
   }
   return result;
 }
@@ -577,6 +581,114 @@ export async function quotaScenario(target: Target): Promise<ScenarioResult> {
     result.notes.push(`after the quota came back the stack reopened in ${Math.round(reopen)} ms with both databases ok, the earlier message and small.txt there, no big.txt, big.bin ${bin ? 'saved whole once there was room' : 'not saved'}`);
   } finally {
     await browser.context.close().catch(() => {});
+    disposeProfile(profile);
+  }
+  return result;
+}
+
+/** The last tool result the scripted model received, as text. */
+async function lastToolResult(fakeUrl: string): Promise<string> {
+  const state = (await (await fetch(`${fakeUrl}/_fake/state`)).json()) as { requests: { body: { messages?: { content: unknown }[] } }[] };
+  for (const request of [...state.requests].reverse()) {
+    const content = request.body.messages?.at(-1)?.content;
+    if (Array.isArray(content)) {
+      const result = content.find((block) => (block as { type?: string }).type === 'tool_result') as { content?: unknown } | undefined;
+      if (result) return typeof result.content === 'string' ? result.content : JSON.stringify(result.content);
+    }
+  }
+  return '';
+}
+
+/**
+ * The computer killed while it writes a large file to its own disk: each run appends a line to
+ * /root/acks and syncs (acknowledged once the tool result shows), then starts `dd` of 256 MB and
+ * the browser is SIGKILLed at a random moment of it. After each kill the disk image, read out of
+ * the profile, must check clean with e2fsck (after the journal replay a mount would do); the
+ * stack must open, the computer start (cold when its saved state is older than its disk), and
+ * every acknowledged line of /root/acks be there.
+ */
+export async function killDuringGuestWrite(target: Target, runs: number, seed: number): Promise<ScenarioResult> {
+  const result = newResult('kill while the computer writes a large file (dd), disk checked with e2fsck');
+  const random = createRandom(seed);
+  const profile = newProfile();
+  const scratch = mkdtempSync(join(tmpdir(), 'stackdocs-disk-'));
+  const script = (name: string, turns: unknown[]) => fetch(`${target.fakeUrl}/_fake/script`, { method: 'POST', body: JSON.stringify({ name, turns }) });
+  const bash = (command: string, timeout = 600) => ({ reply: { content: [{ type: 'tool_use', name: 'bash', input: { command, timeout } }] } });
+  const done = (text: string) => ({ reply: { content: [{ type: 'text', text }] } });
+  let browser = await launch(profile, target.appUrl);
+  let acknowledged = 0;
+  let lateKills = 0;
+  try {
+    await openApp(browser.page);
+    for (let run = 1; run <= runs; run++) {
+      result.runs++;
+      const problems: string[] = [];
+      await script(`guest write ${run}`, [
+        bash('echo ack >> /root/acks && sync && echo "acks: $(wc -l < /root/acks)"'),
+        { ...bash(`: run-${run}; dd if=/dev/urandom of=/root/big.bin bs=1M count=256 conv=fsync status=none; echo dd finished`), expect: { tool_result: { contains: 'acks: ' } } },
+        done(`Wrote it, run ${run}.`),
+      ]);
+      const page = browser.page;
+      await page.getByRole('textbox', { name: 'Message' }).fill(`Write the big file, run ${run}`);
+      await page.getByRole('button', { name: 'Send' }).click();
+      // The ack is acknowledged when the dd call has started: the model had read the ack's result.
+      await page.locator('[data-role=tool]').filter({ hasText: `run-${run};` }).waitFor({ timeout: 180_000 });
+      const ack = /acks: (\d+)/.exec(await lastToolResult(target.fakeUrl));
+      if (ack) acknowledged = Number(ack[1]);
+      await page.waitForTimeout(300 + random() * 5_000);
+      await kill(browser);
+      if ((await lastToolResult(target.fakeUrl)).includes('dd finished')) lateKills++;
+
+      const image = diskImageIn(profile);
+      const fsck = image ? checkDiskImage(image, scratch) : 'no disk image in the profile';
+      if (fsck) {
+        result.corrupt++;
+        problems.push(`disk: ${fsck}`);
+      }
+
+      browser = await launch(profile, target.appUrl);
+      const started = performance.now();
+      try {
+        await openApp(browser.page);
+      } catch (error) {
+        result.corrupt++;
+        problems.push(`the stack did not open: ${(error as Error).message.split('\n')[0]}`);
+      }
+      await script(`guest check ${run}`, [bash('echo "acks: $(wc -l < /root/acks)"; rm -f /root/big.bin; dmesg | grep -c "EXT4-fs error" || true'), done(`Checked, run ${run}.`)]);
+      await browser.page.getByRole('textbox', { name: 'Message' }).fill(`Check the disk, run ${run}`);
+      await browser.page.getByRole('button', { name: 'Send' }).click();
+      try {
+        await browser.page.locator('[data-role=assistant]').filter({ hasText: `Checked, run ${run}.` }).waitFor({ timeout: 240_000 });
+        result.slowestMs = Math.max(result.slowestMs, performance.now() - started);
+        const check = await lastToolResult(target.fakeUrl);
+        const found = Number(/acks: (\d+)/.exec(check)?.[1] ?? -1);
+        if (found < acknowledged) {
+          result.lost += acknowledged - Math.max(found, 0);
+          problems.push(found < 0 ? `the check did not say how many lines /root/acks has: ${check.slice(0, 300)}` : `/root/acks has ${found} lines, ${acknowledged} were acknowledged`);
+        }
+        acknowledged = Math.max(acknowledged, found);
+        const errors = Number(/\n(\d+)\s*$/.exec(check.replace(/\nExit code.*$/s, ''))?.[1] ?? 0);
+        if (errors > 0) problems.push(`the kernel logged ${errors} ext4 errors after the restart`);
+      } catch (error) {
+        result.corrupt++;
+        problems.push(`the computer did not answer after the restart: ${(error as Error).message.split('\n')[0]}`);
+      }
+      const db = await checkStackDatabases(browser.page, 'default', 'SELECT 1;');
+      if (db.transcript !== 'ok' || db.memory !== 'ok') {
+        result.corrupt++;
+        problems.push(`integrity_check: transcript ${db.transcript}, memory ${db.memory}`);
+      }
+      await openApp(browser.page).catch(() => {});
+      if (problems.length) {
+        result.failures++;
+        result.notes.push(`run ${run}: ${problems.join('; ')}`);
+      }
+    }
+    result.notes.unshift(`${acknowledged} acknowledged lines in /root/acks kept across ${runs} kills (${runs - lateKills} while dd was still writing); the disk image checked clean with e2fsck after each kill; slowest reopen to a working computer ${Math.round(result.slowestMs)} ms`);
+  } finally {
+    await browser.context.close().catch(() => {});
+    disposeProfile(profile);
+    rmSync(scratch, { recursive: true, force: true });
   }
   return result;
 }
