@@ -78,6 +78,9 @@ function vmImage(): Plugin {
 }
 
 export default defineConfig({
+  // Relative: the built app works from any path of any static host (a project page, an intranet
+  // folder), not only from a host's root.
+  base: './',
   plugins: [
     preact(),
     contentSecurityPolicyMeta(),
@@ -90,19 +93,20 @@ export default defineConfig({
       injectRegister: false,
       includeAssets: ['favicon.svg', 'icons/*.png'],
       manifest: {
-        id: '/',
+        // Relative to the manifest, so the app installs wherever it is served.
+        id: './',
         name: 'Stackdocs',
         short_name: 'Stackdocs',
         description: 'A personal AI computer that lives in one browser tab.',
-        start_url: '/',
-        scope: '/',
+        start_url: './',
+        scope: './',
         display: 'standalone',
         background_color: '#f4f5f8',
         theme_color: '#1f2a44',
         icons: [
-          { src: '/icons/icon-192.png', sizes: '192x192', type: 'image/png' },
-          { src: '/icons/icon-512.png', sizes: '512x512', type: 'image/png' },
-          { src: '/icons/icon-maskable-512.png', sizes: '512x512', type: 'image/png', purpose: 'maskable' },
+          { src: 'icons/icon-192.png', sizes: '192x192', type: 'image/png' },
+          { src: 'icons/icon-512.png', sizes: '512x512', type: 'image/png' },
+          { src: 'icons/icon-maskable-512.png', sizes: '512x512', type: 'image/png', purpose: 'maskable' },
         ],
       },
       workbox: {

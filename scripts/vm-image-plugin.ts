@@ -5,6 +5,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Plugin } from 'vite';
 
+/** `base` is where the development server serves the image; the build puts it at `vm/<hash>/` beside index.html. */
 export function findVmImage(): { dir: string; hash: string; base: string } | null {
   const latest = join(import.meta.dirname, '..', 'vm-images/out/latest');
   if (!existsSync(join(latest, 'manifest.json'))) return null;
@@ -15,7 +16,9 @@ export function findVmImage(): { dir: string; hash: string; base: string } | nul
 
 /** `virtual:vm-image` alone: the stack worker imports it, and workers get their own plugins. */
 export function vmImageModule(): Plugin {
-  const base = findVmImage()?.base ?? null;
+  // Relative to the app's root: the built app may be served from any path.
+  const hash = findVmImage()?.hash;
+  const base = hash ? `vm/${hash}/` : null;
   return {
     name: 'stackdocs:vm-image-module',
     resolveId: (id) => (id === 'virtual:vm-image' ? '\0virtual:vm-image' : undefined),

@@ -5,8 +5,9 @@ import { loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
 import { createAnthropicStream } from './agent/anthropic.ts';
 import { createOpenAIStream } from './agent/openai.ts';
 import type { StackApi } from './protocol.ts';
-import { DEFAULT_MODEL } from './settings.ts';
+import { DEFAULT_ENDPOINTS, DEFAULT_MODEL } from './settings.ts';
 import { vmImageBase } from 'virtual:vm-image';
+import { appUrl } from './app-root.ts';
 import type { VmApi } from '../vm/protocol.ts';
 import { createComputer, type Computer } from './computer.ts';
 import { createStack } from './stack.ts';
@@ -15,7 +16,12 @@ import { createOpfsUserFiles } from './user-files.ts';
 import { createBrowserOcr } from './documents/ocr.ts';
 import { openPdfInWorker, renderPdfPagesInWorker } from './documents/pdfjs-worker.ts';
 
-const DEFAULT_ENDPOINT = import.meta.env.VITE_PROXY_URL || 'http://127.0.0.1:8787';
+// The proxy the build was made for; else the local one, but only for a page served from this
+// machine. Elsewhere (a static host with no proxy) the default is the user's own key, which works
+// with no server at all once they enter it.
+const ON_THIS_MACHINE = /^(localhost|127\.0\.0\.1|\[::1\])$/.test(self.location.hostname);
+const PROXY_URL = import.meta.env.VITE_PROXY_URL || (ON_THIS_MACHINE ? 'http://127.0.0.1:8787' : '');
+const DEFAULT_CONNECTION = PROXY_URL ? { provider: 'proxy' as const, endpoint: PROXY_URL } : { provider: 'anthropic' as const, endpoint: DEFAULT_ENDPOINTS.anthropic };
 
 // The app names the worker `stack:<id>`; one worker serves one stack.
 const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length) : 'default';
@@ -33,13 +39,13 @@ async function openStack(): Promise<StackApi> {
     memory,
     openPdf: openPdfInWorker,
     renderPdfPages: renderPdfPagesInWorker,
-    ocr: createBrowserOcr({ base: new URL('/ocr/', self.location.href).href }),
-    defaults: { provider: 'proxy', endpoint: DEFAULT_ENDPOINT, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
+    ocr: createBrowserOcr({ base: appUrl('ocr/') }),
+    defaults: { ...DEFAULT_CONNECTION, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
     fetch: (input, init) => fetch(input, init),
     createComputer: (emit) =>
       (computer = createComputer({
         connect: () => Comlink.wrap<VmApi>(new Worker(new URL('../vm/vm-worker.ts', import.meta.url), { type: 'module', name: `vm:${stackId}` })) as unknown as VmApi,
-        imageBaseUrl: vmImageBase,
+        imageBaseUrl: vmImageBase === null ? null : appUrl(vmImageBase),
         stackId,
         emit,
         proxy: Comlink.proxy,

@@ -27,10 +27,10 @@ export async function openPdf(bytes: Uint8Array): Promise<PdfHandle> {
   // pdfjs takes ownership of the buffer it is given, so it gets a copy.
   const doc: PDFDocumentProxy = await lib.getDocument({
     data: bytes.slice(),
-    standardFontDataUrl: `${import.meta.env.BASE_URL}pdfjs/standard_fonts/`,
-    cMapUrl: `${import.meta.env.BASE_URL}pdfjs/cmaps/`,
+    standardFontDataUrl: new URL(`${import.meta.env.BASE_URL}pdfjs/standard_fonts/`, document.baseURI).href,
+    cMapUrl: new URL(`${import.meta.env.BASE_URL}pdfjs/cmaps/`, document.baseURI).href,
     cMapPacked: true,
-    wasmUrl: `${import.meta.env.BASE_URL}pdfjs/wasm/`,
+    wasmUrl: new URL(`${import.meta.env.BASE_URL}pdfjs/wasm/`, document.baseURI).href,
   }).promise;
   const tasks = new WeakMap<HTMLCanvasElement, RenderTask>();
   return {
