@@ -139,7 +139,8 @@ function matches(match: RuleMatch, input: unknown, context: CallContext): boolea
     case 'private_network':
       return typeof fields.url === 'string' && isPrivateUrl(fields.url);
     case 'address_not_from_user': {
-      const urls = typeof fields.url === 'string' ? [fields.url] : typeof fields.command === 'string' ? urlsIn(fields.command) : [];
+      // In a command, the computer's own loopback (a server started in it) goes nowhere.
+      const urls = typeof fields.url === 'string' ? [fields.url] : typeof fields.command === 'string' ? urlsIn(fields.command).filter((url) => !isLoopback(hostOf(url))) : [];
       return urls.some((url) => {
         const host = hostOf(url);
         return host === null || !isNamedHost(host, context.userHosts);
@@ -169,6 +170,10 @@ export function hostOf(url: string): string | null {
 
 function normaliseHost(host: string): string {
   return host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '').replace(/^www\./, '');
+}
+
+function isLoopback(host: string | null): boolean {
+  return host === 'localhost' || host === '::1' || (host !== null && /^127\.\d+\.\d+\.\d+$/.test(host));
 }
 
 /** A named host covers itself and its subdomains ("example.com" covers "docs.example.com"). */
