@@ -21,7 +21,7 @@ export async function checkModel(connection: ModelConnection, fetchFn: typeof fe
       // Checking the key would cost a request; the first message will say if Anthropic refuses it.
       return connection.apiKey
         ? { state: 'ready', endpoint }
-        : { state: 'not_configured', endpoint, message: 'No model connected: enter your Anthropic API key in Settings, or switch back to the proxy.' };
+        : { state: 'not_configured', endpoint, message: 'No model connected: enter your Anthropic API key in Settings, or choose the Stackdocs proxy or a local model server there.' };
     case 'openai':
       try {
         const response = await fetchFn(`${endpoint}/models`, {
