@@ -6,6 +6,7 @@ import { defineConfig, type Plugin } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { contentSecurityPolicyMeta } from './scripts/content-security-policy.ts';
 import { findVmImage, vmImageModule } from './scripts/vm-image-plugin.ts';
+import { ensureFixtures } from './tests/fixtures/generate.ts';
 
 /** pdfjs's fonts, character maps and wasm, served under /pdfjs/ and precached for offline use. */
 function pdfjsAssets(): Plugin {
@@ -38,6 +39,26 @@ function ocrAssets(): Plugin {
     apply: 'build',
     generateBundle() {
       for (const [from, name] of files) this.emitFile({ type: 'asset', fileName: `ocr/${name}`, source: readFileSync(from) });
+    },
+  };
+}
+
+/**
+ * The first run's sample documents (app/chat/FirstRun.tsx): three of the project's own generated
+ * invoices (tests/fixtures, made from a seed; nothing downloaded), served under samples/.
+ */
+function sampleDocuments(): Plugin {
+  const samples: [string, string][] = [
+    ['plain-1.pdf', 'harbour-city-plumbing-invoice.pdf'],
+    ['two-column-1.pdf', 'northwind-logistics-invoice.pdf'],
+    ['receipt-1_scan.jpg', 'daily-grind-receipt-scan.jpg'],
+  ];
+  return {
+    name: 'stackdocs:sample-documents',
+    apply: 'build',
+    async generateBundle() {
+      const dir = await ensureFixtures();
+      for (const [from, name] of samples) this.emitFile({ type: 'asset', fileName: `samples/${name}`, source: readFileSync(join(dir, from)) });
     },
   };
 }
@@ -86,6 +107,7 @@ export default defineConfig({
     contentSecurityPolicyMeta(),
     pdfjsAssets(),
     ocrAssets(),
+    sampleDocuments(),
     vmImage(),
     vmImageModule(),
     VitePWA({
@@ -110,7 +132,7 @@ export default defineConfig({
         ],
       },
       workbox: {
-        globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}', 'vm/*/{bzImage,bios.bin,vgabios.bin,initrd.img}'],
+        globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}', 'samples/*', 'vm/*/{bzImage,bios.bin,vgabios.bin,initrd.img}'],
         // The disk chunks and the saved state are copied into OPFS once; only the small boot files
         // (precached above) are needed again, e.g. for a cold boot offline.
         globIgnores: ['vm/*/disk/**', 'vm/*/state.gzip'],

@@ -7,15 +7,21 @@ import type { UploadState } from '../useUploads.ts';
 import { ModelBanner } from './ModelBanner.tsx';
 import { ChatItem } from './ChatItem.tsx';
 import { MissionStatus } from './MissionStatus.tsx';
+import { FirstRun, type FirstRunPhase } from './FirstRun.tsx';
 
 export function ChatPanel({ uploads }: { uploads: UploadState }) {
   const client = useStackClient();
   const chat = useAppStore((state) => state.view.chat);
   const busy = useAppStore((state) => state.view.activeMissions.length > 0);
   const ready = useAppStore((state) => state.connection.state === 'ready');
+  const hasDocuments = useAppStore((state) => Object.keys(state.view.documents).length > 0);
+  const [firstRun, setFirstRun] = useState<FirstRunPhase>('offer');
+  // Offered on an empty stack; once the user takes it, it stays to show what to ask.
+  const showFirstRun = firstRun !== 'offer' || (!hasDocuments && chat.length === 0 && ready);
   const [draft, setDraft] = useState('');
   const [sendError, setSendError] = useState<string | null>(null);
   const log = useRef<HTMLDivElement>(null);
+  const input = useRef<HTMLTextAreaElement>(null);
 
   useEffect(() => {
     log.current?.scrollTo({ top: log.current.scrollHeight });
@@ -42,6 +48,17 @@ export function ChatPanel({ uploads }: { uploads: UploadState }) {
         {chat.map((entry) => (
           <ChatItem key={entry.key} entry={entry} />
         ))}
+        {showFirstRun && (
+          <FirstRun
+            uploads={uploads}
+            phase={firstRun}
+            setPhase={setFirstRun}
+            onSuggest={(text) => {
+              setDraft(text);
+              input.current?.focus();
+            }}
+          />
+        )}
       </div>
       <form
         class="chat-composer"
@@ -59,6 +76,7 @@ export function ChatPanel({ uploads }: { uploads: UploadState }) {
         {uploads.busy && <p class="chat-uploading" role="status">Adding {uploads.busy}…</p>}
         <MissionStatus />
         <textarea
+          ref={input}
           id="chat-input"
           aria-label="Message"
           placeholder={ready ? 'Message your computer…' : 'Starting…'}

@@ -247,3 +247,14 @@ test('a second tab says the stack is open elsewhere and can take it over', async
   await expect(page.getByRole('heading', { name: 'This stack was opened in another tab' })).toBeVisible();
   await expect(page.getByRole('textbox', { name: 'Message' })).toHaveCount(0);
 });
+
+test('the getting-started offer on a new stack can be dismissed for good', async ({ page }) => {
+  await openApp(page);
+  const start = page.getByRole('region', { name: 'Getting started' });
+  await expect(start.getByRole('button', { name: 'Try it with sample documents' })).toBeVisible();
+  await start.getByRole('button', { name: 'Dismiss getting started' }).click();
+  await expect(start).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await expect(page.getByRole('region', { name: 'Getting started' })).toHaveCount(0);
+});

@@ -55,6 +55,24 @@ test('served from a sub-path: loads with nothing asked of the host root, install
   await context.setOffline(false);
 });
 
+test('a new stack offers sample documents and first requests; once it has documents, never again', async () => {
+  test.setTimeout(120_000);
+  await page.goto(server.url);
+  const start = page.getByRole('region', { name: 'Getting started' });
+  await start.getByRole('button', { name: 'Try it with sample documents' }).click();
+  for (const name of ['harbour-city-plumbing-invoice.pdf', 'northwind-logistics-invoice.pdf', 'daily-grind-receipt-scan.jpg']) {
+    await expect(page.locator('[data-role=notice]').filter({ hasText: `Read ${name}` })).toBeVisible({ timeout: 90_000 });
+  }
+  await start.getByRole('button', { name: 'Extract these invoices into a table' }).click();
+  await expect(page.getByRole('textbox', { name: 'Message' })).toHaveValue('Extract these invoices into a table');
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeFocused();
+  await page.reload();
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled({ timeout: 30_000 });
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read daily-grind-receipt-scan.jpg' })).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Getting started' })).toHaveCount(0);
+  expect(server.missing).toEqual([]);
+});
+
 test('served from a sub-path: the terminal runs a command and a scan is read by OCR', async () => {
   test.setTimeout(6 * 60_000);
   await page.goto(server.url);
