@@ -11,12 +11,10 @@ import type { ExecRequest } from '../vm/agent-client.ts';
 import { COLLECTOR_HOST, poisonedDocuments, type PoisonedDocument } from '../tests/fixtures/poisoned.ts';
 import type { ModelStreamEvent, StreamFn } from './agent/types.ts';
 import type { Computer } from './computer.ts';
-import { openPdfInNode } from './documents/node-pdf.ts';
 import { DEFAULT_RULES } from './permissions/rules.ts';
 import type { StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
-import { createMemoryStorage } from './storage.ts';
-import { createMemoryUserFiles } from './user-files.ts';
+import { testStackDeps } from './test-stack.ts';
 
 type ToolUse = { name: string; input: Record<string, unknown> };
 
@@ -141,19 +139,9 @@ async function run(documents: readonly PoisonedDocument[], allow: (event: Extrac
     return Response.json({ ok: true, anthropic: true });
   }) as typeof fetch;
   const memory = await openTestMemory();
-  let n = 0;
-  const stack = await createStack({
-    storage: createMemoryStorage(),
-    memory,
-    files: createMemoryUserFiles(),
-    defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
-    fetch: fetchSpy,
-    createStream: () => obedientModel,
-    newId: (prefix) => `${prefix}_${++n}`,
-    openPdf: openPdfInNode,
-    ocr: async () => ({ text: '', confidence: 0 }),
-    createComputer: () => recordingComputer(ran),
-  });
+  const stack = await createStack(
+    testStackDeps(memory, { fetch: fetchSpy, createStream: () => obedientModel, ocr: async () => ({ text: '', confidence: 0 }), createComputer: () => recordingComputer(ran) }),
+  );
   const events: StackEvent[] = [];
   const asked: string[] = [];
   const denied: string[] = [];

@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { ModelStreamEvent, StreamFn } from './agent/types.ts';
 import type { StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
+import { testStackDeps } from './test-stack.ts';
 import { DbFullError } from '../memory/index.ts';
 import { createMemoryStorage } from './storage.ts';
 import { createMemoryUserFiles } from './user-files.ts';
-import { openPdfInNode } from './documents/node-pdf.ts';
 import { openTestMemory } from '../memory/test-helpers.ts';
 import { fixture } from '../tests/support/fixtures.ts';
 
@@ -24,20 +24,8 @@ function message(content: unknown[]): ModelStreamEvent {
 }
 
 async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetchFn = healthy, extra: Partial<Parameters<typeof createStack>[0]> = {}) {
-  let n = 0;
   const memory = extra.memory ?? (await openTestMemory());
-  const stack = await createStack({
-    storage,
-    memory,
-    files: createMemoryUserFiles(),
-    defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
-    fetch: fetchFn,
-    createStream: () => stream,
-    newId: (prefix) => `${prefix}_${++n}`,
-    ...extra,
-    openPdf: extra.openPdf ?? openPdfInNode,
-    ocr: extra.ocr ?? (async () => ({ text: 'scanned text of a test image', confidence: 90 })),
-  });
+  const stack = await createStack(testStackDeps(memory, { storage, fetch: fetchFn, createStream: () => stream, ...extra }));
   const events: StackEvent[] = [];
   await stack.subscribe(0, (batch) => events.push(...batch));
   return { stack, events, storage, memory };

@@ -1,12 +1,13 @@
 // The browser's storage for this origin is full: telling it apart from other failures, and
 // saying so in words a person can act on.
 import { DbFullError } from '../memory/index.ts';
+import { isQuotaError } from '../vm/opfs-write.ts';
 
 /** A quota failure from OPFS, or SQLite's answer to one (memory/ types those as DbFullError). */
 export function isStorageFull(error: unknown): boolean {
   if (error instanceof DbFullError) return true;
   for (let cause: unknown = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
-    if ((cause as { name?: unknown }).name === 'QuotaExceededError') return true;
+    if (isQuotaError(cause)) return true;
   }
   return false;
 }
