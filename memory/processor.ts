@@ -3,7 +3,7 @@
 // actions and file rewrites. Observations are marked processed only when all of that succeeded.
 import { messageOf } from './db-errors.ts';
 import { MEMORY_FILES, type MemoryFileName } from './memory-files.ts';
-import type { MemoryStore, NewLearning, NewPendingAction, RunFailure } from './memory-store.ts';
+import type { MemoryStore, NewLearning, NewPendingAction, PendingAction, RunFailure } from './memory-store.ts';
 import { attribute, batchTexts, markedLines, type BatchTexts } from './provenance.ts';
 import { observationSize, processorPrompt, processorSystemPrompt } from './processor-prompt.ts';
 import { parseProcessorReply, type FileUpdate, type ParsedReply } from './processor-reply.ts';
@@ -25,6 +25,12 @@ export interface CompletionRequest {
  * (same endpoint and retries as the agent); may throw on any failure.
  */
 export type CompleteFn = (request: CompletionRequest) => Promise<string>;
+
+/** The memory files and open actions as one batch's prompt showed them. */
+interface ShownMemory {
+  files: { name: MemoryFileName; content: string | undefined }[];
+  actions: PendingAction[];
+}
 
 export interface ProcessorDeps {
   transcript: TranscriptStore;
@@ -102,34 +108,36 @@ export function createObservationProcessor(deps: ProcessorDeps): ObservationProc
     return rest.length ? rest : { status: 'repaired', observations: learned.size };
   }
 
-  /** The model request: memory files and actions read fresh (the processor keeps no state). */
-  async function buildRequest(batch: Observation[]): Promise<CompletionRequest> {
+  /** The memory the model is shown: files and actions read fresh (the processor keeps no state). */
+  async function readMemory(): Promise<ShownMemory> {
     const files = await Promise.all(MEMORY_FILES.map(async (file) => ({ name: file.name, content: await deps.files.read(file.name) })));
-    const actions = await deps.memory.pendingActions(50);
+    return { files, actions: await deps.memory.pendingActions(50) };
+  }
+
+  async function buildRequest(batch: Observation[], shown: ShownMemory): Promise<CompletionRequest> {
     const [last] = await deps.memory.recentRuns(1);
     const retried = last?.status === 'failed' && last.observationIds.includes(batch[0]!.id);
     return {
       model,
       system: processorSystemPrompt(writable),
-      prompt: processorPrompt({ files, actions, observations: batch, previousFailure: retried ? (last.error ?? undefined) : undefined }),
+      prompt: processorPrompt({ ...shown, observations: batch, previousFailure: retried ? (last.error ?? undefined) : undefined }),
       maxTokens: deps.maxTokens ?? 16_000,
     };
   }
 
   /** What memory already holds from read content, as the model saw it in the prompt. */
-  async function rememberedContent(): Promise<{ label: string; text: string }[]> {
-    const actions = await deps.memory.pendingActions(50);
-    const remembered = actions.flatMap((action) => (action.source === 'content' ? [{ label: action.sourceLabel ?? 'read content', text: action.content }] : []));
-    for (const file of MEMORY_FILES) remembered.push(...markedLines((await deps.files.read(file.name)) ?? ''));
+  function rememberedContent(shown: ShownMemory): { label: string; text: string }[] {
+    const remembered = shown.actions.flatMap((action) => (action.source === 'content' ? [{ label: action.sourceLabel ?? 'read content', text: action.content }] : []));
+    for (const file of shown.files) remembered.push(...markedLines(file.content ?? ''));
     return remembered;
   }
 
-  async function apply(batch: Observation[], reply: Extract<ParsedReply, { ok: true }>, startedAt: number): Promise<BatchOutcome> {
+  async function apply(batch: Observation[], reply: Extract<ParsedReply, { ok: true }>, startedAt: number, shown: ShownMemory): Promise<BatchOutcome> {
     const ids = batch.map((obs) => obs.id);
     const inBatch = new Map(batch.map((obs) => [obs.id, obs]));
     // The whole batch is compared, not only the observation the model cited: a citation is the
     // model's word, and a document that steers the model can steer that too.
-    const texts = batchTexts(batch, await rememberedContent());
+    const texts = batchTexts(batch, rememberedContent(shown));
     const sessionId = batch.at(-1)!.sessionId;
     const learnings: NewLearning[] = reply.learnings.map((learning) => {
       const cited = learning.observationId === null ? undefined : inBatch.get(learning.observationId);
@@ -152,7 +160,7 @@ export function createObservationProcessor(deps: ProcessorDeps): ObservationProc
     const updates: FileUpdate[] = [];
     for (const update of reply.fileUpdates) {
       if (!writable.includes(update.name)) continue;
-      const guarded = guardFileUpdate(update, (await deps.files.read(update.name)) ?? '', texts);
+      const guarded = guardFileUpdate(update, shown.files.find((file) => file.name === update.name)?.content ?? '', texts);
       if (guarded.update) updates.push(guarded.update);
       for (const held of guarded.held) {
         learnings.push({ type: 'fact', content: held.line, sessionId, sourceObservationId: null, confidence: null, source: 'content', sourceLabel: held.label });
@@ -205,8 +213,10 @@ export function createObservationProcessor(deps: ProcessorDeps): ObservationProc
     };
 
     let request: CompletionRequest;
+    let shown: ShownMemory;
     try {
-      request = await buildRequest(batch);
+      shown = await readMemory();
+      request = await buildRequest(batch, shown);
     } catch (error) {
       return fail('storage_error', `reading memory: ${messageOf(error)}`);
     }
@@ -219,7 +229,7 @@ export function createObservationProcessor(deps: ProcessorDeps): ObservationProc
     const parsed = parseProcessorReply(typeof reply === 'string' ? reply : '');
     if (!parsed.ok) return fail('malformed_reply', parsed.error);
     try {
-      return await apply(batch, parsed, startedAt);
+      return await apply(batch, parsed, startedAt, shown);
     } catch (error) {
       return fail('storage_error', messageOf(error));
     }
