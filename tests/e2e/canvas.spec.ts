@@ -2,7 +2,7 @@
 // edits the agent hears of, the subbar, keyboard shortcuts, and accessibility.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Locator, type Page } from './test.ts';
-import type { FakeScript } from '../fake-model/script.ts';
+import type { FakeScript } from '../../worker/agent/scripted/script.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { assistant, openApp, send } from './app.ts';
 import { putFile, removeFile } from './opfs.ts';

@@ -1,5 +1,5 @@
 // Drives the scripted model from a test, over its admin routes.
-import type { FakeScript } from '../fake-model/script.ts';
+import type { FakeScript } from '../../worker/agent/scripted/script.ts';
 import type { FakeState } from '../fake-model/server.ts';
 
 function fakeUrl(): string {

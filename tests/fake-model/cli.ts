@@ -3,7 +3,7 @@
 // Scripts can also be loaded later over HTTP (POST /_fake/script).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parseScript } from './check.ts';
+import { parseScript } from '../../worker/agent/scripted/check.ts';
 import { startFakeModel } from './server.ts';
 
 const { values } = parseArgs({

@@ -2,7 +2,7 @@
 // mid-stream errors, or the assembled JSON, or an API error. The timing lives here, apart from
 // routing, so each way a reply can end is visible in one place.
 import type { ServerResponse } from 'node:http';
-import type { MessageReply } from './script.ts';
+import type { MessageReply } from '../../worker/agent/scripted/script.ts';
 import {
   type WireError,
   type WireMessage,
@@ -11,7 +11,7 @@ import {
   statusForErrorType,
   streamEvents,
   wireError,
-} from './wire.ts';
+} from '../../worker/agent/scripted/wire.ts';
 
 /** One response in flight, with the signal of the client going away. */
 export interface Exchange {

@@ -2,7 +2,7 @@
 // format is right. Each test loads its own script into one server started on a free port.
 import Anthropic, { type APIError } from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { FakeScript } from './script.ts';
+import type { FakeScript } from '../../worker/agent/scripted/script.ts';
 import { type FakeModel, startFakeModel } from './server.ts';
 
 let fake: FakeModel;

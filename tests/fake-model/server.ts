@@ -4,13 +4,13 @@
 // It also fakes Mistral's POST /v1/ocr (ocr.ts), kept apart from the model's requests and script.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseScript } from './check.ts';
-import { fillCaptures } from './captures.ts';
-import { checkExpect } from './expect.ts';
+import { parseScript } from '../../worker/agent/scripted/check.ts';
+import { fillCaptures } from '../../worker/agent/scripted/captures.ts';
+import { checkExpect } from '../../worker/agent/scripted/expect.ts';
 import { createFakeOcr, type FakeOcr, parseOcrReply } from './ocr.ts';
 import { type Exchange, sendError, sendMessage } from './respond.ts';
-import { type FakeScript, type FakeTurn, isErrorReply } from './script.ts';
-import { buildMessage, errorTypeForStatus, wireError } from './wire.ts';
+import { type FakeScript, type FakeTurn, isErrorReply } from '../../worker/agent/scripted/script.ts';
+import { buildMessage, errorTypeForStatus, wireError } from '../../worker/agent/scripted/wire.ts';
 
 export interface FakeModel {
   /** Base URL, e.g. http://127.0.0.1:41234 — what an SDK takes as baseURL. */
