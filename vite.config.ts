@@ -7,6 +7,7 @@ import { VitePWA } from 'vite-plugin-pwa';
 import { contentSecurityPolicyMeta } from './scripts/content-security-policy.ts';
 import { findVmImage, vmImageModule } from './scripts/vm-image-plugin.ts';
 import { ensureFixtures } from './tests/fixtures/generate.ts';
+import { SAMPLE_SOURCES } from './tests/fixtures/samples.ts';
 
 /** pdfjs's fonts, character maps and wasm, served under /pdfjs/ and precached for offline use. */
 function pdfjsAssets(): Plugin {
@@ -48,17 +49,12 @@ function ocrAssets(): Plugin {
  * invoices (tests/fixtures, made from a seed; nothing downloaded), served under samples/.
  */
 function sampleDocuments(): Plugin {
-  const samples: [string, string][] = [
-    ['plain-1.pdf', 'harbour-city-plumbing-invoice.pdf'],
-    ['two-column-1.pdf', 'northwind-logistics-invoice.pdf'],
-    ['receipt-1_scan.jpg', 'daily-grind-receipt-scan.jpg'],
-  ];
   return {
     name: 'stackdocs:sample-documents',
     apply: 'build',
     async generateBundle() {
       const dir = await ensureFixtures();
-      for (const [from, name] of samples) this.emitFile({ type: 'asset', fileName: `samples/${name}`, source: readFileSync(join(dir, from)) });
+      for (const [name, { fixture }] of Object.entries(SAMPLE_SOURCES)) this.emitFile({ type: 'asset', fileName: `samples/${name}`, source: readFileSync(join(dir, fixture)) });
     },
   };
 }

@@ -5,6 +5,7 @@ import { Canvas } from './canvas/Canvas.tsx';
 import { Subbar } from './canvas/Subbar.tsx';
 import { useShortcuts } from './useShortcuts.ts';
 import { ChatPanel } from './chat/ChatPanel.tsx';
+import { DemoBanner } from './DemoBanner.tsx';
 import { ComputerChip } from './ComputerChip.tsx';
 import { formatSpend } from './chat/format.ts';
 import { addSpend } from './events.ts';
@@ -123,6 +124,7 @@ function StackScreen() {
             Settings
           </button>
         </header>
+        <DemoBanner />
         {connection.state === 'failed' && (
           <p class="fatal" role="alert">
             {connection.message}

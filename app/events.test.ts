@@ -32,6 +32,32 @@ describe('applyEvents', () => {
     expect(view.chat[3]).toMatchObject({ code: 'model_error', text: 'boom' });
   });
 
+  it('labels the recorded demo: its request and replies are marked, its state kept for the banner, and no Retry sends it to a model', () => {
+    seq = 0;
+    const ZERO = { ...USAGE, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+    const playing = applyEvents(emptyView, [
+      ev({ type: 'mission_queued', mission_id: 'd', request_id: 'r', kind: 'demo', text: 'Extract these', position: 0 }),
+      ev({ type: 'mission_started', mission_id: 'd', request_id: 'r', kind: 'demo', text: 'Extract these' }),
+      ev({ type: 'assistant_delta', mission_id: 'd', text: 'Reading' }),
+    ]);
+    expect(playing.demo).toEqual({ mission_id: 'd', state: 'playing' });
+    expect(playing.chat.map((entry) => [entry.kind, 'recorded' in entry && entry.recorded])).toEqual([
+      ['user', true],
+      ['assistant', true],
+    ]);
+    const failed = applyEvents(playing, [ev({ type: 'mission_finished', mission_id: 'd', status: 'failed', usage: ZERO, error: { code: 'demo_off_script', message: 'The recorded demo stopped: x' } })]);
+    expect(failed.demo).toEqual({ mission_id: 'd', state: 'failed' });
+    expect(failed.chat.at(-1)).toMatchObject({ kind: 'error', code: 'demo_off_script' });
+    expect(failed.chat.at(-1)).not.toHaveProperty('retry_text');
+    // A real message afterwards is the user's, not recorded; the banner's demo stays until closed.
+    const after = applyEvents(failed, [
+      ev({ type: 'mission_queued', mission_id: 'm', request_id: 'r2', kind: 'chat', text: 'hi', position: 0 }),
+      ev({ type: 'assistant_delta', mission_id: 'm', text: 'Hello' }),
+    ]);
+    expect(after.chat.slice(-2).every((entry) => !('recorded' in entry))).toBe(true);
+    expect(after.demo?.state).toBe('failed');
+  });
+
   it('ignores events it has already applied', () => {
     seq = 0;
     const opened = ev({ type: 'window_opened', window: { id: 'w', kind: 'notes', title: 't', content: '', created_at: 0, updated_at: 0 } });

@@ -3,8 +3,9 @@ import { applyWindowPatch, assertNever, type CanvasWindow, type ComputerStatus, 
 import { appendOutput, emptyOutput, type ToolOutput } from './tool-output.ts';
 
 export type ChatEntry =
-  | { kind: 'user'; key: string; mission_id: string; text: string; queued: boolean }
-  | { kind: 'assistant'; key: string; mission_id: string; text: string; streaming: boolean }
+  /** `recorded`: the recorded demo's request and replies (pre-recorded, not from a model). */
+  | { kind: 'user'; key: string; mission_id: string; text: string; queued: boolean; recorded?: true }
+  | { kind: 'assistant'; key: string; mission_id: string; text: string; streaming: boolean; recorded?: true }
   | {
       kind: 'tool';
       key: string;
@@ -50,6 +51,13 @@ export interface StackView {
   live: Record<string, Spend>;
   /** The pipeline's state of each uploaded document, by its path (for its document window). */
   documents: Record<string, DocumentState>;
+  /** The latest recorded demo played in this stack, while its banner is due. */
+  demo: DemoState | null;
+}
+
+export interface DemoState {
+  mission_id: string;
+  state: 'playing' | 'finished' | 'stopped' | 'failed';
 }
 
 export interface DocumentState {
@@ -78,6 +86,7 @@ export const emptyView: StackView = {
   session: { tokens: 0, cost_usd: 0 },
   live: {},
   documents: {},
+  demo: null,
 };
 
 export function tokensOf(usage: Usage): number {
@@ -112,11 +121,15 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
   const key = `e${event.seq}`;
   switch (event.type) {
     case 'mission_queued': {
+      const queued = event.position > 0;
       const entry: ChatEntry =
         event.kind === 'chat'
-          ? { kind: 'user', key, mission_id: event.mission_id, text: event.text, queued: event.position > 0 }
-          : { kind: 'notice', key, mission_id: event.mission_id, text: 'Scheduled check-in (heartbeat).' };
-      return { ...view, activeMissions: [...view.activeMissions, event.mission_id], chat: [...view.chat, entry] };
+          ? { kind: 'user', key, mission_id: event.mission_id, text: event.text, queued }
+          : event.kind === 'demo'
+            ? { kind: 'user', key, mission_id: event.mission_id, text: event.text, queued, recorded: true }
+            : { kind: 'notice', key, mission_id: event.mission_id, text: 'Scheduled check-in (heartbeat).' };
+      const demo: DemoState | null = event.kind === 'demo' ? { mission_id: event.mission_id, state: 'playing' } : view.demo;
+      return { ...view, activeMissions: [...view.activeMissions, event.mission_id], chat: [...view.chat, entry], demo };
     }
     case 'mission_started':
       return {
@@ -131,7 +144,8 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
         chat[at] = { ...last, text: last.text + event.text };
         return { ...view, chat };
       }
-      return { ...view, chat: insert(view.chat, { kind: 'assistant', key, mission_id: event.mission_id, text: event.text, streaming: true }) };
+      const recorded = view.demo?.mission_id === event.mission_id ? { recorded: true as const } : {};
+      return { ...view, chat: insert(view.chat, { kind: 'assistant', key, mission_id: event.mission_id, text: event.text, streaming: true, ...recorded }) };
     }
     case 'assistant_message_end': {
       const spent = { tokens: tokensOf(event.usage), cost_usd: event.usage.cost_usd };
@@ -196,15 +210,17 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       });
       if (event.status === 'aborted') chat = insert(chat, { kind: 'notice', key, mission_id: event.mission_id, text: 'Stopped.' });
       if ((event.status === 'failed' || event.status === 'interrupted') && event.error) {
-        // The user's own message can be sent again as it was.
+        // The user's own message can be sent again as it was (the demo's request is not theirs).
         const asked = view.chat.find((entry) => entry.kind === 'user' && entry.mission_id === event.mission_id);
-        const retry_text = asked?.kind === 'user' ? asked.text : undefined;
+        const retry_text = asked?.kind === 'user' && !asked.recorded ? asked.text : undefined;
         chat = insert(chat, { kind: 'error', key, mission_id: event.mission_id, code: event.error.code, text: event.error.message, ...(retry_text ? { retry_text } : {}) });
       }
       const spent = { tokens: tokensOf(event.usage), cost_usd: event.usage.cost_usd };
       if (spent.tokens > 0) chat = insert(chat, { kind: 'usage', key: `${key}u`, mission_id: event.mission_id, ...spent });
       const { [event.mission_id]: _done, ...live } = view.live;
-      return { ...view, activeMissions, chat, session: addSpend(view.session, spent), live };
+      const demo: DemoState | null =
+        view.demo?.mission_id === event.mission_id ? { ...view.demo, state: event.status === 'completed' ? 'finished' : event.status === 'aborted' ? 'stopped' : 'failed' } : view.demo;
+      return { ...view, activeMissions, chat, session: addSpend(view.session, spent), live, demo };
     }
     case 'window_opened':
       return { ...view, windows: [...view.windows.filter((w) => w.id !== event.window.id), event.window] };

@@ -35,6 +35,11 @@ export interface MissionDeps {
   compaction?: CompactionPolicy;
   /** After a mission that failed for lack of a model, the status is checked again. */
   onModelTrouble(): void;
+  /**
+   * The recorded demo: a new playing of its recording, and what must be done before it starts
+   * (the sample documents read). Absent: a demo mission fails saying so.
+   */
+  demo?: { stream(): StreamFn; ready(): Promise<void> };
 }
 
 export interface Missions {
@@ -86,14 +91,21 @@ export function createMissions(deps: MissionDeps): Missions {
         emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted', usage: emptyUsage() });
         return;
       }
-      const userText = withInteractions(deps.canvas.takeInteractionNotes(), text);
+      // The recorded demo keeps to itself: its turns never enter the model's conversation or the
+      // memory, and the user's canvas notes wait for their next real message.
+      const demo = kind === 'demo';
+      if (demo && !deps.demo) throw new Error('This stack has no recorded demo.');
+      const userText = demo ? text : withInteractions(deps.canvas.takeInteractionNotes(), text);
       if (kind === 'chat') await hooks.userPromptSubmit(userText);
-      const messages = withUserText(deps.conversation.messages, userText);
-      for (const host of userHostsOf(messages)) userHosts.add(host);
-      await deps.conversation.begin(messages);
-      const stream = await deps.stream();
+      const messages = withUserText(demo ? [] : deps.conversation.messages, userText);
+      if (!demo) {
+        for (const host of userHostsOf(messages)) userHosts.add(host);
+        await deps.conversation.begin(messages);
+      }
+      if (demo) await deps.demo!.ready();
+      const stream = demo ? deps.demo!.stream() : await deps.stream();
       // Memory is read at the start of each mission, and again after a compaction.
-      let memoryText = await deps.memory.prompt();
+      let memoryText = demo ? '' : await deps.memory.prompt();
       const attachments = await deps.attachments();
       const outcome = await runAgentLoop({
         stream,
@@ -101,14 +113,15 @@ export function createMissions(deps: MissionDeps): Missions {
         model: deps.model(),
         system: () => systemPrompt({ canvas: deps.canvas.describe(), memory: memoryText, attachments }),
         messages,
-        promptTokens: deps.conversation.promptTokens,
+        promptTokens: demo ? 0 : deps.conversation.promptTokens,
         compact: async (current, promptTokens, signal) => {
+          if (demo) return null;
           const compacted = await compactIfNeeded(missionId, stream, current, promptTokens, signal);
           if (compacted) memoryText = await deps.memory.prompt();
           return compacted;
         },
         signal: controller.signal,
-        onEvent: (event) => forward(missionId, event),
+        onEvent: (event) => forward(missionId, event, kind),
         authorize: (call, signal) => deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal, userHosts),
         ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
       });
@@ -116,10 +129,10 @@ export function createMissions(deps: MissionDeps): Missions {
       const stoppedFor = stopReason(controller.signal);
       if (stoppedFor) {
         emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: outcome.usage, error: stoppedFor });
-        await deps.conversation.end(outcome.messages, outcome.promptTokens).catch(() => {});
+        if (!demo) await deps.conversation.end(outcome.messages, outcome.promptTokens).catch(() => {});
         return;
       }
-      await deps.conversation.end(outcome.messages, outcome.promptTokens);
+      if (!demo) await deps.conversation.end(outcome.messages, outcome.promptTokens);
       if (kind === 'chat') await hooks.stop();
       const error = outcome.status === 'failed' ? outcome.error : undefined;
       emit({ type: 'mission_finished', mission_id: missionId, status: outcome.status, usage: outcome.usage, ...(error ? { error } : {}) });
@@ -133,9 +146,10 @@ export function createMissions(deps: MissionDeps): Missions {
     }
   }
 
-  function forward(missionId: string, event: LoopEvent) {
+  function forward(missionId: string, event: LoopEvent, kind: MissionKind) {
     const mission_id = missionId;
-    const { hooks } = deps.memory;
+    // Recorded turns are not the agent's words nor the user's work: memory never hears of them.
+    const hooks = kind === 'demo' ? QUIET_HOOKS : deps.memory.hooks;
     switch (event.type) {
       case 'text_delta':
         hooks.agentText(event.text);
@@ -190,6 +204,8 @@ export function createMissions(deps: MissionDeps): Missions {
     },
   };
 }
+
+const QUIET_HOOKS: Pick<AgentMemory['hooks'], 'agentText' | 'postToolUse'> = { agentText: () => ({ ok: true }), postToolUse: () => ({ ok: true }) };
 
 class StopReason extends Error {
   constructor(readonly shape: ErrorShape) {

@@ -24,6 +24,8 @@ export type ErrorCode =
   | 'turn_limit'
   | 'storage'
   | 'interrupted'
+  | 'demo_unavailable'
+  | 'demo_off_script'
   | 'internal';
 
 // ---------------------------------------------------------------------------------------------
@@ -186,6 +188,11 @@ export interface RequestMap {
   mission: { params: { text: string }; result: { mission_id: string } };
   /** Run a heartbeat now (the agent's periodic check-in), queued behind any running mission. */
   heartbeat: { params: Record<string, never>; result: { mission_id: string } };
+  /**
+   * Play the recorded demo on the sample documents (already uploaded): a mission whose model turns
+   * come from a recording shipped in the build. Refused (`demo_unavailable`) while a model answers.
+   */
+  play_demo: { params: Record<string, never>; result: { mission_id: string } };
   /** Stop the running and queued missions (or the named one). */
   abort: { params: { mission_id?: string }; result: { aborted: boolean } };
   get_settings: { params: Record<string, never>; result: Settings };
@@ -254,8 +261,17 @@ export type ModelStatus =
 
 /** `interrupted`: the page went away while it ran; closed when the stack opened again. */
 export type MissionStatus = 'completed' | 'failed' | 'aborted' | 'interrupted';
-/** A chat message from the user, or the agent's own periodic check-in. */
-export type MissionKind = 'chat' | 'heartbeat';
+/**
+ * A chat message from the user, the agent's own periodic check-in, or the recorded demo (its
+ * replies pre-recorded, never from a model; it never enters the model's conversation or memory).
+ */
+export type MissionKind = 'chat' | 'heartbeat' | 'demo';
+
+/**
+ * The project's own sample documents, shipped in the build under `samples/` (vite.config.ts makes
+ * them from its fixture generator): what the first run offers and the recorded demo reads.
+ */
+export const SAMPLE_DOCUMENTS = ['harbour-city-plumbing-invoice.pdf', 'northwind-logistics-invoice.pdf', 'daily-grind-receipt-scan.jpg'] as const;
 
 export interface Usage {
   input_tokens: number;

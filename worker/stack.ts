@@ -15,12 +15,14 @@ import type { OcrEngine } from './documents/ocr.ts';
 import type { PdfOpener, PdfPageRenderer } from './documents/pdf-text.ts';
 import { createPipeline } from './documents/pipeline.ts';
 import { checkUpload, uniqueName, UploadError } from './documents/upload.ts';
+import { DEMO_REQUEST, recordedDemoStream } from './demo/demo.ts';
 import { createMissions, HEARTBEAT_PROMPT } from './missions.ts';
 import { isStorageFull, storageFullMessage, storageUsage } from './storage-full.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
 import {
   assertNever,
+  SAMPLE_DOCUMENTS,
   type ComputerStatus,
   type DocumentInfo,
   type ErrorShape,
@@ -72,6 +74,8 @@ export interface StackDeps {
   /** Makes the stack's Linux computer (vm/), given where its status goes; absent in tests, then bash says so. */
   createComputer?: (emitStatus: (status: ComputerStatus) => void) => Computer;
   newId?: (prefix: string) => string;
+  /** A new playing of the recorded demo; tests play it without the human pace. */
+  demoStream?: () => StreamFn;
   maxRetries?: number;
   compaction?: CompactionPolicy;
 }
@@ -170,6 +174,8 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     model: () => settings.model,
     attachments: () => attachmentIndex(deps.memory),
     onModelTrouble: () => void checkModel(),
+    // The demo reads the samples once the pipeline has read them (an OCR may still be running).
+    demo: { stream: deps.demoStream ?? (() => recordedDemoStream()), ready: () => pipeline.idle() },
     ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
     ...(deps.compaction ? { compaction: deps.compaction } : {}),
   });
@@ -203,6 +209,19 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       }
       case 'heartbeat':
         return { mission_id: missions.start(req.id, HEARTBEAT_PROMPT, 'heartbeat') } as ResultOf<M>;
+      case 'play_demo': {
+        if (missions.active > 0) throw new RequestError({ code: 'busy', message: 'Wait for the running request to finish (or stop it), then play the demo.' });
+        // Never mixed with a model: with one connected, the user asks it instead.
+        if ((await checkModel()).state === 'ready') {
+          throw new RequestError({ code: 'demo_unavailable', message: 'A model is connected, so the recorded demo does not play: ask the model yourself, e.g. "Extract these invoices into a table".' });
+        }
+        const documents = await deps.memory.documents.listDocuments(1000);
+        const missing = SAMPLE_DOCUMENTS.filter((name) => !documents.some((doc) => doc.path === `documents/${name}`));
+        if (missing.length > 0) {
+          throw new RequestError({ code: 'bad_request', message: `The recorded demo reads the sample documents, and ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not in this stack. Add them with "Try it with sample documents".` });
+        }
+        return { mission_id: missions.start(req.id, DEMO_REQUEST, 'demo') } as ResultOf<M>;
+      }
       case 'abort':
         return { aborted: missions.abort(req.params?.mission_id) } as ResultOf<M>;
       case 'get_settings':

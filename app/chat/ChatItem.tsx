@@ -14,14 +14,16 @@ export function ChatItem({ entry }: { entry: ChatEntry }) {
   switch (entry.kind) {
     case 'user':
       return (
-        <div class={entry.queued ? 'msg msg--user msg--queued' : 'msg msg--user'} data-role="user">
+        <div class={entry.queued ? 'msg msg--user msg--queued' : 'msg msg--user'} data-role="user" data-recorded={entry.recorded}>
+          {entry.recorded && <span class="msg-recorded">Recorded demo · request</span>}
           {entry.text}
           {entry.queued && <span class="msg-queued"> · queued</span>}
         </div>
       );
     case 'assistant':
       return (
-        <div class={entry.streaming ? 'msg msg--assistant msg--streaming' : 'msg msg--assistant'} data-role="assistant" aria-busy={entry.streaming}>
+        <div class={entry.streaming ? 'msg msg--assistant msg--streaming' : 'msg msg--assistant'} data-role="assistant" aria-busy={entry.streaming} data-recorded={entry.recorded}>
+          {entry.recorded && <span class="msg-recorded">Recorded reply · not from a model</span>}
           <Markdown text={entry.text} />
         </div>
       );

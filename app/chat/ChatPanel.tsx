@@ -42,7 +42,7 @@ export function ChatPanel({ uploads }: { uploads: UploadState }) {
 
   return (
     <aside class="chat" aria-label="Chat">
-      <ModelBanner />
+      <ModelBanner uploads={uploads} />
       <div class="chat-log" ref={log} role="log" aria-live="polite" aria-label="Conversation">
         {chat.length === 0 && <p class="chat-empty">Ask your computer anything. Replies stream here; results open as windows.</p>}
         {chat.map((entry) => (

@@ -3,9 +3,7 @@
 import { useState } from 'preact/hooks';
 import { currentStackId } from '../stacks.ts';
 import type { UploadState } from '../useUploads.ts';
-
-/** Shipped in the build (vite.config.ts: sampleDocuments), made by the project's fixture generator. */
-export const SAMPLES = ['harbour-city-plumbing-invoice.pdf', 'northwind-logistics-invoice.pdf', 'daily-grind-receipt-scan.jpg'] as const;
+import { addSampleDocuments } from './samples.ts';
 
 export const SUGGESTIONS = ['Extract these invoices into a table', 'Chart totals by vendor', 'Open the terminal and list my files'] as const;
 
@@ -27,14 +25,7 @@ export function FirstRun({ uploads, phase, setPhase, onSuggest }: { uploads: Upl
   const addSamples = async () => {
     setPhase('adding');
     try {
-      const files = await Promise.all(
-        SAMPLES.map(async (name) => {
-          const response = await fetch(new URL(`samples/${name}`, document.baseURI));
-          if (!response.ok) throw new Error(`${name}: ${response.status}`);
-          return new File([await response.blob()], name, { type: response.headers.get('content-type') ?? '' });
-        }),
-      );
-      await uploads.upload(files);
+      await addSampleDocuments(uploads);
       setPhase('added');
     } catch {
       setPhase('failed');

@@ -1,7 +1,13 @@
-// Says plainly when no model can answer, and how to connect one.
+// Says plainly when no model can answer, how to connect one, and offers the recorded demo
+// instead (never while a model answers: the stack refuses it then too).
+import { useState } from 'preact/hooks';
+import { StackCallError } from '../stack-client.ts';
+import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
+import type { UploadState } from '../useUploads.ts';
+import { addSampleDocuments } from './samples.ts';
 
-export function ModelBanner() {
+export function ModelBanner({ uploads }: { uploads: UploadState }) {
   const model = useAppStore((state) => state.view.model);
   const openSettings = useAppStore((state) => state.setSettingsOpen);
   if (model.state === 'ready' || model.state === 'unknown') return null;
@@ -9,9 +15,44 @@ export function ModelBanner() {
     <div class="model-banner" role="status" data-model-state={model.state}>
       <strong>{model.state === 'not_configured' ? 'No model connected' : 'Model endpoint unreachable'}</strong>
       <p>{model.message}</p>
-      <button type="button" class="button" onClick={() => openSettings(true)}>
-        Open settings
-      </button>
+      <div class="model-banner-actions">
+        <button type="button" class="button" onClick={() => openSettings(true)}>
+          Open settings
+        </button>
+        <PlayDemo uploads={uploads} />
+      </div>
     </div>
+  );
+}
+
+/** Adds the sample documents the stack lacks, then asks the stack to play the recording on them. */
+function PlayDemo({ uploads }: { uploads: UploadState }) {
+  const client = useStackClient();
+  const documents = useAppStore((state) => state.view.documents);
+  const playing = useAppStore((state) => state.view.demo?.state === 'playing');
+  const busy = useAppStore((state) => state.view.activeMissions.length > 0);
+  const [phase, setPhase] = useState<'idle' | 'adding' | 'starting'>('idle');
+  const [error, setError] = useState<string | null>(null);
+  const play = async () => {
+    setError(null);
+    try {
+      setPhase('adding');
+      await addSampleDocuments(uploads, (path) => path in documents);
+      setPhase('starting');
+      await client.call('play_demo', {});
+    } catch (caught) {
+      setError(caught instanceof StackCallError ? caught.message : 'The sample documents could not be loaded. Reload the page and try again.');
+    } finally {
+      setPhase('idle');
+    }
+  };
+  const label = playing ? 'Playing the recorded demo…' : phase === 'adding' ? 'Adding the sample documents…' : phase === 'starting' ? 'Starting the demo…' : 'Play the recorded demo';
+  return (
+    <>
+      <button type="button" class="button" disabled={phase !== 'idle' || busy} onClick={() => void play()} title="Pre-recorded replies on the sample documents; everything they do runs for real">
+        {label}
+      </button>
+      {error && <p role="alert">{error}</p>}
+    </>
   );
 }

@@ -14,5 +14,6 @@ export interface ServedStack {
   close(): Promise<void>;
 }
 export function serveStack(options: ServeOptions): Promise<ServedStack>;
-export function buildApp(options: { proxyUrl: string; quiet?: boolean }): Promise<void>;
+/** `proxyUrl: ''`: no proxy (a static host); `outDir`: instead of dist/. */
+export function buildApp(options: { proxyUrl: string; quiet?: boolean; outDir?: string }): Promise<void>;
 export function assertPortFree(port: number, host: string, what: string): Promise<void>;

@@ -17,10 +17,13 @@ export async function assertPortFree(port, host, what) {
   });
 }
 
-/** The production build, with the proxy's address as the default model endpoint. */
-export async function buildApp({ proxyUrl, quiet = false }) {
+/**
+ * The production build, with the proxy's address as the default model endpoint (none: `''`, as a
+ * static host without a proxy gets), into `outDir` (default dist/).
+ */
+export async function buildApp({ proxyUrl, quiet = false, outDir = undefined }) {
   process.env.VITE_PROXY_URL = proxyUrl;
-  await build({ root, logLevel: quiet ? 'warn' : 'info' });
+  await build({ root, logLevel: quiet ? 'warn' : 'info', ...(outDir ? { build: { outDir, emptyOutDir: true } } : {}) });
 }
 
 /**

@@ -177,8 +177,11 @@ test('the page never holds the key', async ({ page, context }) => {
     expect(request.headers['x-api-key'], request.url).toBeUndefined();
     expect(JSON.stringify(request.headers)).not.toContain(E2E_PROXY_SECRET);
   }
+  const html = await page.evaluate(() => document.documentElement.outerHTML);
+  // Read every stored file once the app is gone: its databases hold their files open while it runs.
+  await page.goto('/manifest.webmanifest');
   const stored = await page.evaluate(async () => {
-    const parts = [document.documentElement.outerHTML, JSON.stringify({ ...localStorage })];
+    const parts = [JSON.stringify({ ...localStorage })];
     const walk = async (dir: FileSystemDirectoryHandle): Promise<void> => {
       for await (const handle of (dir as unknown as { values(): AsyncIterable<FileSystemHandle> }).values()) {
         if (handle.kind === 'directory') await walk(handle as FileSystemDirectoryHandle);
@@ -188,6 +191,8 @@ test('the page never holds the key', async ({ page, context }) => {
     await walk(await navigator.storage.getDirectory());
     return parts.join('\n');
   });
+  expect(html).not.toContain(E2E_PROXY_SECRET);
+  expect(stored).toContain('SQLite format 3');
   expect(stored).not.toContain(E2E_PROXY_SECRET);
   expect((await fakeState()).failures).toEqual([]);
 });
@@ -211,6 +216,8 @@ test('without a key the chat says how to connect a model, and the rest works', a
     const banner = page.locator('.model-banner');
     await expect(banner).toContainText('No model connected');
     await expect(banner).toContainText('ANTHROPIC_API_KEY');
+    // With no model, the recorded demo is offered instead.
+    await expect(banner.getByRole('button', { name: 'Play the recorded demo' })).toBeEnabled();
     await send(page, 'hello?');
     await expect(page.locator('[data-role=error]')).toContainText('ANTHROPIC_API_KEY');
     await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
@@ -246,6 +253,13 @@ test('a second tab says the stack is open elsewhere and can take it over', async
   await expect(second.getByRole('textbox', { name: 'Message' })).toBeEnabled();
   await expect(page.getByRole('heading', { name: 'This stack was opened in another tab' })).toBeVisible();
   await expect(page.getByRole('textbox', { name: 'Message' })).toHaveCount(0);
+});
+
+test('with a model connected, the recorded demo is not offered', async ({ page }) => {
+  await openApp(page);
+  await expect(page.getByLabel('Model: Model ready')).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Getting started' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Play the recorded demo' })).toHaveCount(0);
 });
 
 test('the getting-started offer on a new stack can be dismissed for good', async ({ page }) => {

@@ -1,10 +1,13 @@
 // The built app served as plain files from a sub-path of a static host (a project page, an
-// intranet folder): nothing may be asked for at the host's root. It must load, be installable,
-// reload offline, run a command in its computer and read a scan by OCR.
-import { mkdtempSync, rmSync } from 'node:fs';
+// intranet folder), with no proxy anywhere: nothing may be asked for at the host's root. It must
+// load, be installable, reload offline, run a command in its computer, read a scan by OCR, and
+// play the recorded demo offline to a table and a CSV, labelled on every screenshot.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Papa from 'papaparse';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { buildApp } from '../../scripts/lib/serve.mjs';
 import { expect, test } from './test.ts';
 import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
 import { fixture } from '../support/fixtures.ts';
@@ -17,7 +20,12 @@ let context: BrowserContext;
 let page: Page;
 
 test.beforeAll(async () => {
-  server = await serveStatic(join(import.meta.dirname, '..', '..', 'dist'), PREFIX);
+  test.setTimeout(3 * 60_000);
+  // Its own build, made as for a static host: no proxy address baked in. Served under a name that
+  // is not this machine's, so the app takes it for any host (own key, or the demo).
+  const dist = join(import.meta.dirname, '..', '..', 'test-results', 'static-dist');
+  await buildApp({ proxyUrl: '', quiet: true, outDir: dist });
+  server = await serveStatic(dist, PREFIX, 'stackdocs.localhost');
   // Persistent and not incognito: Chromium reports installability only for such a profile.
   profile = mkdtempSync(join(tmpdir(), 'stackdocs-static-'));
   context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, args: chromiumArgs, viewport: { width: 1280, height: 800 } });
@@ -88,4 +96,54 @@ test('served from a sub-path: the terminal runs a command and a scan is read by 
   await page.keyboard.type('echo SUBPATH-$((6*7))\n', { delay: 5 });
   await expect(terminal.locator('.xterm-rows')).toContainText('SUBPATH-42', { timeout: 60_000 });
   expect(server.missing).toEqual([]);
+});
+
+test('with no model, the recorded demo plays offline to a table and a CSV, labelled on every screenshot', async ({}, testInfo) => {
+  test.setTimeout(5 * 60_000);
+  await context.setOffline(true);
+  await page.reload();
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled({ timeout: 30_000 });
+  const banner = page.getByRole('status', { name: 'Recorded demo' });
+  let shots = 0;
+  const shot = async (name: string) => {
+    await expect(banner).toBeVisible();
+    await expect(banner).toContainText('Recorded demo — the replies are pre-recorded, not from a model');
+    await page.screenshot({ path: testInfo.outputPath(`demo-${++shots}-${name}.png`) });
+  };
+
+  const noModel = page.locator('.model-banner');
+  await expect(noModel).toContainText('No model connected');
+  await expect(banner).toHaveCount(0);
+  await noModel.getByRole('button', { name: 'Play the recorded demo' }).click();
+  await shot('started');
+  await expect(page.locator('[data-role=user][data-recorded]').last()).toContainText('Extract these invoices into a table');
+
+  const table = page.getByRole('region', { name: 'Table window: Extracted data' });
+  await expect(table.locator('[data-row-id]')).toHaveCount(3, { timeout: 60_000 });
+  for (const vendor of ['Harbour City Plumbing', 'Northwind Logistics Inc.', 'The Daily Grind Cafe']) await expect(table.getByRole('cell', { name: vendor })).toBeVisible();
+  await shot('table');
+
+  const download = page.getByRole('button', { name: 'Download invoices.csv' });
+  await expect(download).toBeVisible({ timeout: 60_000 });
+  const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+  const rows = Papa.parse<string[]>(readFileSync((await file.path())!, 'utf8').trim()).data;
+  expect(rows[0]).toEqual(['Document', 'Vendor', 'Invoice number', 'Date', 'Currency', 'Subtotal', 'Tax', 'Total']);
+  // The three were saved at once: rows come in the order they finished.
+  expect(rows.slice(1).map((row) => [row[1], row[4], row[7]]).sort()).toEqual([
+    ['Harbour City Plumbing', 'AUD', '3366.32'],
+    ['Northwind Logistics Inc.', 'USD', '22945.24'],
+    ['The Daily Grind Cafe', 'GBP', '279.04'],
+  ]);
+  await shot('download');
+
+  // The computer really ran pandas over the exported file: the recording's last turn expects its
+  // output ("3 documents, 3 currencies") and would have stopped the demo without it.
+  await expect(banner).toHaveAttribute('data-demo-state', 'finished', { timeout: 3 * 60_000 });
+  await expect(page.locator('[data-role=tool].tool--error')).toHaveCount(0);
+  await expect(page.locator('[data-role=assistant][data-recorded]').last()).toContainText('as pandas added them up on your computer');
+  await expect(page.getByRole('region', { name: 'Chart window: Totals by vendor' })).toBeVisible();
+  await shot('finished');
+  expect(await page.locator('[data-role=assistant]:not([data-recorded])').count()).toBe(0);
+  expect(server.missing).toEqual([]);
+  await context.setOffline(false);
 });

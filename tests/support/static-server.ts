@@ -27,8 +27,12 @@ export interface StaticServer {
   close(): Promise<void>;
 }
 
-/** Serves `root` at `http://127.0.0.1:<port><prefix>`; `prefix` like "/some/sub/path/". */
-export async function serveStatic(root: string, prefix: string): Promise<StaticServer> {
+/**
+ * Serves `root` at `http://<hostname>:<port><prefix>`; `prefix` like "/some/sub/path/". The server
+ * listens on 127.0.0.1; a `hostname` under `.localhost` reaches it too (browsers resolve those to
+ * loopback and treat them as secure), and looks to the app like any other host.
+ */
+export async function serveStatic(root: string, prefix: string, hostname = '127.0.0.1'): Promise<StaticServer> {
   const missing: string[] = [];
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
@@ -46,7 +50,7 @@ export async function serveStatic(root: string, prefix: string): Promise<StaticS
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}${prefix}`,
+    url: `http://${hostname}:${port}${prefix}`,
     missing,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

@@ -1,0 +1,18 @@
+// The recorded demo: what it asks, the recording it plays, and how it is played. A person with
+// no model (at a fair, in a classroom, on a kiosk offline) sees the product work on the sample
+// documents: the replies are pre-recorded, everything they cause is real.
+import { parseScript } from '../agent/scripted/check.ts';
+import type { StreamFn } from '../agent/types.ts';
+import recording from './recorded-demo.json';
+import { createRecordedStream } from './recorded-stream.ts';
+
+/** What the demo asks, shown as its request in the chat; the recording expects it. */
+export const DEMO_REQUEST = 'Extract these invoices into a table, total them by vendor on the computer, and export a CSV.';
+
+/** The model's turns read at about 400 characters a second: fast, and still followable. */
+const PACE_MS = 20;
+
+/** A new playing of the shipped recording (validated: a broken recording fails here, loudly). */
+export function recordedDemoStream(paceMs = PACE_MS): StreamFn {
+  return createRecordedStream(parseScript(recording), { paceMs });
+}
