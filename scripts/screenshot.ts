@@ -1,83 +1,53 @@
-// Renders docs/screenshot.png: the main screen after a scripted conversation opened a table, a
-// chart of it and notes.
-// Run with `npx tsx scripts/screenshot.ts` after a UI change.
+// Renders docs/screenshot.png from the production build, as a user would see it: the recorded
+// demo played on the sample documents (their windows, the table it extracts and its chart, the
+// CSV), then the terminal listing the files on the computer. Nothing in it is staged by hand.
+// Run with `npm run screenshot` after a UI change.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startFakeModel } from '../tests/fake-model/server.ts';
 import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
-import { serveStack } from './lib/serve.mjs';
+import { ensureFixtures } from '../tests/fixtures/generate.ts';
+import { serveStatic } from '../tests/support/static-server.ts';
+import { buildApp } from './lib/serve.mjs';
 
-const fake = await startFakeModel({ port: 0 });
-const ID = '{{tool_result:id: (w_[\\w-]+)}}';
-// What a turn of this size costs with a warm prompt cache.
-const USAGE = { input_tokens: 1800, output_tokens: 160, cache_read_input_tokens: 6200 };
-fake.load({
-  name: 'screenshot',
-  turns: [
-    {
-      reply: {
-        content: [
-          { type: 'text', text: 'I read your five October invoices and put them in a table.' },
-          {
-            type: 'tool_use',
-            name: 'create_window',
-            input: {
-              kind: 'table',
-              title: 'October invoices',
-              columns: [
-                { key: 'vendor', label: 'Vendor' },
-                { key: 'date', label: 'Date', type: 'date' },
-                { key: 'total', label: 'Total', type: 'currency', currency: 'EUR' },
-                { key: 'paid', label: 'Paid', type: 'boolean' },
-              ],
-              rows: [
-                { vendor: 'ACME GMBH', date: '2026-10-02', total: 1240.5, paid: true },
-                { vendor: 'NORTHWIND', date: '2026-10-09', total: 312.8, paid: true },
-                { vendor: 'INITECH', date: '2026-10-14', total: 689.9, paid: false },
-                { vendor: 'GLOBEX AG', date: '2026-10-17', total: 2875, paid: false },
-                { vendor: 'UMBRELLA', date: '2026-10-23', total: 1530, paid: false },
-              ],
-            },
-          },
-        ],
-        usage: USAGE,
-      },
-    },
-    { reply: { content: [{ type: 'tool_use', name: 'create_window', input: { kind: 'chart', title: 'Totals by vendor', chart: 'bar', table_id: ID, x: 'vendor', y: ['total'] } }], usage: USAGE } },
-    {
-      reply: {
-        content: [
-          {
-            type: 'tool_use',
-            name: 'create_window',
-            input: {
-              kind: 'notes',
-              title: 'To check',
-              content: '**€6,648.20** in October, €5,094.90 still unpaid.\n\n- **GLOBEX AG** is over €2,500: needs approval\n- NORTHWIND: VAT id changed since September',
-            },
-          },
-        ],
-        usage: USAGE,
-      },
-    },
-    { reply: { content: [{ type: 'text', text: 'Totals are charted, and I noted two things to check.' }], usage: USAGE } },
-  ],
-});
-const stack = await serveStack({ appPort: 4194, proxyPort: 8808, apiKey: 'test-screenshot-key', upstream: fake.url, quiet: true });
+const root = fileURLToPath(new URL('..', import.meta.url));
+const out = join(root, 'docs', 'screenshot.png');
+const dist = join(root, '.cache', 'screenshot-dist');
+await ensureFixtures();
+// Built as for a static host with no proxy: no model, so the recorded demo is what it offers.
+await buildApp({ proxyUrl: '', quiet: true, outDir: dist });
+const server = await serveStatic(dist, '/', 'stackdocs.localhost');
 const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
 try {
-  const page = await browser.newPage({ viewport: { width: 1360, height: 820 } });
-  await page.goto(stack.appUrl);
-  await page.getByRole('textbox', { name: 'Message' }).fill('Extract my October invoices and chart the totals');
-  await page.getByRole('button', { name: 'Send' }).click();
-  await page.getByText('Totals are charted').waitFor();
-  // Nothing selected, the pointer out of the way: the canvas as it rests.
-  await page.mouse.click(700, 700);
-  await page.mouse.move(1000, 400);
-  await page.waitForTimeout(600);
-  await page.screenshot({ path: new URL('../docs/screenshot.png', import.meta.url).pathname });
-  console.log('docs/screenshot.png written');
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  await page.goto(server.url);
+  await page.locator('.model-banner').getByRole('button', { name: 'Play the recorded demo' }).click();
+  const banner = page.getByRole('status', { name: 'Recorded demo' });
+  console.log('playing the recorded demo (the first start of the computer takes a minute)…');
+  await banner.and(page.locator('[data-demo-state=finished]')).waitFor({ timeout: 5 * 60_000 });
+
+  await page.getByRole('button', { name: 'Add a window' }).click();
+  await page.getByRole('menuitem', { name: 'Terminal' }).click();
+  const terminal = page.getByRole('region', { name: 'Terminal: root shell on the computer' });
+  await terminal.click();
+  await page.keyboard.type('clear; cd /workspace; ls -l documents artifacts\n', { delay: 20 });
+  await terminal.locator('.xterm-rows').getByText('invoices.csv').waitFor({ timeout: 60_000 }).catch(async (error) => {
+    await page.screenshot({ path: '/tmp/shot-fail.png' });
+    throw error;
+  });
+
+  // What the demo made stays; its label is closed, as a user would once it has finished.
+  await banner.getByRole('button', { name: 'Close' }).click();
+  // Every window in view, nothing selected, the pointer out of the way.
+  await page.getByRole('button', { name: /fit view/i }).click();
+  await page.mouse.click(720, 860);
+  await page.mouse.move(1100, 500);
+  await page.waitForTimeout(800);
+  await page.screenshot({ path: out });
+  console.log(`${out} written`);
 } finally {
   await browser.close();
-  await stack.close();
-  await fake.close();
+  await server.close();
+  rmSync(dist, { recursive: true, force: true });
 }
