@@ -10,13 +10,15 @@ const WARMUP = 20;
 export async function benchProxy(): Promise<void> {
   const fake = await startFakeModel({ port: 0 });
   fake.load({ name: 'bench', turns: [{ reply: { content: [{ type: 'text', text: 'A short streamed reply of a few words.' }] }, repeat: -1 }] });
-  const proxy = await startLocalProxy({ port: 0, upstream: fake.url, apiKey: 'test-bench-key' });
+  const proxy = await startLocalProxy({ port: 0, upstream: fake.url, apiKey: 'test-bench-key', localPairing: true, deviceRequestsPerMinute: 100_000 });
+  // Every proxied request carries a device token, checked and counted by the Devices object: part of the cost measured.
+  const { token } = (await (await fetch(`${proxy.url}/v1/pair/local`, { method: 'POST', body: '{}' })).json()) as { token: string };
   const body = JSON.stringify({ model: 'bench', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hi' }] });
   const once = async (base: string) => {
     const started = performance.now();
     const response = await fetch(`${base}/v1/messages`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', authorization: `Bearer ${token}` },
       body,
     });
     await response.text();

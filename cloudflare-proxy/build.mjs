@@ -17,6 +17,8 @@ export async function buildWorker() {
     format: 'esm',
     platform: 'neutral',
     target: 'es2022',
+    // The runtime's own modules (the Durable Object base class).
+    external: ['cloudflare:*'],
     logLevel: 'warning',
     write: false,
   });

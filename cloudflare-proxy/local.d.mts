@@ -19,6 +19,17 @@ export interface LocalProxyOptions {
   webFetchAllowHosts?: readonly string[];
   /** web_fetch's time limit in ms (default 20 s). */
   webFetchTimeoutMs?: number;
+  /** The owner's token for the device routes (`npm run pair`); without it they answer 503. */
+  ownerToken?: string;
+  /** Lets the app pair with no code (POST /v1/pair/local): for `npm start` and tests only. */
+  localPairing?: boolean;
+  /** A folder keeping the paired devices across restarts. Default: in memory. */
+  persistTo?: string;
+  /** Default per-device limits (the Worker's defaults: 60 a minute, 2,000,000 tokens a day). */
+  deviceRequestsPerMinute?: number;
+  deviceTokensPerDay?: number;
+  /** How long a device token lasts, in seconds (default a year); tests shorten it. */
+  deviceTokenTtlS?: number;
 }
 
 export interface LocalProxy {

@@ -14,6 +14,12 @@ import { buildWorker } from './build.mjs';
  * @property {string} [mistralUpstream] Mistral API base URL. Default https://api.mistral.ai.
  * @property {string} [mistralApiKey] Mistral API key; without one, /v1/ocr answers 503.
  * @property {readonly string[]} [allowedOrigins] Browser origins allowed; default wrangler.toml's.
+ * @property {string} [ownerToken] The owner's token for the device routes (`npm run pair`); without it they answer 503.
+ * @property {boolean} [localPairing] Let the app pair with no code (POST /v1/pair/local): for `npm start` and tests only.
+ * @property {string} [persistTo] A folder keeping the paired devices across restarts; default: in memory.
+ * @property {number} [deviceRequestsPerMinute] Default per-device limit (the Worker's default: 60).
+ * @property {number} [deviceTokensPerDay] Default per-device limit (the Worker's default: 2,000,000).
+ * @property {number} [deviceTokenTtlS] How long a device token lasts (default a year); tests shorten it.
  */
 
 /**
@@ -60,6 +66,12 @@ export async function startLocalProxy({
   allowedOrigins,
   webFetchAllowHosts,
   webFetchTimeoutMs,
+  ownerToken,
+  localPairing = false,
+  persistTo,
+  deviceRequestsPerMinute,
+  deviceTokensPerDay,
+  deviceTokenTtlS,
 } = {}) {
   const [scriptPath, config] = await Promise.all([buildWorker(), readWranglerConfig()]);
   /** @type {Record<string, string>} */
@@ -72,12 +84,20 @@ export async function startLocalProxy({
   // Tests only: lets web_fetch reach their local pages.
   if (webFetchAllowHosts?.length) bindings.WEB_FETCH_ALLOW_HOSTS = webFetchAllowHosts.join(',');
   if (webFetchTimeoutMs) bindings.WEB_FETCH_TIMEOUT_MS = String(webFetchTimeoutMs);
+  if (ownerToken) bindings.OWNER_TOKEN = ownerToken;
+  if (localPairing) bindings.LOCAL_PAIRING = '1';
+  if (deviceRequestsPerMinute) bindings.DEVICE_REQUESTS_PER_MINUTE = String(deviceRequestsPerMinute);
+  if (deviceTokensPerDay) bindings.DEVICE_TOKENS_PER_DAY = String(deviceTokensPerDay);
+  if (deviceTokenTtlS) bindings.DEVICE_TOKEN_TTL_S = String(deviceTokenTtlS);
 
   const miniflare = new Miniflare({
     modules: true,
     scriptPath,
     compatibilityDate: config.compatibilityDate,
     bindings,
+    // As wrangler.toml declares it: one Durable Object class with SQLite storage.
+    durableObjects: { DEVICES: { className: 'Devices', useSQLite: true } },
+    durableObjectsPersist: persistTo ?? false,
     port,
     host,
   });
@@ -120,6 +140,9 @@ async function main() {
     mistralUpstream: env.MISTRAL_UPSTREAM || undefined,
     mistralApiKey,
     allowedOrigins: env.ALLOWED_ORIGINS ? splitOrigins(env.ALLOWED_ORIGINS) : undefined,
+    ownerToken: env.OWNER_TOKEN || undefined,
+    localPairing: env.LOCAL_PAIRING === '1',
+    persistTo: env.PROXY_STATE_DIR || undefined,
   });
   const keyState = apiKey ? 'Anthropic key configured' : 'no Anthropic key: set ANTHROPIC_API_KEY';
   const ocrState = mistralApiKey ? 'Mistral OCR key configured' : 'no Mistral OCR key (optional)';

@@ -1,6 +1,25 @@
-// The Worker's bindings: two secrets and plain variables, all optional so a missing one is a clear
-// error response rather than a crash.
+// The Worker's bindings: the devices' Durable Object, secrets and plain variables. Secrets and
+// variables are optional so a missing one is a clear error response rather than a crash.
+import type { DevicesNamespace } from './device-types.ts';
+
 export interface Env {
+  /** The paired devices, their tokens (hashed) and limits: one Durable Object named "devices". */
+  DEVICES: DevicesNamespace;
+  /**
+   * Worker secret (`wrangler secret put OWNER_TOKEN`): the owner's credential for handing out
+   * pairing codes, listing, limiting and revoking devices. Without it those routes answer 503.
+   */
+  OWNER_TOKEN?: string;
+  /**
+   * "1" lets POST /v1/pair/local add a device with no code. Only for the local proxy `npm start`
+   * runs on 127.0.0.1 (local.mjs sets it); never in wrangler.toml.
+   */
+  LOCAL_PAIRING?: string;
+  /** Defaults for devices the owner has not limited themselves (defaults 60 and 2,000,000). */
+  DEVICE_REQUESTS_PER_MINUTE?: string;
+  DEVICE_TOKENS_PER_DAY?: string;
+  /** How long a device token lasts, in seconds (default a year); tests shorten it. */
+  DEVICE_TOKEN_TTL_S?: string;
   /** Worker secret (`wrangler secret put ANTHROPIC_API_KEY`). Never logged, never returned. */
   ANTHROPIC_API_KEY?: string;
   /** Base URL of the Anthropic API; tests point it at a local server. */
@@ -38,6 +57,11 @@ export const DEFAULT_MISTRAL_UPSTREAM = 'https://api.mistral.ai';
 export function mistralKey(env: Env): string | null {
   const key = env.MISTRAL_API_KEY?.trim();
   return key ? key : null;
+}
+
+/** The one Durable Object holding every device. */
+export function devices(env: Env) {
+  return env.DEVICES.get(env.DEVICES.idFromName('devices'));
 }
 
 export function allowedOrigins(env: Env): string[] {

@@ -13,7 +13,20 @@ export type ProxyErrorType =
   | 'too_many_redirects'
   | 'upstream_timeout'
   | 'upstream_unreachable'
-  | 'unsupported_content_type';
+  | 'unsupported_content_type'
+  | 'invalid_request'
+  | 'device_not_paired'
+  | 'device_token_invalid'
+  | 'device_token_expired'
+  | 'device_revoked'
+  | 'device_rate_limited'
+  | 'device_daily_limit'
+  | 'device_not_found'
+  | 'pairing_code_invalid'
+  | 'pairing_locked'
+  | 'local_pairing_off'
+  | 'owner_not_configured'
+  | 'owner_unauthorized';
 
 export interface ProxyErrorBody {
   type: 'error';

@@ -1,12 +1,11 @@
 // POST /v1/ocr: relays a Mistral OCR call with the Worker's Mistral key. The body is read whole
 // (and capped) before anything goes upstream, so an oversized request never costs an API call.
 import { DEFAULT_MISTRAL_UPSTREAM, mistralKey, type Env } from './env.ts';
+import { readCapped } from './body.ts';
 import { errorResponse } from './errors.ts';
 
 /** A 25 MB upload is about 33.4 MB once base64-encoded into the JSON body; this leaves room. */
 export const MAX_OCR_REQUEST_BYTES = 40 * 1024 * 1024;
-/** What is read and dropped past the cap before the connection is given up (see readCapped). */
-const DRAIN_BYTES = 8 * 1024 * 1024;
 
 export const OCR_NOT_CONFIGURED_MESSAGE =
   'This proxy has no Mistral API key, so it cannot read scans with Mistral OCR. When deployed, ' +
@@ -65,39 +64,4 @@ export async function forwardOcr(request: Request, env: Env): Promise<Response> 
 function tooLarge(what: string): Response {
   const message = `${what}; this proxy accepts OCR requests up to ${LIMIT_MB} MB. Send a smaller document, or read it in the browser.`;
   return errorResponse(413, 'request_too_large', message);
-}
-
-/**
- * The whole body, or null once it passes `max` bytes. A little more is read and dropped before
- * giving up (up to DRAIN_BYTES): a client that overshoots slightly then gets the 413 instead of a
- * connection reset in the middle of its upload.
- */
-async function readCapped(stream: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array<ArrayBuffer> | null> {
-  if (stream === null) return new Uint8Array();
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      let drained = 0;
-      while (drained < DRAIN_BYTES) {
-        const next = await reader.read();
-        if (next.done) return null;
-        drained += next.value.byteLength;
-      }
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
 }

@@ -5,6 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalProxy, type LocalProxy } from '../local.mjs';
+import { pairLocally } from './pair.ts';
 import { BLOCKED_URLS, INVALID_URLS } from './address-cases.ts';
 import { unusedPortUrl } from './fake-upstream.ts';
 
@@ -23,6 +24,7 @@ let siteHost = '';
 let secretHost = '';
 let deadHost = '';
 let proxy: LocalProxy;
+let token: string;
 const seen: Seen[] = [];
 const secretSeen: string[] = [];
 
@@ -122,7 +124,8 @@ beforeAll(async () => {
   secretHost = `127.0.0.1:${(secret.address() as AddressInfo).port}`;
   deadHost = new URL(await unusedPortUrl()).host;
   // Only the test site (and a port where nothing listens) is let through; never secretHost.
-  proxy = await startLocalProxy({ port: 0, allowedOrigins: [APP_ORIGIN], webFetchAllowHosts: [siteHost, deadHost], webFetchTimeoutMs: TIMEOUT_MS });
+  proxy = await startLocalProxy({ port: 0, allowedOrigins: [APP_ORIGIN], webFetchAllowHosts: [siteHost, deadHost], webFetchTimeoutMs: TIMEOUT_MS, localPairing: true, deviceRequestsPerMinute: 10_000 });
+  token = await pairLocally(proxy.url);
 });
 
 afterAll(async () => {
@@ -143,7 +146,7 @@ function fetchVia(url: string, headers: Record<string, string> = {}) {
 }
 
 function post(body: string, headers: Record<string, string> = {}) {
-  return fetch(`${proxy.url}/v1/fetch`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  return fetch(`${proxy.url}/v1/fetch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers }, body });
 }
 
 async function expectError(response: Response, status: number, type: string) {
@@ -201,7 +204,6 @@ describe('POST /v1/fetch: pages', () => {
     const response = await fetchVia(`http://${siteHost}/json`, {
       origin: APP_ORIGIN,
       cookie: 'session=secret',
-      authorization: 'Bearer caller-token',
       'x-api-key': 'caller-key',
       'x-forwarded-for': '10.9.8.7',
       'x-custom': 'caller',

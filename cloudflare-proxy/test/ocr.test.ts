@@ -4,6 +4,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalProxy, type LocalProxy } from '../local.mjs';
+import { pairLocally } from './pair.ts';
 import { MAX_OCR_REQUEST_BYTES, OCR_NOT_CONFIGURED_MESSAGE, OCR_UPSTREAM_UNREACHABLE_MESSAGE } from '../src/mistral.ts';
 import { startFakeUpstream, unusedPortUrl, type FakeUpstream } from './fake-upstream.ts';
 
@@ -21,6 +22,7 @@ const OCR_ANSWER = {
 
 let mistral: FakeUpstream;
 let proxy: LocalProxy;
+let token: string;
 
 beforeAll(async () => {
   mistral = await startFakeUpstream();
@@ -30,7 +32,10 @@ beforeAll(async () => {
     mistralUpstream: mistral.url,
     mistralApiKey: MISTRAL_KEY,
     allowedOrigins: [APP_ORIGIN],
+    localPairing: true,
+    deviceRequestsPerMinute: 10_000,
   });
+  token = await pairLocally(proxy.url);
 });
 
 afterAll(async () => {
@@ -53,10 +58,10 @@ function ocrBody(data = 'JVBERi0xLjcK'): string {
   });
 }
 
-function postOcr(base: string, init: { headers?: Record<string, string>; body?: BodyInit } = {}) {
+function postOcr(base: string, init: { headers?: Record<string, string>; body?: BodyInit; token?: string } = {}) {
   return fetch(`${base}/v1/ocr`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...init.headers },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${init.token ?? token}`, ...init.headers },
     body: init.body ?? ocrBody(),
     ...(init.body instanceof ReadableStream ? { duplex: 'half' } : {}),
   } as RequestInit);
@@ -69,7 +74,7 @@ function postOcr(base: string, init: { headers?: Record<string, string>; body?: 
  */
 function postDeclaredOversize(base: string, declared: number): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(`${base}/v1/ocr`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(declared) } }, (response) => {
+    const request = httpRequest(`${base}/v1/ocr`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(declared), authorization: `Bearer ${token}` } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
@@ -87,7 +92,7 @@ function postDeclaredOversize(base: string, declared: number): Promise<{ status:
 function postStreamedUntilAnswered(base: string, limit: number): Promise<{ status: number; body: { error: { message: string } } }> {
   return new Promise((resolve, reject) => {
     let answered = false;
-    const request = httpRequest(`${base}/v1/ocr`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (response) => {
+    const request = httpRequest(`${base}/v1/ocr`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', authorization: `Bearer ${token}` } }, (response) => {
       answered = true;
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -123,7 +128,7 @@ describe('POST /v1/ocr', () => {
     const body = ocrBody('aGVsbG8g8J+Riw==');
     const response = await postOcr(proxy.url, {
       body,
-      headers: { origin: APP_ORIGIN, authorization: 'Bearer client-token-should-not-leak', cookie: 'session=should-not-leak', 'x-api-key': 'nope' },
+      headers: { origin: APP_ORIGIN, cookie: 'session=should-not-leak', 'x-api-key': 'nope' },
     });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(OCR_ANSWER);
@@ -195,7 +200,7 @@ describe('POST /v1/ocr', () => {
   it('reports the Mistral key in /health without revealing it', async () => {
     const response = await fetch(`${proxy.url}/health`);
     const text = await response.text();
-    expect(JSON.parse(text)).toEqual({ ok: true, anthropic: true, mistral: true });
+    expect(JSON.parse(text)).toEqual({ ok: true, anthropic: true, mistral: true, pairing: 'local' });
     expect(text).not.toContain(MISTRAL_KEY);
   });
 });
@@ -203,17 +208,18 @@ describe('POST /v1/ocr', () => {
 describe('POST /v1/ocr misconfigured or cut off', () => {
   it('answers 503 proxy_not_configured without a Mistral key, while messages still work', async () => {
     const anthropic = await startFakeUpstream();
-    const noMistral = await startLocalProxy({ port: 0, upstream: anthropic.url, apiKey: ANTHROPIC_KEY, mistralUpstream: mistral.url, allowedOrigins: [APP_ORIGIN] });
+    const noMistral = await startLocalProxy({ port: 0, upstream: anthropic.url, apiKey: ANTHROPIC_KEY, mistralUpstream: mistral.url, allowedOrigins: [APP_ORIGIN], localPairing: true, deviceRequestsPerMinute: 10_000 });
     try {
-      const response = await postOcr(noMistral.url, { headers: { origin: APP_ORIGIN } });
+      const device = await pairLocally(noMistral.url);
+      const response = await postOcr(noMistral.url, { headers: { origin: APP_ORIGIN }, token: device });
       expect(response.status).toBe(503);
       expect(await response.json()).toEqual(errorBody('proxy_not_configured', OCR_NOT_CONFIGURED_MESSAGE));
       expect(OCR_NOT_CONFIGURED_MESSAGE).toContain('wrangler secret put MISTRAL_API_KEY');
       expect(response.headers.get('x-should-retry')).toBe('false');
       expect(mistral.received).toHaveLength(0);
 
-      expect(await (await fetch(`${noMistral.url}/health`)).json()).toEqual({ ok: true, anthropic: true, mistral: false });
-      const messages = await fetch(`${noMistral.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(await (await fetch(`${noMistral.url}/health`)).json()).toEqual({ ok: true, anthropic: true, mistral: false, pairing: 'local' });
+      const messages = await fetch(`${noMistral.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${device}` }, body: '{}' });
       expect(messages.status).toBe(200);
     } finally {
       await noMistral.dispose();
@@ -222,9 +228,9 @@ describe('POST /v1/ocr misconfigured or cut off', () => {
   });
 
   it('answers 502 with a fixed message when Mistral cannot be reached', async () => {
-    const down = await startLocalProxy({ port: 0, mistralUpstream: await unusedPortUrl(), mistralApiKey: MISTRAL_KEY });
+    const down = await startLocalProxy({ port: 0, mistralUpstream: await unusedPortUrl(), mistralApiKey: MISTRAL_KEY, localPairing: true, deviceRequestsPerMinute: 10_000 });
     try {
-      const response = await postOcr(down.url);
+      const response = await postOcr(down.url, { token: await pairLocally(down.url) });
       expect(response.status).toBe(502);
       const text = await response.text();
       expect(JSON.parse(text)).toEqual(errorBody('proxy_upstream_unreachable', OCR_UPSTREAM_UNREACHABLE_MESSAGE));

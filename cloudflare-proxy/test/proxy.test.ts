@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalProxy, type LocalProxy } from '../local.mjs';
 import { NOT_CONFIGURED_MESSAGE, UPSTREAM_UNREACHABLE_MESSAGE } from '../src/anthropic.ts';
 import { startFakeUpstream, unusedPortUrl, type FakeUpstream } from './fake-upstream.ts';
+import { pairLocally } from './pair.ts';
 
 const KEY = 'test-key-123';
 const APP_ORIGIN = 'http://localhost:4173';
@@ -14,10 +15,12 @@ const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'transfer-encoding'
 
 let upstream: FakeUpstream;
 let proxy: LocalProxy;
+let token: string;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  proxy = await startLocalProxy({ port: 0, upstream: upstream.url, apiKey: KEY, allowedOrigins: ALLOWED });
+  proxy = await startLocalProxy({ port: 0, upstream: upstream.url, apiKey: KEY, allowedOrigins: ALLOWED, localPairing: true, deviceRequestsPerMinute: 10_000 });
+  token = await pairLocally(proxy.url);
 });
 
 afterAll(async () => {
@@ -32,10 +35,10 @@ afterEach(() => {
   });
 });
 
-function postMessages(base: string, init: { headers?: Record<string, string>; body?: string; search?: string } = {}) {
+function postMessages(base: string, init: { headers?: Record<string, string>; body?: string; search?: string; token?: string } = {}) {
   return fetch(`${base}/v1/messages${init.search ?? ''}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...init.headers },
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', authorization: `Bearer ${init.token ?? token}`, ...init.headers },
     body: init.body ?? '{"model":"claude-test","max_tokens":16,"messages":[]}',
   });
 }
@@ -45,7 +48,7 @@ function errorBody(type: string, message: string) {
 }
 
 describe('POST /v1/messages', () => {
-  it('sends only allow-listed headers upstream, with the key from the secret', async () => {
+  it('sends only allow-listed headers upstream, with the key from the secret (never the device token)', async () => {
     const body = '{"model":"claude-test","messages":[{"role":"user","content":"grüße 👋"}]}';
     const response = await postMessages(proxy.url, {
       search: '?beta=true',
@@ -53,7 +56,6 @@ describe('POST /v1/messages', () => {
       headers: {
         accept: 'application/json',
         'anthropic-beta': 'tools-2099-01-01',
-        authorization: 'Bearer client-token-should-not-leak',
         'x-api-key': 'client-key-should-not-leak',
         cookie: 'session=should-not-leak',
         'x-stainless-lang': 'js',
@@ -237,7 +239,7 @@ describe('other routes', () => {
     const response = await fetch(`${proxy.url}/health`, { headers: { origin: APP_ORIGIN } });
     expect(response.status).toBe(200);
     const text = await response.text();
-    expect(JSON.parse(text)).toEqual({ ok: true, anthropic: true, mistral: false });
+    expect(JSON.parse(text)).toEqual({ ok: true, anthropic: true, mistral: false, pairing: 'local' });
     expect(text).not.toContain(KEY);
     expect(response.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
   });
@@ -246,7 +248,7 @@ describe('other routes', () => {
     const missing = await fetch(`${proxy.url}/v1/complete`, { method: 'POST' });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual(
-      errorBody('not_found', 'No route /v1/complete. This proxy serves POST /v1/messages, POST /v1/fetch, POST /v1/ocr and GET /health.'),
+      errorBody('not_found', "No route /v1/complete. This proxy serves POST /v1/messages, POST /v1/fetch, POST /v1/ocr, GET /v1/device, POST /v1/pair and GET /health (and the owner's /v1/owner/...)."),
     );
 
     const getMessages = await fetch(`${proxy.url}/v1/messages`);
@@ -265,9 +267,9 @@ describe('other routes', () => {
 
 describe('misconfiguration and outages', () => {
   it('answers 503 proxy_not_configured without a key, and health says so', async () => {
-    const unconfigured = await startLocalProxy({ port: 0, upstream: upstream.url, allowedOrigins: ALLOWED });
+    const unconfigured = await startLocalProxy({ port: 0, upstream: upstream.url, allowedOrigins: ALLOWED, localPairing: true, deviceRequestsPerMinute: 10_000 });
     try {
-      const response = await postMessages(unconfigured.url, { headers: { origin: APP_ORIGIN } });
+      const response = await postMessages(unconfigured.url, { headers: { origin: APP_ORIGIN }, token: await pairLocally(unconfigured.url) });
       expect(response.status).toBe(503);
       expect(await response.json()).toEqual(errorBody('proxy_not_configured', NOT_CONFIGURED_MESSAGE));
       expect(NOT_CONFIGURED_MESSAGE).toContain('wrangler secret put ANTHROPIC_API_KEY');
@@ -278,16 +280,16 @@ describe('misconfiguration and outages', () => {
       expect(upstream.received).toHaveLength(0);
 
       const health = await fetch(`${unconfigured.url}/health`);
-      expect(await health.json()).toEqual({ ok: true, anthropic: false, mistral: false });
+      expect(await health.json()).toEqual({ ok: true, anthropic: false, mistral: false, pairing: 'local' });
     } finally {
       await unconfigured.dispose();
     }
   });
 
   it('answers 502 proxy_upstream_unreachable when the upstream is down', async () => {
-    const down = await startLocalProxy({ port: 0, upstream: await unusedPortUrl(), apiKey: KEY });
+    const down = await startLocalProxy({ port: 0, upstream: await unusedPortUrl(), apiKey: KEY, localPairing: true, deviceRequestsPerMinute: 10_000 });
     try {
-      const response = await postMessages(down.url);
+      const response = await postMessages(down.url, { token: await pairLocally(down.url) });
       expect(response.status).toBe(502);
       const text = await response.text();
       expect(JSON.parse(text)).toEqual(errorBody('proxy_upstream_unreachable', UPSTREAM_UNREACHABLE_MESSAGE));

@@ -3,6 +3,7 @@
 import Anthropic, { APIError } from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalProxy, type LocalProxy } from '../local.mjs';
+import { pairLocally } from './pair.ts';
 import { NOT_CONFIGURED_MESSAGE } from '../src/anthropic.ts';
 import { ALLOWED_REQUEST_HEADERS } from '../src/cors.ts';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream.ts';
@@ -35,8 +36,8 @@ function createClient(baseURL: string, sentHeaderNames: Set<string>, options: { 
   return new Anthropic({
     baseURL,
     apiKey: null,
-    authToken: null,
-    defaultHeaders: { Authorization: null },
+    // The device token, as the app sends it through the proxy: never a key.
+    authToken: token,
     // Adds anthropic-dangerous-direct-browser-access, which a browser build may send.
     dangerouslyAllowBrowser: true,
     maxRetries: options.maxRetries ?? 0,
@@ -49,10 +50,12 @@ function createClient(baseURL: string, sentHeaderNames: Set<string>, options: { 
 
 let upstream: FakeUpstream;
 let proxy: LocalProxy;
+let token: string;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  proxy = await startLocalProxy({ port: 0, upstream: upstream.url, apiKey: KEY });
+  proxy = await startLocalProxy({ port: 0, upstream: upstream.url, apiKey: KEY, localPairing: true, deviceRequestsPerMinute: 10_000 });
+  token = await pairLocally(proxy.url);
 });
 
 afterAll(async () => {
@@ -88,14 +91,13 @@ describe('@anthropic-ai/sdk through the proxy', () => {
   });
 
   it('surfaces proxy_not_configured as an APIError with the message, without retrying', async () => {
-    const unconfigured = await startLocalProxy({ port: 0, upstream: upstream.url });
+    const unconfigured = await startLocalProxy({ port: 0, upstream: upstream.url, localPairing: true, deviceRequestsPerMinute: 10_000 });
     try {
       let calls = 0;
       const client = new Anthropic({
         baseURL: unconfigured.url,
         apiKey: null,
-        authToken: null,
-        defaultHeaders: { Authorization: null },
+        authToken: await pairLocally(unconfigured.url),
         maxRetries: 2,
         fetch: async (input, init) => {
           calls += 1;

@@ -1,0 +1,56 @@
+// The devices' shapes and the Durable Object's RPC surface, free of the runtime's own types so
+// Node-side code (tests) can import the modules that use them.
+
+/** What the owner may set per device; null = the proxy's default. */
+export interface DeviceLimits {
+  requests_per_minute: number | null;
+  tokens_per_day: number | null;
+}
+
+export interface DeviceInfo extends DeviceLimits {
+  id: string;
+  label: string;
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  /** Model tokens counted today (UTC). */
+  tokens_today: number;
+}
+
+export type Refusal = {
+  ok: false;
+  status: 401 | 403 | 404 | 429;
+  type:
+    | 'device_not_paired'
+    | 'device_token_invalid'
+    | 'device_token_expired'
+    | 'device_revoked'
+    | 'device_rate_limited'
+    | 'device_daily_limit'
+    | 'device_not_found'
+    | 'pairing_code_invalid'
+    | 'pairing_locked';
+  message: string;
+  retry_after_s?: number;
+};
+
+export type Authorised = { ok: true; device: DeviceInfo; limits: { requests_per_minute: number; tokens_per_day: number } };
+
+/** What the Worker calls on the Devices Durable Object (devices.ts). */
+export interface DevicesApi {
+  createCode(options?: { label?: string | null; limits?: Partial<DeviceLimits> }): Promise<{ code: string; expires_at: string }>;
+  pair(code: string, label: string): Promise<{ ok: true; device: DeviceInfo; token: string } | Refusal>;
+  pairLocal(label: string): Promise<{ device: DeviceInfo; token: string }>;
+  authorise(token: string | null, count?: boolean): Promise<Authorised | Refusal>;
+  recordUsage(deviceId: string, tokens: number): Promise<void>;
+  list(): Promise<DeviceInfo[]>;
+  revoke(id: string): Promise<DeviceInfo | null>;
+  setLimits(id: string, limits: Partial<DeviceLimits>): Promise<DeviceInfo | null>;
+}
+
+/** The DEVICES binding, as much of it as the Worker uses. */
+export interface DevicesNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): DevicesApi;
+}
