@@ -5,6 +5,7 @@ try {
   ensureDependencies();
   ensureVmImage();
   const { serveStack } = await import('./lib/serve.mjs');
+  const { localOwnerToken, proxyStateDir } = await import('./lib/owner.mjs');
   const appPort = Number(process.env.PORT ?? 4173);
   const proxyPort = Number(process.env.PROXY_PORT ?? 8787);
   const apiKey = process.env.ANTHROPIC_API_KEY || undefined;
@@ -17,6 +18,9 @@ try {
     // Mistral OCR (Settings > Read scans with) when a key is given.
     mistralApiKey: process.env.MISTRAL_API_KEY || undefined,
     mistralUpstream: process.env.MISTRAL_UPSTREAM || undefined,
+    // The app served here pairs by itself; `npm run pair` hands out codes for other devices.
+    ownerToken: localOwnerToken(),
+    persistTo: proxyStateDir,
   });
   console.log(`\nStackdocs is running at ${stack.appUrl}\n`);
   console.log(`  Model proxy  ${stack.proxyUrl}`);
@@ -25,6 +29,7 @@ try {
       ? '  Model        ANTHROPIC_API_KEY is set: the proxy holds it; the browser never sees it.'
       : '  Model        no ANTHROPIC_API_KEY: the app works, and the chat says how to connect a model.',
   );
+  console.log('  Devices      this browser pairs by itself; for another device, `npm run pair` prints a code.');
   console.log('\nPress Ctrl+C to stop.');
   const stop = async () => {
     await stack.close();

@@ -9,6 +9,8 @@ export interface ModelConnection {
   endpoint: string;
   /** The user's own key, for the direct providers only. */
   apiKey: string | null;
+  /** This browser's token with the proxy, for the proxy only. */
+  deviceToken: string | null;
 }
 
 /** Never throws. */
@@ -16,7 +18,7 @@ export async function checkModel(connection: ModelConnection, fetchFn: typeof fe
   const { endpoint } = connection;
   switch (connection.provider) {
     case 'proxy':
-      return checkModelEndpoint(endpoint, fetchFn);
+      return checkModelEndpoint(endpoint, fetchFn, connection.deviceToken);
     case 'anthropic':
       // Checking the key would cost a request; the first message will say if Anthropic refuses it.
       return connection.apiKey
@@ -36,25 +38,42 @@ export async function checkModel(connection: ModelConnection, fetchFn: typeof fe
   }
 }
 
-/** The proxy's /health. Never throws. */
-export async function checkModelEndpoint(endpoint: string, fetchFn: typeof fetch): Promise<ModelStatus> {
+/** The proxy's /health, then whether it knows this device (GET /v1/device). Never throws. */
+export async function checkModelEndpoint(endpoint: string, fetchFn: typeof fetch, deviceToken: string | null = null): Promise<ModelStatus> {
+  const unreachable: ModelStatus = {
+    state: 'unreachable',
+    endpoint,
+    message: `Could not reach the model endpoint at ${endpoint}: you may be offline, or the proxy is not running. Start it with \`npm start\`, or choose another endpoint in Settings.`,
+  };
   let response: Response;
   try {
     response = await fetchFn(`${endpoint}/health`, { signal: AbortSignal.timeout(TIMEOUT_MS) });
   } catch {
-    return {
-      state: 'unreachable',
-      endpoint,
-      message: `Could not reach the model endpoint at ${endpoint}: you may be offline, or the proxy is not running. Start it with \`npm start\`, or choose another endpoint in Settings.`,
-    };
+    return unreachable;
   }
-  const body = (await response.json().catch(() => null)) as { anthropic?: unknown } | null;
+  const body = (await response.json().catch(() => null)) as { anthropic?: unknown; pairing?: unknown } | null;
   if (!response.ok || !body || typeof body.anthropic !== 'boolean') {
     return {
       state: 'unreachable',
       endpoint,
       message: `${endpoint} answered ${response.status} to /health: it does not look like a Stackdocs proxy. Check the endpoint in Settings.`,
     };
+  }
+  const pairing = body.pairing === 'local' ? 'local' : 'code';
+  let device: Response;
+  try {
+    device = await fetchFn(`${endpoint}/v1/device`, {
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      credentials: 'omit',
+      ...(deviceToken ? { headers: { authorization: `Bearer ${deviceToken}` } } : {}),
+    });
+  } catch {
+    return unreachable;
+  }
+  const known = (await device.json().catch(() => null)) as { device?: { label?: unknown }; error?: { message?: unknown } } | null;
+  if (device.status === 401) {
+    const said = typeof known?.error?.message === 'string' ? known.error.message : 'This device is not paired with the proxy.';
+    return { state: 'not_configured', endpoint, pairing, message: said };
   }
   if (!body.anthropic) {
     return {
@@ -66,5 +85,7 @@ export async function checkModelEndpoint(endpoint: string, fetchFn: typeof fetch
         '`npx wrangler secret put ANTHROPIC_API_KEY`. Everything else works without a model.',
     };
   }
-  return { state: 'ready', endpoint };
+  // 429 (over this minute's or today's limit) still means paired: the chat says the rest.
+  const label = typeof known?.device?.label === 'string' ? known.device.label : undefined;
+  return { state: 'ready', endpoint, ...(label ? { device: label } : {}) };
 }

@@ -200,6 +200,13 @@ export interface RequestMap {
   update_settings: { params: SettingsPatch; result: Settings };
   /** Re-check that the model endpoint answers (emits `model_status`). */
   check_model: { params: Record<string, never>; result: ModelStatus };
+  /**
+   * Pair this browser with the proxy in the settings, with the one-time code its owner gave
+   * (`npm run pair` locally). The device token is kept for every stack of this browser.
+   */
+  pair_device: { params: { code: string }; result: ModelStatus };
+  /** Forget this browser's token for the proxy in the settings. */
+  unpair_device: { params: Record<string, never>; result: ModelStatus };
   /** A user action on the canvas; applied at once, and the agent hears of it in its next turn. */
   canvas_interaction: { params: CanvasInteraction; result: Record<string, never> };
   /** The user's answer to a permission_requested event. */
@@ -253,10 +260,14 @@ export type CanvasInteraction =
 // ---------------------------------------------------------------------------------------------
 // Events: every one carries a monotonic `seq` so a client can resume after an offset
 
+/**
+ * `device`: the name this browser is paired under, through a proxy. `pairing`: set when the
+ * proxy needs this device paired first ('code': with a code from its owner; 'local': it pairs by itself).
+ */
 export type ModelStatus =
   | { state: 'unknown' }
-  | { state: 'ready'; endpoint: string }
-  | { state: 'not_configured'; endpoint: string; message: string }
+  | { state: 'ready'; endpoint: string; device?: string }
+  | { state: 'not_configured'; endpoint: string; message: string; pairing?: 'code' | 'local' }
   | { state: 'unreachable'; endpoint: string; message: string };
 
 /** `interrupted`: the page went away while it ran; closed when the stack opened again. */

@@ -11,7 +11,8 @@ import { appUrl } from './app-root.ts';
 import type { VmApi } from '../vm/protocol.ts';
 import { createComputer, type Computer } from './computer.ts';
 import { createStack } from './stack.ts';
-import { openOpfsStorage, openStackDirectory } from './storage.ts';
+import { openDeviceStorage, openOpfsStorage, openStackDirectory } from './storage.ts';
+import { deviceCredentials, deviceLabel } from './device.ts';
 import { createOpfsUserFiles } from './user-files.ts';
 import { createBrowserOcr } from './documents/ocr.ts';
 import { openPdfInWorker, renderPdfPagesInWorker } from './documents/pdfjs-worker.ts';
@@ -32,11 +33,13 @@ async function openStack(): Promise<StackApi> {
   // Memory first: it lays out the stack's folders (.os/, documents/, ...) on a new stack.
   const runtime = await loadSqlite({ wasmUrl });
   const memory = await openOpfsStackMemory({ runtime, stackId });
-  const [storage, dir] = await Promise.all([openOpfsStorage(stackId), openStackDirectory(stackId)]);
+  const [storage, dir, device] = await Promise.all([openOpfsStorage(stackId), openStackDirectory(stackId), openDeviceStorage()]);
   return createStack({
     storage,
     files: createOpfsUserFiles(dir),
     memory,
+    credentials: deviceCredentials(device),
+    deviceLabel: deviceLabel(self.navigator.userAgent),
     openPdf: openPdfInWorker,
     renderPdfPages: renderPdfPagesInWorker,
     ocr: createBrowserOcr({ base: appUrl('ocr/') }),
@@ -50,8 +53,10 @@ async function openStack(): Promise<StackApi> {
         emit,
         proxy: Comlink.proxy,
       })),
-    createStream: ({ provider, endpoint, apiKey }) =>
-      provider === 'openai' ? createOpenAIStream({ baseURL: endpoint, apiKey }) : createAnthropicStream({ baseURL: endpoint, apiKey: provider === 'anthropic' ? apiKey : null }),
+    createStream: ({ provider, endpoint, apiKey, deviceToken }) =>
+      provider === 'openai'
+        ? createOpenAIStream({ baseURL: endpoint, apiKey })
+        : createAnthropicStream({ baseURL: endpoint, apiKey: provider === 'anthropic' ? apiKey : null, deviceToken: provider === 'proxy' ? deviceToken : null }),
   });
 }
 

@@ -273,13 +273,13 @@ describe('stack', () => {
     expect(JSON.stringify(await stack.snapshot())).not.toContain('user-key-9');
     await mission(stack, 'hi');
     await new Promise((r) => setTimeout(r, 20));
-    expect(seen.at(-1)).toEqual({ provider: 'anthropic', endpoint: 'https://api.anthropic.com', apiKey: 'user-key-9' });
+    expect(seen.at(-1)).toEqual({ provider: 'anthropic', endpoint: 'https://api.anthropic.com', apiKey: 'user-key-9', deviceToken: null });
 
     await stack.request({ id: 'q', method: 'update_settings', params: { provider: 'proxy', api_key: null } });
     expect((await stack.snapshot()).settings).toMatchObject({ provider: 'proxy', endpoint: 'http://proxy.test', has_api_key: false });
     await mission(stack, 'again', 'r2');
     await new Promise((r) => setTimeout(r, 20));
-    expect(seen.at(-1)).toEqual({ provider: 'proxy', endpoint: 'http://proxy.test', apiKey: null });
+    expect(seen.at(-1)).toEqual({ provider: 'proxy', endpoint: 'http://proxy.test', apiKey: null, deviceToken: null });
   });
 
   it('exports a table as a file the user can download, and on request for the table window', async () => {

@@ -37,7 +37,8 @@ import {
   type StackResponse,
 } from './protocol.ts';
 import { DEFAULT_ENDPOINTS, loadApiKey, loadSettings, mergeSettings, saveApiKey, saveSettings, SettingsError } from './settings.ts';
-import type { StackStorage } from './storage.ts';
+import { createMemoryStorage, type StackStorage } from './storage.ts';
+import { deviceCredentials, pairDevice, PairingError, type DeviceCredentials } from './device.ts';
 import { createAddPermissionRuleTool } from './tools/add-permission-rule.ts';
 import { createBashTool } from './tools/bash.ts';
 import { ComputerUnavailableError, type Computer } from './computer.ts';
@@ -74,6 +75,10 @@ export interface StackDeps {
   /** Makes the stack's Linux computer (vm/), given where its status goes; absent in tests, then bash says so. */
   createComputer?: (emitStatus: (status: ComputerStatus) => void) => Computer;
   newId?: (prefix: string) => string;
+  /** This browser's proxy credentials, shared by its stacks; in memory when absent (tests). */
+  credentials?: DeviceCredentials;
+  /** The name this browser pairs under, e.g. "Stackdocs in Chrome on Linux". */
+  deviceLabel?: string;
   /** A new playing of the recorded demo; tests play it without the human pace. */
   demoStream?: () => StreamFn;
   maxRetries?: number;
@@ -94,11 +99,23 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   const log = await openEventLog({ store: deps.memory.transcript as EventStore, onStoreError: (error) => stopForStorage(error) });
   const emit = log.append;
   let settings = await loadSettings(deps.storage, deps.defaults);
+  const credentials = deps.credentials ?? deviceCredentials(createMemoryStorage());
+  const deviceToken = async () => (settings.provider === 'proxy' ? ((await credentials.get(settings.endpoint))?.token ?? null) : null);
   const connection = async (): Promise<ModelConnection> => ({
     provider: settings.provider,
     endpoint: settings.endpoint,
     apiKey: settings.provider === 'proxy' ? null : await loadApiKey(deps.storage),
+    deviceToken: await deviceToken(),
   });
+  // Calls to the proxy (web pages, OCR) carry this device's token; nothing else does.
+  const proxyFetch: typeof fetch = async (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    const token = await deviceToken();
+    if (!token || !url.startsWith(`${settings.endpoint.replace(/\/+$/, '')}/`)) return deps.fetch(input, init);
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', `Bearer ${token}`);
+    return deps.fetch(input, { ...init, headers });
+  };
   let model: ModelStatus = { state: 'unknown' };
   const canvas = await loadCanvas(deps.storage, emit, () => newId('w'));
   const gate = await loadPermissionGate(deps.storage, emit, newId);
@@ -124,7 +141,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     toInfo: toDocumentInfo,
     ...(deps.renderPdfPages ? { renderPdfPages: deps.renderPdfPages } : {}),
     // Scans go to Mistral OCR through the proxy when the user chose it in the settings.
-    mistralOcr: { settings: () => settings, fetch: deps.fetch },
+    mistralOcr: { settings: () => settings, fetch: proxyFetch },
   });
   const fileType = async (path: string) => (await files.stat(path))?.mime ?? null;
   const tools = [
@@ -154,7 +171,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       openWindow: canvas.openWindow,
       patchWindow: canvas.patchWindow,
     }),
-    createWebFetchTool({ fetchPage: createProxyFetchPage(() => (settings.provider === 'proxy' ? settings.endpoint : null), deps.fetch) }),
+    createWebFetchTool({ fetchPage: createProxyFetchPage(() => (settings.provider === 'proxy' ? settings.endpoint : null), proxyFetch) }),
     createAddPermissionRuleTool(gate),
     createExportFileTool({
       get: canvas.get,
@@ -192,10 +209,26 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     }, settings.heartbeat_minutes * 60_000);
   }
 
-  async function checkModel(): Promise<ModelStatus> {
-    model = await checkModelConnection(await connection(), deps.fetch);
-    emit({ type: 'model_status', status: model });
-    return model;
+  // One check at a time: a local pairing must not happen twice at once.
+  let checking: Promise<unknown> = Promise.resolve();
+  function checkModel(): Promise<ModelStatus> {
+    const next = checking.then(async () => {
+      let status = await checkModelConnection(await connection(), deps.fetch);
+      // The local proxy of `npm start` pairs the app it serves by itself.
+      if (status.state === 'not_configured' && status.pairing === 'local') {
+        const endpoint = settings.endpoint;
+        const credential = await pairDevice(endpoint, null, deps.deviceLabel ?? 'Stackdocs', deps.fetch).catch(() => null);
+        if (credential) {
+          await credentials.set(endpoint, credential);
+          status = await checkModelConnection(await connection(), deps.fetch);
+        }
+      }
+      model = status;
+      emit({ type: 'model_status', status: model });
+      return model;
+    });
+    checking = next.catch(() => {});
+    return next;
   }
 
   async function handle<M extends Method>(request: StackRequest<M>): Promise<ResultOf<M>> {
@@ -246,6 +279,22 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         return settings as ResultOf<M>;
       }
       case 'check_model':
+        return (await checkModel()) as ResultOf<M>;
+      case 'pair_device': {
+        if (settings.provider !== 'proxy') throw new RequestError({ code: 'bad_request', message: 'Pairing is for the Stackdocs proxy: choose it in Settings first.' });
+        const code = typeof req.params?.code === 'string' ? req.params.code.trim() : '';
+        if (!code) throw new RequestError({ code: 'bad_request', message: 'Enter the pairing code the proxy\'s owner gave you (`npm run pair` prints one).' });
+        const endpoint = settings.endpoint;
+        try {
+          await credentials.set(endpoint, await pairDevice(endpoint, code, deps.deviceLabel ?? 'Stackdocs', deps.fetch));
+        } catch (error) {
+          if (error instanceof PairingError) throw new RequestError({ code: 'bad_request', message: error.message });
+          throw error;
+        }
+        return (await checkModel()) as ResultOf<M>;
+      }
+      case 'unpair_device':
+        await credentials.set(settings.endpoint, null);
         return (await checkModel()) as ResultOf<M>;
       case 'canvas_interaction':
         await canvas.interact(req.params);

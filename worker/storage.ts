@@ -44,8 +44,16 @@ export async function openStackDirectory(stackId: string): Promise<FileSystemDir
 /** JSON state in the stack's system space, `stacks/<stackId>/.os/config/`. */
 export async function openOpfsStorage(stackId: string): Promise<StackStorage> {
   const system = await (await openStackDirectory(stackId)).getDirectoryHandle('.os', { create: true });
-  const dir = await system.getDirectoryHandle('config', { create: true });
+  return opfsJsonStorage(await system.getDirectoryHandle('config', { create: true }));
+}
 
+/** JSON state of this browser as a whole, shared by its stacks (the device's proxy credentials): `device/`. */
+export async function openDeviceStorage(): Promise<StackStorage> {
+  const root = await navigator.storage.getDirectory();
+  return opfsJsonStorage(await root.getDirectoryHandle('device', { create: true }));
+}
+
+function opfsJsonStorage(dir: FileSystemDirectoryHandle): StackStorage {
   async function readText(name: string): Promise<string | undefined> {
     try {
       const handle = await dir.getFileHandle(name);

@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { OcrEngineChoice, Provider, SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
+import { DevicePairing } from './DevicePairing.tsx';
 import { useAppStore } from '../store.ts';
 import { ShortcutList } from '../ShortcutsHelp.tsx';
 import { MemorySection } from './MemorySection.tsx';
@@ -103,6 +104,7 @@ export function SettingsDialog() {
           <input name="endpoint" type="url" required value={endpoint} onInput={(e) => setEndpoint(e.currentTarget.value)} />
           {changedProvider && <small>Leave as is to use the new provider's usual address.</small>}
         </label>
+        {provider === 'proxy' && !changedProvider && endpoint === settings?.endpoint && <DevicePairing />}
         {provider !== 'proxy' && (
           <label>
             API key

@@ -5,6 +5,14 @@ export interface ServeOptions {
   proxyPort: number;
   apiKey?: string;
   upstream?: string;
+  mistralApiKey?: string;
+  mistralUpstream?: string;
+  /** The owner's token for handing out pairing codes (`npm run pair`). */
+  ownerToken?: string;
+  /** A folder keeping the paired devices across restarts. */
+  persistTo?: string;
+  /** The proxy pairs the app it serves by itself (default true). */
+  localPairing?: boolean;
   skipBuild?: boolean;
   quiet?: boolean;
 }

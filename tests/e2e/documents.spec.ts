@@ -152,6 +152,8 @@ test('with Mistral OCR chosen in Settings, a scan is read by Mistral through the
     mistralUpstream: fakeUrl,
     mistralApiKey: 'e2e-mistral-key',
     allowedOrigins: [E2E_APP_URL],
+    // Like the shared one: the app pairs with it by itself.
+    localPairing: true,
   });
   try {
     const marker = 'Read by the fake Mistral: Southern Cross Electrical, total 1,234.00';

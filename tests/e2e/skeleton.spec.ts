@@ -198,7 +198,7 @@ test('the page never holds the key', async ({ page, context }) => {
 });
 
 test('without a key the chat says how to connect a model, and the rest works', async ({ page }) => {
-  const keyless = await startLocalProxy({ port: 0, allowedOrigins: [E2E_APP_URL] });
+  const keyless = await startLocalProxy({ port: 0, allowedOrigins: [E2E_APP_URL], localPairing: true });
   try {
     await openApp(page);
     await page.getByRole('button', { name: 'Settings' }).click();

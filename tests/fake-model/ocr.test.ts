@@ -70,21 +70,25 @@ describe('fake Mistral OCR', () => {
 
 describe('the worker\'s Mistral client, through the real proxy, against the fake', () => {
   let proxy: LocalProxy;
+  // Calls the proxy as this browser's paired device.
+  let paired: typeof fetch;
   beforeAll(async () => {
-    proxy = await startLocalProxy({ port: 0, mistralUpstream: fake.url, mistralApiKey: 'fake-mistral-key' });
+    proxy = await startLocalProxy({ port: 0, mistralUpstream: fake.url, mistralApiKey: 'fake-mistral-key', localPairing: true });
+    const { token } = (await (await fetch(`${proxy.url}/v1/pair/local`, { method: 'POST', body: '{}' })).json()) as { token: string };
+    paired = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${token}` } });
   });
   afterAll(() => proxy?.dispose());
 
   it('reads scripted pages, with the proxy\'s key reaching the fake', async () => {
     fake.ocr.setReply({ pages: ['Blue Gum Supplies', 'Total 99.00\n\n![img-0.jpeg](img-0.jpeg)'] });
-    const result = await readWithMistral(PDF, 'application/pdf', { endpoint: proxy.url, fetch });
+    const result = await readWithMistral(PDF, 'application/pdf', { endpoint: proxy.url, fetch: paired });
     expect(result).toEqual({ pages: ['Blue Gum Supplies', 'Total 99.00'], model: 'mistral-ocr-fake' });
     expect(fake.ocr.state().requests).toMatchObject([{ authorization: 'Bearer fake-mistral-key', document_type: 'document_url', mime: 'application/pdf', problem: null }]);
   });
 
   it('turns a Mistral error into a reason', async () => {
     fake.ocr.setReply({ error: { status: 500, message: 'Internal error' } });
-    const error = await readWithMistral(new Uint8Array([0xff, 0xd8, 0xff]), 'image/jpeg', { endpoint: proxy.url, fetch }).catch((e: unknown) => e);
+    const error = await readWithMistral(new Uint8Array([0xff, 0xd8, 0xff]), 'image/jpeg', { endpoint: proxy.url, fetch: paired }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MistralOcrError);
     expect((error as Error).message).toBe('Mistral OCR answered 500: Internal error');
     expect(fake.ocr.state().requests[0]).toMatchObject({ document_type: 'image_url', mime: 'image/jpeg', bytes: 3 });

@@ -9,6 +9,8 @@ export interface AnthropicStreamOptions {
   baseURL: string;
   /** Only for the direct mode; through the proxy the browser holds no key. */
   apiKey?: string | null;
+  /** Through the proxy: this browser's device token (revocable by the proxy's owner), never a key. */
+  deviceToken?: string | null;
   fetch?: typeof globalThis.fetch;
 }
 
@@ -18,8 +20,10 @@ export function createAnthropicStream(options: AnthropicStreamOptions): StreamFn
     ...(options.apiKey
       ? // The user's own key, sent from this browser (they were warned); Anthropic wants the header below.
         { apiKey: options.apiKey, authToken: null, dangerouslyAllowBrowser: true }
-      : // No key in the browser: the proxy drops whatever auth header arrives and sets its own.
-        { apiKey: null, authToken: null, defaultHeaders: { Authorization: null } }),
+      : options.deviceToken
+        ? // No key in the browser: the device token says who is asking; the proxy adds the key.
+          { apiKey: null, authToken: options.deviceToken }
+        : { apiKey: null, authToken: null, defaultHeaders: { Authorization: null } }),
     // Retries belong to the agent loop, which reports them to the UI.
     maxRetries: 0,
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -84,6 +88,14 @@ function apiErrorShape(error: APIError): ErrorShape {
   const detail = error.apiMessage ?? error.message;
   if (error.type === ('proxy_not_configured' as string)) {
     return { code: 'model_not_configured', message: detail };
+  }
+  // The proxy does not know this device (never paired, revoked, expired): pairing is the way on.
+  if (status === 401 && typeof error.type === 'string' && error.type.startsWith('device_')) {
+    return { code: 'model_not_configured', message: detail };
+  }
+  // A day's quota: waiting minutes will not help.
+  if (error.type === ('device_daily_limit' as string)) {
+    return { code: 'model_rate_limited', message: detail };
   }
   if (status === 429) {
     return { code: 'model_rate_limited', message: `The model is rate limited: ${detail}`, retryable: true };

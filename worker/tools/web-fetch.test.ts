@@ -190,6 +190,8 @@ describe('web_fetch through the real proxy (Miniflare)', () => {
   let site: Server;
   let siteHost = '';
   let proxy: LocalProxy;
+  // Calls the proxy as this browser's paired device.
+  let paired: typeof fetch;
 
   beforeAll(async () => {
     site = createServer((req, res) => {
@@ -198,7 +200,9 @@ describe('web_fetch through the real proxy (Miniflare)', () => {
     });
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     siteHost = `127.0.0.1:${(site.address() as AddressInfo).port}`;
-    proxy = await startLocalProxy({ port: 0, webFetchAllowHosts: [siteHost] });
+    proxy = await startLocalProxy({ port: 0, webFetchAllowHosts: [siteHost], localPairing: true });
+    const { token } = (await (await fetch(`${proxy.url}/v1/pair/local`, { method: 'POST', body: '{}' })).json()) as { token: string };
+    paired = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${token}` } });
   });
 
   afterAll(async () => {
@@ -208,7 +212,7 @@ describe('web_fetch through the real proxy (Miniflare)', () => {
   });
 
   it('reads a page and reports a blocked redirect, in the shapes both sides agree on', async () => {
-    const tool = createWebFetchTool({ fetchPage: createProxyFetchPage(proxy.url, fetch) });
+    const tool = createWebFetchTool({ fetchPage: createProxyFetchPage(proxy.url, paired) });
     const ok = await tool.execute({ url: `http://${siteHost}/prices` }, context);
     expect(ok.content).toBe(`URL: http://${siteHost}/prices\nTitle: Prices\nContent type: text/html\n<page_text>\n## Plans\n\nBasic: 5 EUR\n</page_text>`);
     const blocked = await tool.execute({ url: `http://${siteHost}/to-private` }, context);
