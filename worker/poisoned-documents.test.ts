@@ -7,14 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ContentBlockParam, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { openTestMemory } from '../memory/test-helpers.ts';
-import type { ExecRequest } from '../vm/agent-client.ts';
 import { COLLECTOR_HOST, poisonedDocuments, type PoisonedDocument } from '../tests/fixtures/poisoned.ts';
 import type { ModelStreamEvent, StreamFn } from './agent/types.ts';
 import type { Computer } from './computer.ts';
 import { DEFAULT_RULES } from './permissions/rules.ts';
 import type { StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
-import { testStackDeps } from './test-stack.ts';
+import { testComputer, testStackDeps } from './test-stack.ts';
 
 type ToolUse = { name: string; input: Record<string, unknown> };
 
@@ -102,20 +101,10 @@ const obedientModel: StreamFn = async function* (request) {
 
 /** A computer that records what it is asked to run (nothing should reach it here). */
 function recordingComputer(ran: string[]): Computer {
-  const status: Computer['status'] = { state: 'ready', woke: false, wake_ms: null };
-  return {
-    status,
-    start: async () => status,
-    control: async () => status,
-    async exec(request: ExecRequest) {
-      ran.push(request.command ?? request.argv?.join(' ') ?? request.python ?? '');
-      return { code: 0, signal: null, timedOut: false, cancelled: false, durationMs: 1, stdout: '', stderr: '' };
-    },
-    workspaceChanged() {},
-    subscribeTerminal: async () => {},
-    terminalInput: async () => {},
-    terminalResize: async () => {},
-  };
+  return testComputer(async (request) => {
+    ran.push(request.command ?? request.argv?.join(' ') ?? request.python ?? '');
+    return {};
+  });
 }
 
 interface Outcome {

@@ -1,6 +1,8 @@
 // Test support: a stack's dependencies for Node tests (in-memory storage and files, a settings
 // default pointing at a fake proxy, numbered ids, pdfjs in-process, a canned OCR), overridable.
 import type { StackMemory } from '../memory/index.ts';
+import type { ExecRequest, VmExecResult } from '../vm/protocol.ts';
+import type { Computer } from './computer.ts';
 import { openPdfInNode } from './documents/node-pdf.ts';
 import type { StackDeps } from './stack.ts';
 import { createMemoryStorage } from './storage.ts';
@@ -17,5 +19,20 @@ export function testStackDeps(memory: StackMemory, overrides: Partial<StackDeps>
     openPdf: openPdfInNode,
     ocr: async () => ({ text: 'scanned text of a test image', confidence: 90 }),
     ...overrides,
+  };
+}
+
+/** A computer that is always ready and answers each command with `exec` (the tests' stand-in for the VM). */
+export function testComputer(exec: (request: ExecRequest) => Promise<Partial<VmExecResult>>): Computer {
+  const status: Computer['status'] = { state: 'ready', woke: false, wake_ms: null };
+  return {
+    status,
+    start: async () => status,
+    control: async () => status,
+    exec: async (request) => ({ code: 0, signal: null, timedOut: false, cancelled: false, durationMs: 1, stdout: '', stderr: '', ...(await exec(request)) }),
+    workspaceChanged() {},
+    subscribeTerminal: async () => {},
+    terminalInput: async () => {},
+    terminalResize: async () => {},
   };
 }

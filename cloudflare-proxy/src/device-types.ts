@@ -1,5 +1,6 @@
 // The devices' shapes and the Durable Object's RPC surface, free of the runtime's own types so
 // Node-side code (tests) can import the modules that use them.
+import type { ProxyErrorType } from './errors.ts';
 
 /** What the owner may set per device; null = the proxy's default. */
 export interface DeviceLimits {
@@ -21,16 +22,7 @@ export interface DeviceInfo extends DeviceLimits {
 export type Refusal = {
   ok: false;
   status: 401 | 403 | 404 | 429;
-  type:
-    | 'device_not_paired'
-    | 'device_token_invalid'
-    | 'device_token_expired'
-    | 'device_revoked'
-    | 'device_rate_limited'
-    | 'device_daily_limit'
-    | 'device_not_found'
-    | 'pairing_code_invalid'
-    | 'pairing_locked';
+  type: ProxyErrorType;
   message: string;
   retry_after_s?: number;
 };

@@ -12,9 +12,8 @@ import type { MessageParam, ModelRequest, StreamFn } from '../agent/types.ts';
 import type { Computer } from '../computer.ts';
 import { SAMPLE_DOCUMENTS, type StackApi, type StackEvent } from '../protocol.ts';
 import { createStack } from '../stack.ts';
-import { testStackDeps } from '../test-stack.ts';
+import { testComputer, testStackDeps } from '../test-stack.ts';
 import { createMemoryUserFiles, type UserFiles } from '../user-files.ts';
-import type { ExecRequest } from '../../vm/protocol.ts';
 import { DEMO_REQUEST, recordedDemoStream } from './demo.ts';
 import recording from './recorded-demo.json';
 import { createRecordedStream } from './recorded-stream.ts';
@@ -41,22 +40,11 @@ describe('the shipped recording', () => {
 
 /** The computer as far as the demo needs it: runs the recording's pandas script over the CSV it exported. */
 function pandasLikeComputer(files: UserFiles, ran: string[]): Computer {
-  const status: Computer['status'] = { state: 'ready', woke: false, wake_ms: null };
-  return {
-    status,
-    start: async () => status,
-    control: async () => status,
-    async exec(request: ExecRequest) {
-      ran.push(request.python ?? request.command ?? '');
-      const rows = Papa.parse<Record<string, string>>(new TextDecoder().decode(await files.read('artifacts/invoices.csv')), { header: true }).data;
-      const stdout = `${rows.map((r) => `${r.Vendor} ${r.Currency} ${r.Total}`).join('\n')}\n${rows.length} documents, ${new Set(rows.map((r) => r.Currency)).size} currencies\n`;
-      return { code: 0, signal: null, timedOut: false, cancelled: false, durationMs: 1, stdout, stderr: '' };
-    },
-    workspaceChanged() {},
-    subscribeTerminal: async () => {},
-    terminalInput: async () => {},
-    terminalResize: async () => {},
-  };
+  return testComputer(async (request) => {
+    ran.push(request.python ?? request.command ?? '');
+    const rows = Papa.parse<Record<string, string>>(new TextDecoder().decode(await files.read('artifacts/invoices.csv')), { header: true }).data;
+    return { stdout: `${rows.map((r) => `${r.Vendor} ${r.Currency} ${r.Total}`).join('\n')}\n${rows.length} documents, ${new Set(rows.map((r) => r.Currency)).size} currencies\n` };
+  });
 }
 
 const unreachable = (async () => {
