@@ -1,7 +1,7 @@
 // The native side of the memory benchmark: Debian's sqlite3 CLI on the same schema, rows and
 // statements, timed per statement by the CLI's own `.timer` (CPU time, microsecond resolution).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MEMORY_MIGRATIONS } from './memory-schema.ts';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MEMORY_FILES } from './memory-files.ts';
-import { createObservationProcessor, DEFAULT_PROCESSOR_MODEL, type CompletionRequest, type ProcessorDeps } from './processor.ts';
+import { DEFAULT_PROCESSOR_MODEL, type CompletionRequest, type ProcessorDeps } from './processor.ts';
 import { MEMORY_TEMPLATES } from './templates.ts';
 import { openTestMemory, type TestMemory } from './test-helpers.ts';
 
