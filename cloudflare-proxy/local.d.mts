@@ -30,6 +30,14 @@ export interface LocalProxyOptions {
   deviceTokensPerDay?: number;
   /** How long a device token lasts, in seconds (default a year); tests shorten it. */
   deviceTokenTtlS?: number;
+  /** Hosts the computer's network may reach; `*.example.com` for any name under it. */
+  netAllowedHosts?: readonly string[];
+  /** Ports it may reach (default 80, 443). */
+  netAllowedPorts?: readonly number[];
+  /** Tests only: private addresses (or address:port) the relay may reach. */
+  netAllowPrivate?: readonly string[];
+  /** The DNS-over-HTTPS resolver behind the computer's (default Cloudflare's). */
+  dnsUpstream?: string;
 }
 
 export interface LocalProxy {

@@ -20,6 +20,10 @@ import { buildWorker } from './build.mjs';
  * @property {number} [deviceRequestsPerMinute] Default per-device limit (the Worker's default: 60).
  * @property {number} [deviceTokensPerDay] Default per-device limit (the Worker's default: 2,000,000).
  * @property {number} [deviceTokenTtlS] How long a device token lasts (default a year); tests shorten it.
+ * @property {readonly string[]} [netAllowedHosts] Hosts the computer's network may reach (default: package indexes, Debian, GitHub).
+ * @property {readonly number[]} [netAllowedPorts] Ports it may reach (default 80, 443).
+ * @property {readonly string[]} [netAllowPrivate] Tests only: private addresses (or address:port) the relay may reach.
+ * @property {string} [dnsUpstream] The DNS-over-HTTPS resolver behind the computer's (default Cloudflare's).
  */
 
 /**
@@ -72,6 +76,10 @@ export async function startLocalProxy({
   deviceRequestsPerMinute,
   deviceTokensPerDay,
   deviceTokenTtlS,
+  netAllowedHosts,
+  netAllowedPorts,
+  netAllowPrivate,
+  dnsUpstream,
 } = {}) {
   const [scriptPath, config] = await Promise.all([buildWorker(), readWranglerConfig()]);
   /** @type {Record<string, string>} */
@@ -89,6 +97,11 @@ export async function startLocalProxy({
   if (deviceRequestsPerMinute) bindings.DEVICE_REQUESTS_PER_MINUTE = String(deviceRequestsPerMinute);
   if (deviceTokensPerDay) bindings.DEVICE_TOKENS_PER_DAY = String(deviceTokensPerDay);
   if (deviceTokenTtlS) bindings.DEVICE_TOKEN_TTL_S = String(deviceTokenTtlS);
+  if (netAllowedHosts?.length) bindings.NET_ALLOWED_HOSTS = netAllowedHosts.join(',');
+  if (netAllowedPorts?.length) bindings.NET_ALLOWED_PORTS = netAllowedPorts.join(',');
+  // Tests only: lets the relay reach their loopback servers.
+  if (netAllowPrivate?.length) bindings.NET_ALLOW_PRIVATE = netAllowPrivate.join(',');
+  if (dnsUpstream) bindings.DNS_UPSTREAM = dnsUpstream;
 
   const miniflare = new Miniflare({
     modules: true,

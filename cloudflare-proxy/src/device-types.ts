@@ -17,6 +17,8 @@ export interface DeviceInfo extends DeviceLimits {
   revoked_at: string | null;
   /** Model tokens counted today (UTC). */
   tokens_today: number;
+  /** Bytes the device's computer moved through the relay today (UTC). */
+  net_bytes_today: number;
 }
 
 export type Refusal = {
@@ -39,6 +41,13 @@ export interface DevicesApi {
   list(): Promise<DeviceInfo[]>;
   revoke(id: string): Promise<DeviceInfo | null>;
   setLimits(id: string, limits: Partial<DeviceLimits>): Promise<DeviceInfo | null>;
+  /** A credential for the computer's network only (relay and resolver), tied to the device. */
+  createTicket(deviceId: string): Promise<{ ticket: string; expires_at: string }>;
+  ticketDevice(ticket: string | null): Promise<{ ok: true; device_id: string } | Refusal>;
+  /** Addresses the resolver gave the device for an allowed name, connectable until their TTL. */
+  rememberAddresses(deviceId: string, name: string, addresses: { address: string; ttl: number }[]): Promise<void>;
+  resolvedName(deviceId: string, address: string): Promise<string | null>;
+  recordNetBytes(deviceId: string, bytes: number): Promise<void>;
 }
 
 /** The DEVICES binding, as much of it as the Worker uses. */

@@ -15,6 +15,8 @@ export const TOKEN_TTL_MS = 365 * 24 * 3_600_000;
 export const PAIRING_FAILURES_PER_MINUTE = 10;
 export const DEFAULT_REQUESTS_PER_MINUTE = 60;
 export const DEFAULT_TOKENS_PER_DAY = 2_000_000;
+/** How long a network ticket (the relay's and the resolver's credential) lasts. */
+export const TICKET_TTL_MS = 12 * 3_600_000;
 
 /** Crockford's base32 without I, L, O, U: easy to read aloud and type. */
 const CODE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -34,6 +36,8 @@ interface DeviceRow extends Record<string, SqlStorageValue> {
   minute: number | null;
   minute_requests: number;
   previous_minute_requests: number;
+  net_day: string | null;
+  net_bytes_today: number;
 }
 
 export class Devices extends DurableObject<Env> implements DevicesApi {
@@ -67,7 +71,18 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
         tokens_per_day INTEGER
       );
       CREATE TABLE IF NOT EXISTS pairing_failures (minute INTEGER PRIMARY KEY, count INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS tickets (ticket_hash TEXT PRIMARY KEY, device_id TEXT NOT NULL, expires_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS resolved (
+        device_id TEXT NOT NULL,
+        address TEXT NOT NULL,
+        name TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (device_id, address)
+      );
     `);
+    // Added after the first release: older stores get the column.
+    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(devices)').toArray().map((c) => c.name);
+    if (!columns.includes('net_day')) this.sql.exec('ALTER TABLE devices ADD COLUMN net_day TEXT; ALTER TABLE devices ADD COLUMN net_bytes_today INTEGER NOT NULL DEFAULT 0;');
   }
 
   /** A one-time code the owner gives to a device; it is stored hashed, and shown once. */
@@ -183,6 +198,46 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
     return this.get(id);
   }
 
+  async createTicket(deviceId: string, now = Date.now()): Promise<{ ticket: string; expires_at: string }> {
+    const ticket = `sdk_net_${base64url(crypto.getRandomValues(new Uint8Array(32)))}`;
+    this.sql.exec('DELETE FROM tickets WHERE expires_at < ?', now);
+    this.sql.exec('INSERT INTO tickets (ticket_hash, device_id, expires_at) VALUES (?, ?, ?)', await sha256(ticket), deviceId, now + TICKET_TTL_MS);
+    return { ticket, expires_at: new Date(now + TICKET_TTL_MS).toISOString() };
+  }
+
+  /** The device a network ticket belongs to, while the ticket lasts and the device is paired. */
+  async ticketDevice(ticket: string | null, now = Date.now()): Promise<{ ok: true; device_id: string } | Refusal> {
+    const row = ticket ? this.sql.exec<{ device_id: string; expires_at: number }>('SELECT device_id, expires_at FROM tickets WHERE ticket_hash = ?', await sha256(ticket)).toArray()[0] : undefined;
+    if (!row || row.expires_at < now) return refuse(401, 'device_token_invalid', 'The computer\'s network ticket is missing or expired; the app asks for a new one.');
+    const device = this.sql.exec<DeviceRow>('SELECT * FROM devices WHERE id = ?', row.device_id).toArray()[0];
+    if (!device || device.revoked_at !== null) return refuse(401, 'device_revoked', `This device was unpaired by the proxy's owner. ${PAIR_AGAIN}`);
+    return { ok: true, device_id: row.device_id };
+  }
+
+  async rememberAddresses(deviceId: string, name: string, addresses: { address: string; ttl: number }[], now = Date.now()): Promise<void> {
+    this.sql.exec('DELETE FROM resolved WHERE expires_at < ?', now);
+    for (const { address, ttl } of addresses) {
+      this.sql.exec(
+        'INSERT INTO resolved (device_id, address, name, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT(device_id, address) DO UPDATE SET name = excluded.name, expires_at = excluded.expires_at',
+        deviceId,
+        address,
+        name,
+        now + ttl * 1000,
+      );
+    }
+  }
+
+  async resolvedName(deviceId: string, address: string, now = Date.now()): Promise<string | null> {
+    const row = this.sql.exec<{ name: string }>('SELECT name FROM resolved WHERE device_id = ? AND address = ? AND expires_at >= ?', deviceId, address, now).toArray()[0];
+    return row?.name ?? null;
+  }
+
+  async recordNetBytes(deviceId: string, bytes: number, now = Date.now()): Promise<void> {
+    if (!(bytes > 0)) return;
+    const day = utcDay(now);
+    this.sql.exec('UPDATE devices SET net_bytes_today = CASE WHEN net_day = ? THEN net_bytes_today + ? ELSE ? END, net_day = ? WHERE id = ?', day, bytes, bytes, day, deviceId);
+  }
+
   private get(id: string): DeviceInfo | null {
     const row = this.sql.exec<DeviceRow>('SELECT * FROM devices WHERE id = ?', id).toArray()[0];
     return row ? toInfo(row) : null;
@@ -232,6 +287,7 @@ function toInfo(row: DeviceRow): DeviceInfo {
     requests_per_minute: row.requests_per_minute,
     tokens_per_day: row.tokens_per_day,
     tokens_today: row.day === utcDay(Date.now()) ? row.tokens_today : 0,
+    net_bytes_today: row.net_day === utcDay(Date.now()) ? row.net_bytes_today : 0,
   };
 }
 

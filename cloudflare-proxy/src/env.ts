@@ -18,6 +18,19 @@ export interface Env {
   /** Defaults for devices the owner has not limited themselves (defaults 60 and 2,000,000). */
   DEVICE_REQUESTS_PER_MINUTE?: string;
   DEVICE_TOKENS_PER_DAY?: string;
+  /**
+   * The computer's network: hosts its relay and resolver serve (comma-separated; `*.example.com`
+   * for any name under it; default Python's index, npm, Debian and GitHub) and the ports (80,443).
+   */
+  NET_ALLOWED_HOSTS?: string;
+  NET_ALLOWED_PORTS?: string;
+  /** The DNS-over-HTTPS resolver behind the computer's (default Cloudflare's); tests use their own. */
+  DNS_UPSTREAM?: string;
+  /**
+   * For local tests only: addresses (or address:port) the relay may reach although private. Must
+   * stay unset in production, like WEB_FETCH_ALLOW_HOSTS.
+   */
+  NET_ALLOW_PRIVATE?: string;
   /** How long a device token lasts, in seconds (default a year); tests shorten it. */
   DEVICE_TOKEN_TTL_S?: string;
   /** Worker secret (`wrangler secret put ANTHROPIC_API_KEY`). Never logged, never returned. */

@@ -7,6 +7,7 @@ import { refuseUrl } from './address.ts';
 import type { Env } from './env.ts';
 import { errorResponse, type ProxyErrorType } from './errors.ts';
 import { htmlToText } from './html-text.ts';
+import { privateAddressOf } from './resolve.ts';
 
 export const MAX_PAGE_BYTES = 5 * 1024 * 1024;
 /** Text kept from an HTML page; far more than the agent reads at once, and it bounds CPU time. */
@@ -52,7 +53,7 @@ export async function fetchPage(request: Request, env: Env): Promise<Response> {
   try {
     target = await readTarget(request);
     const allowHosts = new Set((env.WEB_FETCH_ALLOW_HOSTS ?? '').split(',').map((host) => host.trim()).filter(Boolean));
-    const { response, url } = await followRedirects(target, allowHosts, signal);
+    const { response, url } = await followRedirects(env, target, allowHosts, signal);
     const page = await readPage(response, url);
     const body: FetchedPage = { url: target.href, final_url: url.href, status: response.status, ...page };
     return Response.json(body, { headers: { 'cache-control': 'no-store' } });
@@ -99,13 +100,16 @@ function parseUrl(text: string, base?: URL): URL | null {
 }
 
 /** Fetches `start`, following up to MAX_REDIRECTS redirects itself so that every hop is checked. */
-async function followRedirects(start: URL, allowHosts: ReadonlySet<string>, signal: AbortSignal): Promise<{ response: Response; url: URL }> {
+async function followRedirects(env: Env, start: URL, allowHosts: ReadonlySet<string>, signal: AbortSignal): Promise<{ response: Response; url: URL }> {
   let url = start;
   for (let redirects = 0; ; redirects++) {
     const refusal = refuseUrl(url, allowHosts);
-    if (refusal) {
-      const via = url === start ? '' : ` (redirected from ${start.href})`;
-      throw new PageError(refusal.type === 'blocked_address' ? 403 : 400, refusal.type, `${refusal.message}${via}`);
+    const via = url === start ? '' : ` (redirected from ${start.href})`;
+    if (refusal) throw new PageError(refusal.type === 'blocked_address' ? 403 : 400, refusal.type, `${refusal.message}${via}`);
+    // A public-looking name may point at a private address: judged on what it resolves to.
+    if (!allowHosts.has(url.host) && !/^[\d.]+$|^\[/.test(url.hostname)) {
+      const hidden = await privateAddressOf(env, url.hostname);
+      if (hidden) throw new PageError(403, 'blocked_address', `${url.hostname} resolves to ${hidden}, a private, local or reserved address; the proxy never fetches those.${via}`);
     }
     let response: Response;
     try {

@@ -9,6 +9,7 @@ import { allowedOrigins, anthropicKey, devices, mistralKey, type Env } from './e
 import { errorResponse } from './errors.ts';
 import { fetchPage } from './fetch.ts';
 import { forwardOcr } from './mistral.ts';
+import { dnsQuery, netTicket, wispRelay } from './net.ts';
 import { bearer, createPairingCode, limitDevice, listDevices, ownerRefusal, pairDevice, pairLocalDevice, refusalResponse, revokeDevice } from './pairing.ts';
 
 export type { Env } from './env.ts';
@@ -41,6 +42,10 @@ const ROUTES: Route[] = [
   { path: '/v1/messages', access: 'device', handlers: { POST: messages } },
   { path: '/v1/fetch', access: 'device', handlers: { POST: ({ request, env }) => fetchPage(request, env) } },
   { path: '/v1/ocr', access: 'device', handlers: { POST: ({ request, env }) => forwardOcr(request, env) } },
+  { path: '/v1/net/ticket', access: 'device', handlers: { POST: ({ env, device }) => netTicket(env, device.device.id) } },
+  // The computer's network: a ticket (not the device token) authorises these, as the VM uses them.
+  { path: '/v1/wisp', access: 'public', handlers: { GET: ({ request, env }) => wispRelay(request, env) } },
+  { path: '/dns-query', access: 'public', handlers: { GET: ({ request, env }) => dnsQuery(request, env), POST: ({ request, env }) => dnsQuery(request, env) } },
   { path: '/v1/owner/pairing-codes', access: 'owner', handlers: { POST: ({ request, env }) => createPairingCode(request, env) } },
   { path: '/v1/owner/devices', access: 'owner', handlers: { GET: ({ request, env }) => listDevices(request, env) } },
   {

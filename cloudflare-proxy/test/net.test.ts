@@ -1,0 +1,276 @@
+// The computer's network through the real Worker under Miniflare: the resolver answers only for
+// allowed names and never with a private address; the Wisp relay connects only to what that
+// resolver gave this device, on allowed ports. The "internet" is this test's own loopback servers
+// (a TCP echo server and a DNS-over-HTTPS resolver), let through by the test configuration only.
+import dnsPacket from 'dns-packet';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startLocalProxy, type LocalProxy } from '../local.mjs';
+import { pairLocally } from './pair.ts';
+
+const OWNER = 'net-owner';
+let echo: TcpServer;
+let echoPort = 0;
+let resolver: HttpServer;
+let proxy: LocalProxy;
+let ticket = '';
+
+/** What the test's resolver answers: an allowed name on this machine, one pointing at a private address, one not allowed. */
+const ZONE: Record<string, string> = {
+  'pkg.allowed.test': '127.0.0.1',
+  'private.allowed.test': '10.0.0.5',
+  'metadata.allowed.test': '169.254.169.254',
+  'other.test': '127.0.0.1',
+};
+
+beforeAll(async () => {
+  echo = createTcpServer((socket) => socket.pipe(socket));
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+  echoPort = (echo.address() as AddressInfo).port;
+  resolver = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const query = dnsPacket.decode(Buffer.concat(chunks));
+      const question = query.questions![0]!;
+      const address = question.type === 'A' ? ZONE[question.name] : undefined;
+      const reply = dnsPacket.encode({
+        type: 'response',
+        id: query.id,
+        flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (ZONE[question.name] ? 0 : 3),
+        questions: query.questions,
+        answers: address ? [{ type: 'CNAME', name: question.name, ttl: 60, data: `cdn.${question.name}` }, { type: 'A', name: `cdn.${question.name}`, ttl: 60, data: address }] : [],
+      });
+      res.writeHead(200, { 'content-type': 'application/dns-message' }).end(reply);
+    });
+  });
+  await new Promise<void>((resolve) => resolver.listen(0, '127.0.0.1', resolve));
+  proxy = await startLocalProxy({
+    port: 0,
+    ownerToken: OWNER,
+    localPairing: true,
+    netAllowedHosts: ['*.allowed.test'],
+    netAllowedPorts: [echoPort, 443],
+    netAllowPrivate: [`127.0.0.1:${echoPort}`],
+    dnsUpstream: `http://127.0.0.1:${(resolver.address() as AddressInfo).port}/dns-query`,
+  });
+  ticket = await newTicket(await pairLocally(proxy.url));
+});
+
+afterAll(async () => {
+  await proxy?.dispose();
+  echo?.close();
+  resolver?.closeAllConnections();
+  resolver?.close();
+});
+
+async function newTicket(deviceToken: string): Promise<string> {
+  const response = await fetch(`${proxy.url}/v1/net/ticket`, { method: 'POST', headers: { authorization: `Bearer ${deviceToken}` } });
+  expect(response.status).toBe(201);
+  const body = (await response.json()) as { ticket: string; hosts: string[] };
+  expect(body.hosts).toEqual(['*.allowed.test']);
+  return body.ticket;
+}
+
+async function lookup(name: string, withTicket: string | null = ticket) {
+  const response = await fetch(`${proxy.url}/dns-query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/dns-message', ...(withTicket ? { authorization: `Bearer ${withTicket}` } : {}) },
+    body: new Uint8Array(dnsPacket.encode({ type: 'query', id: 7, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name }] })),
+  });
+  if (response.headers.get('content-type') !== 'application/dns-message') return { status: response.status, refused: null, answer: null };
+  const answer = dnsPacket.decode(Buffer.from(await response.arrayBuffer())) as dnsPacket.DecodedPacket & { rcode?: string };
+  return { status: response.status, refused: response.headers.get('x-stackdocs-refused'), answer };
+}
+
+// --- a minimal Wisp v1 client, as v86's: frames are u8 type | u32 LE stream id | payload ---
+const frame = (type: number, id: number, payload: Uint8Array = new Uint8Array()) => {
+  const out = Buffer.alloc(5 + payload.length);
+  out.writeUInt8(type, 0);
+  out.writeUInt32LE(id, 1);
+  out.set(payload, 5);
+  return out;
+};
+const connectFrame = (id: number, host: string, port: number) => {
+  const payload = Buffer.alloc(3 + Buffer.byteLength(host));
+  payload.writeUInt8(0x01, 0);
+  payload.writeUInt16LE(port, 1);
+  payload.write(host, 3);
+  return frame(0x01, id, payload);
+};
+
+interface Received {
+  type: number;
+  id: number;
+  payload: Buffer;
+}
+
+async function openWisp(withTicket = ticket): Promise<{ ws: WebSocket; next(id: number): Promise<Received>; close(): void }> {
+  const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/v1/wisp?ticket=${encodeURIComponent(withTicket)}`);
+  const inbox: Received[] = [];
+  const waiters: (() => void)[] = [];
+  ws.on('message', (data: Buffer) => {
+    inbox.push({ type: data.readUInt8(0), id: data.readUInt32LE(1), payload: data.subarray(5) });
+    waiters.splice(0).forEach((wake) => wake());
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const next = async (id: number): Promise<Received> => {
+    for (;;) {
+      const at = inbox.findIndex((packet) => packet.id === id);
+      if (at >= 0) return inbox.splice(at, 1)[0]!;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no packet on stream ${id}`)), 5_000);
+        waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  };
+  return { ws, next, close: () => ws.close() };
+}
+
+/** The HTTP status a WebSocket upgrade to the relay gets when it is refused (101 when it opens). */
+function upgradeStatus(withTicket: string | null): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/v1/wisp${withTicket ? `?ticket=${encodeURIComponent(withTicket)}` : ''}`);
+    ws.once('unexpected-response', (_request, response) => {
+      resolve(response.statusCode ?? 0);
+      ws.terminate();
+    });
+    ws.once('open', () => {
+      resolve(101);
+      ws.close();
+    });
+    ws.once('error', (error) => reject(error));
+  });
+}
+
+describe("the computer's resolver (/dns-query)", () => {
+  it('answers an allowed name through the upstream resolver', async () => {
+    const { status, answer, refused } = await lookup('pkg.allowed.test');
+    expect(status).toBe(200);
+    expect(refused).toBeNull();
+    expect(answer?.rcode).toBe('NOERROR');
+    expect(answer?.answers?.filter((a) => a.type === 'A').map((a) => (a as { data: string }).data)).toEqual(['127.0.0.1']);
+  });
+
+  it('refuses at once, saying why, a name that is not allowed or that resolves to a private address', async () => {
+    const other = await lookup('other.test');
+    expect(other.answer?.rcode).toBe('REFUSED');
+    expect(other.answer?.answers).toEqual([]);
+    expect(other.refused).toContain('other.test is not a host this proxy lets the computer reach');
+    // The reason travels in the answer too (RFC 8914 Extended DNS Error 18, "Prohibited").
+    const ede = other.answer?.additionals?.find((a) => a.type === 'OPT') as { options?: { code: number; data?: Buffer }[] } | undefined;
+    expect(ede?.options?.[0]?.code).toBe(15);
+    expect(ede?.options?.[0]?.data?.subarray(2).toString()).toContain('other.test is not a host');
+
+    for (const [name, address] of [['private.allowed.test', '10.0.0.5'], ['metadata.allowed.test', '169.254.169.254']]) {
+      const refused = await lookup(name!);
+      expect(refused.answer?.rcode).toBe('REFUSED');
+      expect(refused.refused).toContain(`resolves to ${address}`);
+    }
+  });
+
+  it('needs a network ticket, and refuses a revoked device’s', async () => {
+    expect((await lookup('pkg.allowed.test', null)).status).toBe(401);
+    expect((await lookup('pkg.allowed.test', 'sdk_net_made-up')).status).toBe(401);
+    const token = await pairLocally(proxy.url, 'to revoke');
+    const revokedTicket = await newTicket(token);
+    const { devices } = (await (await fetch(`${proxy.url}/v1/owner/devices`, { headers: { authorization: `Bearer ${OWNER}` } })).json()) as { devices: { id: string; label: string }[] };
+    await fetch(`${proxy.url}/v1/owner/devices/${devices.find((d) => d.label === 'to revoke')!.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${OWNER}` } });
+    expect((await lookup('pkg.allowed.test', revokedTicket)).status).toBe(401);
+    expect(await upgradeStatus(revokedTicket)).toBe(401);
+  });
+});
+
+describe('web_fetch judges names by where they lead, with the same guard', () => {
+  it('refuses a public-looking name that resolves to a private or link-local address', async () => {
+    const token = await pairLocally(proxy.url, 'fetcher');
+    for (const [name, address] of [['private.allowed.test', '10.0.0.5'], ['metadata.allowed.test', '169.254.169.254'], ['pkg.allowed.test', '127.0.0.1']]) {
+      const response = await fetch(`${proxy.url}/v1/fetch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ url: `http://${name}/page` }),
+      });
+      expect(response.status).toBe(403);
+      const body = (await response.json()) as { error: { type: string; message: string } };
+      expect(body.error).toEqual({ type: 'blocked_address', message: `${name} resolves to ${address}, a private, local or reserved address; the proxy never fetches those.` });
+    }
+  });
+});
+
+describe('the Wisp relay (/v1/wisp)', () => {
+  it('tells the buffer size first, then relays a TCP stream to an address the resolver gave this device', async () => {
+    expect((await lookup('pkg.allowed.test')).answer?.rcode).toBe('NOERROR');
+    const wisp = await openWisp();
+    try {
+      const hello = await wisp.next(0);
+      expect(hello.type).toBe(0x03);
+      expect(hello.payload.readUInt32LE(0)).toBe(128);
+      // As v86 does: the address, not the name; data may follow before the connection opens.
+      wisp.ws.send(connectFrame(1, '127.0.0.1', echoPort));
+      wisp.ws.send(frame(0x02, 1, Buffer.from('ping through the relay')));
+      const echoed = await wisp.next(1);
+      expect(echoed.type).toBe(0x02);
+      expect(echoed.payload.toString()).toBe('ping through the relay');
+      wisp.ws.send(frame(0x04, 1, Uint8Array.of(0x02)));
+      // A name works too (other clients send names), under the same rules.
+      wisp.ws.send(connectFrame(2, 'pkg.allowed.test', echoPort));
+      wisp.ws.send(frame(0x02, 2, Buffer.from('by name')));
+      expect((await wisp.next(2)).payload.toString()).toBe('by name');
+    } finally {
+      wisp.close();
+    }
+  });
+
+  it('refuses private, loopback and link-local addresses, names not allowed, names resolving to private addresses, and other ports', async () => {
+    const wisp = await openWisp();
+    try {
+      await wisp.next(0);
+      const cases: [string, number][] = [
+        ['10.0.0.5', 443],
+        ['169.254.169.254', 443],
+        ['127.0.0.1', 443], // loopback on a port the test did not let through
+        ['::1', echoPort],
+        ['::ffff:127.0.0.1', echoPort],
+        ['0.0.0.0', echoPort],
+        ['private.allowed.test', 443],
+        ['other.test', echoPort],
+        ['pkg.allowed.test', 22], // an allowed name on a port that is not
+      ];
+      let id = 10;
+      for (const [host, port] of cases) {
+        wisp.ws.send(connectFrame(++id, host, port));
+        const answer = await wisp.next(id);
+        expect([answer.type, answer.payload[0]], `${host}:${port}`).toEqual([0x04, 0x48]);
+      }
+    } finally {
+      wisp.close();
+    }
+  });
+
+  it('refuses an address this device never had answered, even one that is allowed for another', async () => {
+    const stranger = await newTicket(await pairLocally(proxy.url, 'stranger'));
+    const wisp = await openWisp(stranger);
+    try {
+      await wisp.next(0);
+      wisp.ws.send(connectFrame(1, '127.0.0.1', echoPort));
+      const answer = await wisp.next(1);
+      expect([answer.type, answer.payload[0]]).toEqual([0x04, 0x48]);
+    } finally {
+      wisp.close();
+    }
+  });
+
+  it('needs a ticket to open, and says the route is a WebSocket', async () => {
+    expect(await upgradeStatus(null)).toBe(401);
+    expect((await fetch(`${proxy.url}/v1/wisp?ticket=${ticket}`)).status).toBe(426);
+  });
+});
