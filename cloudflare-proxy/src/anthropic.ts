@@ -14,9 +14,16 @@ export const UPSTREAM_UNREACHABLE_MESSAGE =
 
 /**
  * `body`: the request's bytes, already read (and capped). `onUsage` hears the model tokens the reply
- * reports (input, cache and output), once it has been read, to count against the device's day.
+ * reports (input, cache and output), once it has been read, to count against the device's day;
+ * `onCounting` gets the reading, to keep the Worker alive for it (ctx.waitUntil).
  */
-export async function forwardMessages(request: Request, env: Env, body: Uint8Array<ArrayBuffer>, onUsage: (tokens: number) => void = () => {}): Promise<Response> {
+export async function forwardMessages(
+  request: Request,
+  env: Env,
+  body: Uint8Array<ArrayBuffer>,
+  onUsage: (tokens: number) => void = () => {},
+  onCounting: (done: Promise<void>) => void = () => {},
+): Promise<Response> {
   const apiKey = anthropicKey(env);
   if (apiKey === null) {
     // Retrying cannot help until someone sets the key, so tell the SDK not to.
@@ -40,7 +47,11 @@ export async function forwardMessages(request: Request, env: Env, body: Uint8Arr
     return errorResponse(502, 'proxy_upstream_unreachable', UPSTREAM_UNREACHABLE_MESSAGE);
   }
 
-  return new Response(upstream.body?.pipeThrough(countUsage(onUsage)) ?? null, {
+  // Two branches: the client's goes through untouched (a transform on the way costs ~50 µs per
+  // small SSE chunk in workerd); the other is read for the usage beside it.
+  const [toClient, toCount] = upstream.body ? upstream.body.tee() : [null, null];
+  if (toCount) onCounting(toCount.pipeTo(usageSink(onUsage)).catch(() => {}));
+  return new Response(toClient, {
     status: upstream.status,
     statusText: upstream.statusText,
     headers: passThroughResponseHeaders(upstream.headers),
@@ -48,48 +59,61 @@ export async function forwardMessages(request: Request, env: Env, body: Uint8Arr
 }
 
 /**
- * Passes the reply through untouched while reading the usage it reports: in a stream,
- * message_start's input and cache tokens and the last message_delta's output tokens; in a JSON
- * reply, its `usage`. Reports the sum once the body has been read.
+ * Reads the usage a reply reports (its copy of the reply), cheaply enough for a stream of many small chunks: only the
+ * first 16 KB (message_start's input and cache tokens) and the last 16 KB (the final
+ * message_delta's output tokens; a JSON reply's whole usage) are decoded, once, at the end.
+ * Reports the sum once the body has been read.
  */
-export function countUsage(onUsage: (tokens: number) => void): TransformStream<Uint8Array, Uint8Array> {
-  const decoder = new TextDecoder();
-  let text = '';
-  let input = 0;
-  let output = 0;
-  const scan = (final: boolean) => {
-    // Only whole lines are read; a reply that is not SSE is read whole at the end.
-    const lines = text.split('\n');
-    text = final ? '' : (lines.pop() ?? '');
-    for (const line of lines) {
-      const json = line.startsWith('data:') ? line.slice(5) : final && lines.length === 1 ? line : null;
-      if (json === null || !json.includes('"usage"')) continue;
-      try {
-        const event = JSON.parse(json) as { type?: string; usage?: Usage; message?: { usage?: Usage } };
-        const usage = event.message?.usage ?? event.usage;
-        if (!usage) continue;
-        const prompt = (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
-        if (event.type === 'message_start' || event.type === 'message' || event.type === undefined) input = Math.max(input, prompt);
-        output = Math.max(output, usage.output_tokens ?? 0);
-      } catch {
-        // Not ours to judge: the client reads the stream as it is.
+export function usageSink(onUsage: (tokens: number) => void): WritableStream<Uint8Array> {
+  const WINDOW = 16 * 1024;
+  const head: Uint8Array[] = [];
+  let headBytes = 0;
+  const tail: Uint8Array[] = [];
+  let tailBytes = 0;
+  return new WritableStream({
+    write(chunk) {
+      if (headBytes < WINDOW) {
+        head.push(chunk);
+        headBytes += chunk.length;
+        return;
       }
-    }
-  };
-  return new TransformStream({
-    transform(chunk, controller) {
-      controller.enqueue(chunk);
-      // Bounded: a line longer than 1 MB (no usage is) is dropped rather than kept growing.
-      text += decoder.decode(chunk, { stream: true });
-      if (text.length > 1_048_576 && !text.includes('\n')) text = '';
-      if (text.includes('\n')) scan(false);
+      tail.push(chunk);
+      tailBytes += chunk.length;
+      while (tail.length > 1 && tailBytes - tail[0]!.length >= WINDOW) tailBytes -= tail.shift()!.length;
     },
-    flush() {
-      text += decoder.decode();
-      scan(true);
+    close() {
+      const decode = (parts: Uint8Array[]) => new TextDecoder().decode(concat(parts));
+      // The tail may start mid-line: its first line is dropped unless it is the whole reply.
+      const tailText = decode(tail);
+      const lines = [...decode(head).split('\n'), ...(tail.length ? tailText.split('\n').slice(1) : [])];
+      let input = 0;
+      let output = 0;
+      for (const line of lines) {
+        const json = line.startsWith('data:') ? line.slice(5) : line.trimStart().startsWith('{') ? line : null;
+        if (json === null || !json.includes('"usage"')) continue;
+        try {
+          const event = JSON.parse(json) as { type?: string; usage?: Usage; message?: { usage?: Usage } };
+          const usage = event.message?.usage ?? event.usage;
+          if (!usage) continue;
+          input = Math.max(input, (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0));
+          output = Math.max(output, usage.output_tokens ?? 0);
+        } catch {
+          // Not ours to judge: the client reads the reply as it is.
+        }
+      }
       if (input + output > 0) onUsage(input + output);
     },
   });
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
 }
 
 interface Usage {

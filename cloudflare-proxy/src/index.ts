@@ -66,7 +66,14 @@ function health(env: Env): Response {
 async function messages({ request, env, ctx, device }: Call): Promise<Response> {
   const body = await readBody(request, MAX_MESSAGES_REQUEST_BYTES, 'The model request');
   if (body instanceof Response) return body;
-  return forwardMessages(request, env, body, (tokens) => ctx.waitUntil(devices(env).recordUsage(device.device.id, tokens)));
+  let recorded: Promise<void> = Promise.resolve();
+  return forwardMessages(
+    request,
+    env,
+    body,
+    (tokens) => void (recorded = devices(env).recordUsage(device.device.id, tokens)),
+    (counting) => ctx.waitUntil(counting.then(() => recorded)),
+  );
 }
 
 function find(pathname: string): { route: Route; id: string } | null {
