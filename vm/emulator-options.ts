@@ -2,6 +2,7 @@
 // restored into an emulator made with the same devices and memory, so the image build
 // (vm-images/lib/prestate.ts) uses this same function and hashes this file into its recipe.
 import type { SyncFileDisk } from './disk.ts';
+import { netDevice, type VmNetwork } from './network.ts';
 
 export interface EmulatorSetup {
   bios: ArrayBuffer;
@@ -9,7 +10,8 @@ export interface EmulatorSetup {
   memoryMiB: number;
 }
 
-export function emulatorOptions(files: EmulatorSetup, disk: SyncFileDisk, wasmPath: string): Record<string, unknown> {
+/** `network`: the relay and resolver of a paired proxy; null keeps the NIC with nothing behind it. */
+export function emulatorOptions(files: EmulatorSetup, disk: SyncFileDisk, wasmPath: string, network: VmNetwork | null = null): Record<string, unknown> {
   return {
     wasm_path: wasmPath,
     memory_size: files.memoryMiB * 1024 * 1024,
@@ -20,6 +22,10 @@ export function emulatorOptions(files: EmulatorSetup, disk: SyncFileDisk, wasmPa
     // An in-memory 9p filesystem the guest mounts at /workspace (rc.sysinit); workspace.ts
     // mirrors it to OPFS. It must be here at boot: saved states carry the device.
     filesystem: {},
+    // The network card (virtio-net) is always there, so every saved state has it; what is behind
+    // it (the proxy's relay) is the host's, chosen at each start. The guest keeps its MAC across wakes.
+    net_device: netDevice(network),
+    preserve_mac_from_state_image: true,
     autostart: true,
     disable_keyboard: true,
     disable_mouse: true,

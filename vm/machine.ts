@@ -5,6 +5,7 @@ import { V86 } from 'v86';
 import { AgentClient, AgentError, type AgentInfo, type AgentTransport, type ExecOptions, type ExecRequest, type ExecResult } from './agent-client.ts';
 import type { SyncFileDisk } from './disk.ts';
 import { emulatorOptions } from './emulator-options.ts';
+import type { VmNetwork } from './network.ts';
 import { freshMemoryRestore, type WasmInstantiate } from './fresh-memory.ts';
 
 /** Boot files and settings, as fetched from the image (see image.ts). */
@@ -84,6 +85,8 @@ export interface MachineOptions {
   watchdog?: { intervalMs: number; timeoutMs: number } | false;
   createEmulator?: (options: Record<string, unknown>) => EmulatorLike;
   hooks?: MachineHooks;
+  /** The proxy's relay and resolver for the guest's network; absent or null: offline. */
+  network?: VmNetwork | null;
 }
 
 export class MachineError extends Error {
@@ -276,7 +279,7 @@ export class Machine {
   private createEmulator(extra: Record<string, unknown>, restoring = false): EmulatorLike {
     const { files, disk, wasmPath, wasmFn } = this.options;
     const wasm = wasmFn && { wasm_fn: restoring ? freshMemoryRestore(wasmFn) : wasmFn };
-    const options = { ...emulatorOptions(files, disk, wasmPath), ...wasm, ...extra };
+    const options = { ...emulatorOptions(files, disk, wasmPath, this.options.network ?? null), ...wasm, ...extra };
     const create = this.options.createEmulator ?? ((o) => new V86(o as never) as unknown as EmulatorLike);
     const emulator = create(options);
     emulator.add_listener('serial0-output-byte', ((byte: number) => {

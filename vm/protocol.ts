@@ -2,6 +2,9 @@
 // plain data that crosses. Errors cross as {code, message, retryable}, never as thrown classes.
 import type { ExecRequest, ExecResult } from './agent-client.ts';
 import type { MachineStatus } from './machine.ts';
+import type { VmNetwork } from './network.ts';
+
+export type { VmNetwork } from './network.ts';
 
 export type { ExecRequest, ExecResult } from './agent-client.ts';
 
@@ -9,6 +12,8 @@ export interface VmStartOptions {
   /** Where the image's manifest.json and files are served (e.g. '/vm/39984eec6bc63029'). */
   imageBaseUrl: string;
   stackId: string;
+  /** The proxy's relay and resolver for the guest; absent or null: the computer is offline. */
+  network?: VmNetwork | null;
 }
 
 /** Why the disk is being (re)written from the pristine image. */

@@ -9,6 +9,7 @@ import { Machine, MachineError, type EmulatorLike, type MachineBootFiles, type M
 import { openOpfsMachine, type OpfsMachineFiles } from './opfs-store.ts';
 import { opfsWorkspaceStore, readJournal, writeJournal } from './opfs-workspace.ts';
 import { WorkspaceMirror, type Fs9pLike } from './workspace.ts';
+import { installDnsBridge, type DnsNotice } from './network.ts';
 import type { FillReason, VmApi, VmError, VmResult, VmStartOptions, VmStatus } from './protocol.ts';
 
 export interface VmWorkerDeps {
@@ -25,6 +26,8 @@ export interface VmWorkerDeps {
   workspaceFlushMs?: number;
   /** Quiet time after which the machine is suspended to free the CPU and memory (ms; 0: never). */
   suspendAfterMs?: number;
+  /** Whose `fetch` v86 calls for DNS (the worker's global scope); the bridge to the proxy's resolver wraps it. */
+  dnsScope?: { fetch: typeof fetch };
 }
 
 /** Builds the VmApi; exported for tests, exposed by this module when run as a worker. */
@@ -43,6 +46,13 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   let flushTimer: ReturnType<typeof setInterval> | null = null;
   let checkpointing: Promise<unknown> | null = null;
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
+
+  // The guest's DNS goes to the proxy's resolver with the current network ticket.
+  const networkNotices: DnsNotice[] = [];
+  const setNetwork = installDnsBridge(deps.dnsScope ?? globalThis, (notice) => {
+    networkNotices.push(notice);
+    if (networkNotices.length > 20) networkNotices.shift();
+  });
 
   let lastCheckpoint = 0;
   /**
@@ -127,7 +137,9 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       ...(deps.wasmModule ? { wasmFn: instantiateFrom(deps.wasmModule) } : {}),
       ...(deps.createEmulator ? { createEmulator: deps.createEmulator } : {}),
       hooks: workspaceHooks(machineFiles),
+      network: options.network ?? null,
     });
+    setNetwork(options.network ?? null);
     next.onStatus((s) => emit(s));
     next.onSerial((bytes) => terminalListeners.forEach((l) => l(bytes)));
     return next;

@@ -1,7 +1,7 @@
 // The stack's computer as the stack worker sees it: the VM worker (vm/) behind VmApi, its status
 // as ComputerStatus events, exec for the bash tool, the terminal, and /workspace kept in step
 // with the files the stack worker writes.
-import type { ExecRequest, VmApi, VmExecResult, VmStatus } from '../vm/protocol.ts';
+import type { ExecRequest, VmApi, VmExecResult, VmNetwork, VmStatus } from '../vm/protocol.ts';
 import type { ComputerStatus } from './protocol.ts';
 
 export type { ExecRequest } from '../vm/protocol.ts';
@@ -13,6 +13,8 @@ export interface ComputerDeps {
   imageBaseUrl: string | null;
   stackId: string;
   emit(status: ComputerStatus): void;
+  /** The proxy's relay and resolver for the guest, asked at each start; null (or absent): offline. */
+  network?: () => Promise<VmNetwork | null>;
   /** Wraps a callback that crosses into the VM worker (Comlink.proxy; identity in tests). */
   proxy<T extends object>(callback: T): T;
   now?: () => number;
@@ -106,7 +108,8 @@ export function createComputer(deps: ComputerDeps): Computer {
         const target = api();
         await hookTerminal(target);
         startedAt = null;
-        const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId });
+        const network = (await deps.network?.().catch(() => null)) ?? null;
+        const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId, network });
         if (!result.ok) set({ state: 'error', message: result.error.message, can_reboot: true });
       } catch (error) {
         set({ state: 'error', message: error instanceof Error ? error.message : String(error), can_reboot: true });

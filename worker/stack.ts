@@ -42,6 +42,7 @@ import { deviceCredentials, pairDevice, PairingError, type DeviceCredentials } f
 import { createAddPermissionRuleTool } from './tools/add-permission-rule.ts';
 import { createBashTool } from './tools/bash.ts';
 import { ComputerUnavailableError, type Computer } from './computer.ts';
+import type { VmNetwork } from '../vm/protocol.ts';
 import { createCloseWindowTool } from './tools/close-window.ts';
 import { createCreateWindowTool } from './tools/create-window.ts';
 import { createEditTool } from './tools/edit.ts';
@@ -72,8 +73,11 @@ export interface StackDeps {
   ocr: OcrEngine;
   /** Draws a scanned PDF's pages for OCR (browser only). */
   renderPdfPages?: PdfPageRenderer;
-  /** Makes the stack's Linux computer (vm/), given where its status goes; absent in tests, then bash says so. */
-  createComputer?: (emitStatus: (status: ComputerStatus) => void) => Computer;
+  /**
+   * Makes the stack's Linux computer (vm/), given where its status goes and how it reaches the
+   * network (the proxy's relay, for a paired device); absent in tests, then bash says so.
+   */
+  createComputer?: (emitStatus: (status: ComputerStatus) => void, network: () => Promise<VmNetwork | null>) => Computer;
   newId?: (prefix: string) => string;
   /** This browser's proxy credentials, shared by its stacks; in memory when absent (tests). */
   credentials?: DeviceCredentials;
@@ -100,6 +104,21 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   const emit = log.append;
   let settings = await loadSettings(deps.storage, deps.defaults);
   const credentials = deps.credentials ?? deviceCredentials(createMemoryStorage());
+  // The computer's network: through the proxy, for a paired device, with a ticket for the relay
+  // and the resolver only (never the device token). Asked at each start of the computer.
+  let ticket: { network: VmNetwork; expires: number } | null = null;
+  async function computerNetwork(): Promise<VmNetwork | null> {
+    const token = await deviceToken();
+    if (!token) return null;
+    const endpoint = settings.endpoint.replace(/\/+$/, '');
+    if (ticket && ticket.expires > Date.now() + 3_600_000 && ticket.network.dnsUrl === `${endpoint}/dns-query`) return ticket.network;
+    const response = await deps.fetch(`${endpoint}/v1/net/ticket`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, credentials: 'omit', signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) return null;
+    const body = (await response.json()) as { ticket: string; expires_at: string; wisp_path: string; dns_path: string };
+    const network = { relayUrl: `${endpoint.replace(/^http/, 'ws')}${body.wisp_path}?ticket=${encodeURIComponent(body.ticket)}`, dnsUrl: `${endpoint}${body.dns_path}`, ticket: body.ticket };
+    ticket = { network, expires: Date.parse(body.expires_at) };
+    return network;
+  }
   const deviceToken = async () => (settings.provider === 'proxy' ? ((await credentials.get(settings.endpoint))?.token ?? null) : null);
   const connection = async (): Promise<ModelConnection> => ({
     provider: settings.provider,
@@ -128,7 +147,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     // A local server has only the model the user named; Anthropic has the cheap one.
     processorModel: () => (settings.provider === 'openai' ? settings.model : DEFAULT_PROCESSOR_MODEL),
   });
-  const computer = deps.createComputer?.((status) => emit({ type: 'computer_status', status }));
+  const computer = deps.createComputer?.((status) => emit({ type: 'computer_status', status }), computerNetwork);
   // Every file the stack worker writes or removes also reaches /workspace in the computer.
   const files = computer ? notifyingFiles(deps.files, (path) => computer.workspaceChanged(path)) : deps.files;
   const toolOutput = createOutputCoalescer((tool_use_id, stream, text) => emit({ type: 'tool_output', mission_id: missions.current ?? '', tool_use_id, stream, text }));

@@ -13,6 +13,8 @@ export interface ServeOptions {
   persistTo?: string;
   /** The proxy pairs the app it serves by itself (default true). */
   localPairing?: boolean;
+  /** The computer's network settings of the proxy (tests point it at their own servers). */
+  net?: { allowedHosts?: string[]; allowedPorts?: number[]; allowPrivate?: string[]; dnsUpstream?: string };
   skipBuild?: boolean;
   quiet?: boolean;
 }

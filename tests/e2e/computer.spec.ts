@@ -85,6 +85,39 @@ test('first open: a terminal shows a root shell where pandas imports', async () 
   expect(text).toMatch(/PANDAS=\d+\.\d+/);
 });
 
+test('online through the proxy: pip installs from a package index, also after a reload; hosts not allowed fail at once', async () => {
+  test.setTimeout(6 * 60_000);
+  const port = process.env.E2E_INDEX_PORT;
+  await openTerminal();
+  await waitReady(5 * 60_000);
+  // The index is this test's own (tests/support/test-internet.ts), reached by name through the
+  // proxy's resolver and its Wisp relay; only the test configuration allows it.
+  await run(
+    `clear; pip install -q --index-url http://pkg.index.test:${port}/simple/ --trusted-host pkg.index.test tinypkg && python3 -c 'import tinypkg; print("TINY=" + tinypkg.hello())'`,
+    /TINY=tinypkg says hi/,
+    180_000,
+  );
+  // A name the proxy does not allow, and an allowed name that leads to a private address: the
+  // resolver refuses at once, so curl gives up in well under five seconds.
+  for (const [name, marker] of [['elsewhere.test', 'NOTALLOWED'], ['private.index.test', 'PRIVATE']]) {
+    const text = await run(
+      `clear; s=$(date +%s%N); curl -sS -m 30 http://${name}:${port}/ -o /dev/null; echo "${marker}=$? MS=$(( ($(date +%s%N) - s) / 1000000 ))"`,
+      new RegExp(`${marker}=\\d+ MS=\\d+`),
+    );
+    const [, code, ms] = new RegExp(`${marker}=(\\d+) MS=(\\d+)`).exec(text)!;
+    expect(code, text).toBe('6'); // curl: could not resolve host
+    expect(Number(ms), text).toBeLessThan(5_000);
+    console.log(`${name}: curl failed in ${ms} ms`);
+  }
+  // Written through: the marker is printed (quotes split it, so the typed line never matches) after sync.
+  await run('clear; sync; echo SYN""CED', /SYNCED/);
+  await page.reload();
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await openTerminal();
+  await waitReady(3 * 60_000);
+  await run(`clear; python3 -c 'import tinypkg; print("AGAIN=" + tinypkg.VERSION)'`, /AGAIN=1\.0/);
+});
+
 test('the agent works on the computer: python, write, edit, grep, a table; the VM sees the edits', async () => {
   test.setTimeout(5 * 60_000);
   await loadScript({

@@ -3,12 +3,17 @@
 import { serveStack } from '../../scripts/lib/serve.mjs';
 import { ensureFixtures } from '../fixtures/generate.ts';
 import { startFakeModel } from '../fake-model/server.ts';
+import { startTestInternet } from '../support/test-internet.ts';
 import { E2E_APP_PORT, E2E_PROXY_PORT, E2E_PROXY_SECRET } from './ports.ts';
 
 export default async function globalSetup() {
   await ensureFixtures((message) => console.log(message));
   const fake = await startFakeModel({ port: 0 });
+  // The computer's "internet": a package index and a resolver on this machine, which only this
+  // configuration lets the proxy reach.
+  const internet = await startTestInternet();
   const stack = await serveStack({
+    net: { allowedHosts: ['*.index.test'], allowedPorts: [internet.indexPort], allowPrivate: [internet.indexHost], dnsUpstream: internet.dnsUrl },
     appPort: E2E_APP_PORT,
     proxyPort: E2E_PROXY_PORT,
     apiKey: E2E_PROXY_SECRET,
@@ -16,8 +21,10 @@ export default async function globalSetup() {
     quiet: true,
   });
   process.env.E2E_FAKE_URL = fake.url;
+  process.env.E2E_INDEX_PORT = String(internet.indexPort);
   return async () => {
     await stack.close();
     await fake.close();
+    await internet.close();
   };
 }

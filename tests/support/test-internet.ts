@@ -1,0 +1,103 @@
+// "The internet" for tests of the computer's network, on this machine: a DNS-over-HTTPS resolver
+// with a small zone, and a Python package index (PEP 503) serving one wheel the test builds. The
+// index listens on this machine's own network address, not loopback: inside the computer,
+// 127.0.0.1 is the computer itself. Only the test configuration lets the proxy reach it.
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import dnsPacket from 'dns-packet';
+import { zipSync, strToU8 } from 'fflate';
+
+export interface TestInternet {
+  /** The package index's address:port, for the proxy's NET_ALLOW_PRIVATE. */
+  indexHost: string;
+  indexPort: number;
+  /** The resolver's URL, for the proxy's DNS_UPSTREAM. */
+  dnsUrl: string;
+  /** Names: `pkg.index.test` (the index), `private.index.test` (10.0.0.5), `elsewhere.test` (the index, but not an allowed name). */
+  close(): Promise<void>;
+}
+
+/** This machine's first non-loopback IPv4 address. */
+export function machineAddress(): string {
+  for (const list of Object.values(networkInterfaces())) {
+    const found = list?.find((entry) => entry.family === 'IPv4' && !entry.internal);
+    if (found) return found.address;
+  }
+  throw new Error('The network tests need a non-loopback IPv4 interface on this machine (the computer cannot reach the host through 127.0.0.1).');
+}
+
+/** A pure-Python wheel, `tinypkg` 1.0, with a valid RECORD. */
+export function tinyWheel(): { name: string; bytes: Uint8Array } {
+  const files: Record<string, Uint8Array> = {
+    'tinypkg/__init__.py': strToU8('VERSION = "1.0"\n\n\ndef hello():\n    return "tinypkg says hi"\n'),
+    'tinypkg-1.0.dist-info/METADATA': strToU8('Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\nSummary: A package for the network tests\n'),
+    'tinypkg-1.0.dist-info/WHEEL': strToU8('Wheel-Version: 1.0\nGenerator: stackdocs-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n'),
+  };
+  const record = Object.entries(files)
+    .map(([path, bytes]) => `${path},sha256=${createHash('sha256').update(bytes).digest('base64url')},${bytes.length}`)
+    .concat('tinypkg-1.0.dist-info/RECORD,,')
+    .join('\n');
+  files['tinypkg-1.0.dist-info/RECORD'] = strToU8(`${record}\n`);
+  return { name: 'tinypkg-1.0-py3-none-any.whl', bytes: zipSync(files, { mtime: new Date('2026-01-01T00:00:00Z') }) };
+}
+
+async function listen(server: Server, host: string): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+export async function startTestInternet(): Promise<TestInternet> {
+  const address = machineAddress();
+  const wheel = tinyWheel();
+  const digest = createHash('sha256').update(wheel.bytes).digest('hex');
+  const index = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (path === '/simple/' || path === '/simple') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!DOCTYPE html><html><body><a href="tinypkg/">tinypkg</a></body></html>');
+    if (path === '/simple/tinypkg/') {
+      return void res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(`<!DOCTYPE html><html><body><a href="/packages/${wheel.name}#sha256=${digest}">${wheel.name}</a></body></html>`);
+    }
+    if (path === `/packages/${wheel.name}`) return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': wheel.bytes.length }).end(wheel.bytes);
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+  });
+  const indexPort = await listen(index, address);
+
+  const zone: Record<string, string> = { 'pkg.index.test': address, 'private.index.test': '10.0.0.5', 'elsewhere.test': address };
+  const resolver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let query: dnsPacket.DecodedPacket;
+      try {
+        query = dnsPacket.decode(Buffer.concat(chunks));
+      } catch {
+        return void res.writeHead(400).end();
+      }
+      const question = query.questions?.[0];
+      const found = question ? zone[question.name.toLowerCase()] : undefined;
+      const reply = dnsPacket.encode({
+        type: 'response',
+        id: query.id,
+        flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (found ? 0 : 3),
+        questions: query.questions,
+        answers: found && question?.type === 'A' ? [{ type: 'A', name: question.name, ttl: 300, data: found }] : [],
+      });
+      res.writeHead(200, { 'content-type': 'application/dns-message' }).end(reply);
+    });
+  });
+  const resolverPort = await listen(resolver, '127.0.0.1');
+  return {
+    indexHost: `${address}:${indexPort}`,
+    indexPort,
+    dnsUrl: `http://127.0.0.1:${resolverPort}/dns-query`,
+    async close() {
+      for (const server of [index, resolver]) {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    },
+  };
+}

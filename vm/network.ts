@@ -1,0 +1,105 @@
+// The computer's network: v86's virtio NIC with its Wisp adapter, whose relay and resolver are the
+// Stackdocs proxy's (a paired device's network ticket authorises both). v86 asks for DNS with a
+// plain fetch to https://<doh_server>/dns-query; that fetch is answered here, by the proxy's
+// resolver with the ticket, and turned into a DNS refusal at once when the proxy cannot answer
+// (offline, not allowed), so the guest's tools fail in a second instead of waiting.
+
+/** Where the computer's network goes, from the stack worker (absent: the computer is offline). */
+export interface VmNetwork {
+  /** The relay: ws(s)://proxy/v1/wisp?ticket=… */
+  relayUrl: string;
+  /** The resolver: http(s)://proxy/dns-query */
+  dnsUrl: string;
+  /** The network ticket, sent to the resolver as a bearer token. */
+  ticket: string;
+}
+
+/** What v86 is told its DoH server is; never resolved, answered by the bridge below. */
+export const DOH_SENTINEL = 'dns.stackdocs.invalid';
+
+/** The NIC's options: always the same device (saved states carry it), an adapter only with a network. */
+export function netDevice(network: VmNetwork | null): Record<string, unknown> {
+  return {
+    type: 'virtio',
+    ...(network ? { relay_url: network.relayUrl.replace(/^ws:/, 'wisp:').replace(/^wss:/, 'wisps:'), doh_server: DOH_SENTINEL } : {}),
+  };
+}
+
+/** Why a lookup failed, as the guest's user should hear it. */
+export type DnsNotice = { name: string; reason: string };
+
+/**
+ * Wraps `scope.fetch` so v86's DoH requests reach the proxy's resolver with the ticket. Returns a
+ * function that sets the current network (null: every lookup is refused as offline).
+ */
+export function installDnsBridge(scope: { fetch: typeof fetch }, onNotice: (notice: DnsNotice) => void): (network: VmNetwork | null) => void {
+  let current: VmNetwork | null = null;
+  const original = scope.fetch.bind(scope);
+  scope.fetch = async (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    if (!url.startsWith(`https://${DOH_SENTINEL}/`)) return original(input, init);
+    const query = new Uint8Array(await new Response(init?.body ?? null).arrayBuffer());
+    const name = questionName(query) ?? 'a name';
+    if (!current) {
+      onNotice({ name, reason: 'the computer is offline (its network is off)' });
+      return dnsAnswer(refused(query));
+    }
+    try {
+      const response = await original(current.dnsUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/dns-message', authorization: `Bearer ${current.ticket}` },
+        body: query,
+        credentials: 'omit',
+        signal: AbortSignal.timeout(8_000),
+      });
+      const why = response.headers.get('x-stackdocs-refused');
+      if (why) onNotice({ name, reason: `not allowed by the proxy: ${why}` });
+      if (response.ok && response.headers.get('content-type') === 'application/dns-message') return response;
+      onNotice({ name, reason: response.status === 401 ? 'the proxy no longer accepts this device (pair it again in Settings)' : `the proxy's resolver answered ${response.status}` });
+    } catch {
+      onNotice({ name, reason: globalThis.navigator?.onLine === false ? 'the computer is offline (no connection)' : 'the proxy could not be reached' });
+    }
+    return dnsAnswer(refused(query));
+  };
+  return (network) => {
+    current = network;
+  };
+}
+
+function dnsAnswer(message: Uint8Array<ArrayBuffer>): Response {
+  return new Response(message, { headers: { 'content-type': 'application/dns-message' } });
+}
+
+/** The query turned into a REFUSED reply with no answers (RFC 1035 header: QR, RA, RCODE 5). */
+function refused(query: Uint8Array): Uint8Array<ArrayBuffer> {
+  const reply = new Uint8Array(query.length >= 12 ? query : new Uint8Array(12));
+  const view = new DataView(reply.buffer);
+  view.setUint16(2, 0x8000 | 0x0080 | (view.getUint16(2) & 0x0100) | 5);
+  view.setUint16(6, 0);
+  view.setUint16(8, 0);
+  view.setUint16(10, 0);
+  // Keep only the question: drop anything after it (an EDNS record the query carried).
+  const end = questionEnd(reply);
+  return end === null ? reply : reply.slice(0, end);
+}
+
+function questionEnd(message: Uint8Array): number | null {
+  let at = 12;
+  while (at < message.length && message[at] !== 0) {
+    if ((message[at]! & 0xc0) !== 0) return null;
+    at += 1 + message[at]!;
+  }
+  return at + 5 <= message.length ? at + 5 : null;
+}
+
+function questionName(message: Uint8Array): string | null {
+  const labels: string[] = [];
+  let at = 12;
+  while (at < message.length && message[at] !== 0) {
+    const length = message[at]!;
+    if (length > 63 || at + 1 + length > message.length) return null;
+    labels.push(new TextDecoder().decode(message.subarray(at + 1, at + 1 + length)));
+    at += 1 + length;
+  }
+  return labels.length ? labels.join('.') : null;
+}
