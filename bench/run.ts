@@ -4,6 +4,7 @@ import { benchAgent } from './agent.ts';
 import { benchApp } from './app.ts';
 import { benchCanvas } from './canvas.ts';
 import { benchMemory } from './memory.ts';
+import { benchNet } from './net.ts';
 import { benchOcr } from './ocr.ts';
 import { benchProxy } from './proxy.ts';
 import { benchVm } from './vm.ts';
@@ -16,6 +17,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'canvas.pan_frame_200': benchCanvas,
   'ocr.page': benchOcr,
   'vm.cold_boot': benchVm,
+  'net.download_10mb': benchNet,
 };
 
 // Names come after `--` from npm, or as plain arguments.

@@ -33,8 +33,11 @@ export type VmResult<T = void> = { ok: true; value: T } | { ok: false; error: Vm
 
 export type VmOutputStream = 'stdout' | 'stderr';
 
-/** An exec's outcome; `warning` when its /workspace changes could not all be saved. */
-export type VmExecResult = ExecResult & { warning?: string };
+/**
+ * An exec's outcome; `warning` when its /workspace changes could not all be saved; `network`: why
+ * names the command looked up were refused (offline, not allowed by the proxy), one line each.
+ */
+export type VmExecResult = ExecResult & { warning?: string; network?: string[] };
 
 export interface VmApi {
   /**

@@ -48,11 +48,20 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
 
   // The guest's DNS goes to the proxy's resolver with the current network ticket.
-  const networkNotices: DnsNotice[] = [];
-  const setNetwork = installDnsBridge(deps.dnsScope ?? globalThis, (notice) => {
-    networkNotices.push(notice);
-    if (networkNotices.length > 20) networkNotices.shift();
+  // Each refusal is told where the command came from: in the bash tool's result for the agent's
+  // commands, as a line in the terminal for the user's.
+  let noticeCount = 0;
+  const recentNotices: { n: number; line: string }[] = [];
+  const setNetwork = installDnsBridge(deps.dnsScope ?? globalThis, (notice: DnsNotice) => {
+    const line = `${notice.name}: ${notice.reason}`;
+    recentNotices.push({ n: ++noticeCount, line });
+    if (recentNotices.length > 50) recentNotices.shift();
+    if (activeExecs === 0) {
+      const bytes = new TextEncoder().encode(`\r\n\x1b[33m[network] ${line}\x1b[0m\r\n`);
+      terminalListeners.forEach((listener) => listener(bytes));
+    }
   });
+  const noticesSince = (n: number) => [...new Set(recentNotices.filter((notice) => notice.n > n).map((notice) => notice.line))];
 
   let lastCheckpoint = 0;
   /**
@@ -221,6 +230,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         if (!machine) throw new MachineError('not_running', 'the computer is not running');
         await checkpointing; // a checkpoint pauses the machine for a moment
         activeExecs++;
+        const noticesBefore = noticeCount;
         try {
           const result = await machine.exec(request, {
             id,
@@ -233,7 +243,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
           } catch (error) {
             warning = `files the command wrote under /workspace could not be saved: ${toVmError(error).message}`;
           }
-          return warning ? { ...result, warning } : result;
+          const network = noticesSince(noticesBefore);
+          return { ...result, ...(warning ? { warning } : {}), ...(network.length ? { network } : {}) };
         } finally {
           activeExecs--;
           scheduleCheckpoint();

@@ -47,12 +47,12 @@ export function preflightResponse(origin: string, methods: readonly string[]): R
 
 /**
  * Lets an allowed origin read `response`, including the passed-through headers the SDK uses
- * (request-id, retry-after, x-should-retry, rate limits). `response` must have mutable headers,
+ * (request-id, retry-after, x-should-retry, rate limits) and why the resolver refused a name. `response` must have mutable headers,
  * i.e. be built by this Worker, not returned by `fetch`.
  */
 export function withCors(response: Response, origin: string): Response {
   const exposed = [...response.headers.keys()].filter(
-    (name) => name !== 'content-type' && isPassThroughResponseHeader(name),
+    (name) => (name !== 'content-type' && isPassThroughResponseHeader(name)) || name === 'x-stackdocs-refused',
   );
   response.headers.set('access-control-allow-origin', origin);
   if (exposed.length > 0) response.headers.set('access-control-expose-headers', exposed.join(', '));

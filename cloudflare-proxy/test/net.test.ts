@@ -166,6 +166,13 @@ describe("the computer's resolver (/dns-query)", () => {
     expect(other.answer?.rcode).toBe('REFUSED');
     expect(other.answer?.answers).toEqual([]);
     expect(other.refused).toContain('other.test is not a host this proxy lets the computer reach');
+    // A page (the VM's worker) may read why.
+    const fromPage = await fetch(`${proxy.url}/dns-query`, {
+      method: 'POST',
+      headers: { origin: 'http://localhost:4173', 'content-type': 'application/dns-message', authorization: `Bearer ${ticket}` },
+      body: new Uint8Array(dnsPacket.encode({ type: 'query', id: 1, questions: [{ type: 'A', name: 'other.test' }] })),
+    });
+    expect(fromPage.headers.get('access-control-expose-headers')).toContain('x-stackdocs-refused');
     // The reason travels in the answer too (RFC 8914 Extended DNS Error 18, "Prohibited").
     const ede = other.answer?.additionals?.find((a) => a.type === 'OPT') as { options?: { code: number; data?: Buffer }[] } | undefined;
     expect(ede?.options?.[0]?.code).toBe(15);

@@ -108,6 +108,8 @@ test('online through the proxy: pip installs from a package index, also after a 
     expect(code, text).toBe('6'); // curl: could not resolve host
     expect(Number(ms), text).toBeLessThan(5_000);
     console.log(`${name}: curl failed in ${ms} ms`);
+    // The terminal says why, in a line of its own.
+    await expect(terminal().locator('.xterm-rows')).toContainText(`[network] ${name}: not allowed by the proxy`);
   }
   // Written through: the marker is printed (quotes split it, so the typed line never matches) after sync.
   await run('clear; sync; echo SYN""CED', /SYNCED/);
@@ -116,6 +118,24 @@ test('online through the proxy: pip installs from a package index, also after a 
   await openTerminal();
   await waitReady(3 * 60_000);
   await run(`clear; python3 -c 'import tinypkg; print("AGAIN=" + tinypkg.VERSION)'`, /AGAIN=1\.0/);
+});
+
+test('the agent hears why the network refused: the bash result names the host and the reason', async () => {
+  test.setTimeout(3 * 60_000);
+  const port = process.env.E2E_INDEX_PORT;
+  await loadScript({
+    name: 'network refusal',
+    turns: [
+      { reply: { content: [{ type: 'tool_use', name: 'bash', input: { command: `curl -sS -m 20 http://elsewhere.test:${port}/ -o /dev/null; echo CURL=$?` } }] } },
+      {
+        expect: { tool_result: { contains: 'Network: elsewhere.test: not allowed by the proxy: elsewhere.test is not a host this proxy lets the computer reach' } },
+        reply: { content: [{ type: 'text', text: 'The proxy does not allow that host.' }] },
+      },
+    ],
+  });
+  await send(page, 'fetch the page from elsewhere.test');
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('The proxy does not allow that host.', { timeout: 120_000 });
+  expect((await fakeState()).failures).toEqual([]);
 });
 
 test('the agent works on the computer: python, write, edit, grep, a table; the VM sees the edits', async () => {

@@ -12,6 +12,8 @@ import { zipSync, strToU8 } from 'fflate';
 export interface TestInternet {
   /** The package index's address:port, for the proxy's NET_ALLOW_PRIVATE. */
   indexHost: string;
+  /** `/files/10mb.bin` on the index: 10 MiB of seeded random bytes, and their SHA-256. */
+  bigFileSha256: string;
   indexPort: number;
   /** The resolver's URL, for the proxy's DNS_UPSTREAM. */
   dnsUrl: string;
@@ -52,6 +54,7 @@ export async function startTestInternet(): Promise<TestInternet> {
   const address = machineAddress();
   const wheel = tinyWheel();
   const digest = createHash('sha256').update(wheel.bytes).digest('hex');
+  const big = seededBytes(10 * 1024 * 1024);
   const index = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (path === '/simple/' || path === '/simple') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!DOCTYPE html><html><body><a href="tinypkg/">tinypkg</a></body></html>');
@@ -61,6 +64,8 @@ export async function startTestInternet(): Promise<TestInternet> {
         .end(`<!DOCTYPE html><html><body><a href="/packages/${wheel.name}#sha256=${digest}">${wheel.name}</a></body></html>`);
     }
     if (path === `/packages/${wheel.name}`) return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': wheel.bytes.length }).end(wheel.bytes);
+    if (path === '/files/10mb.bin') return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': big.length }).end(big);
+    if (path === '/files/hello.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('hello\n');
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   });
   const indexPort = await listen(index, address);
@@ -91,6 +96,7 @@ export async function startTestInternet(): Promise<TestInternet> {
   const resolverPort = await listen(resolver, '127.0.0.1');
   return {
     indexHost: `${address}:${indexPort}`,
+    bigFileSha256: createHash('sha256').update(big).digest('hex'),
     indexPort,
     dnsUrl: `http://127.0.0.1:${resolverPort}/dns-query`,
     async close() {
@@ -100,4 +106,17 @@ export async function startTestInternet(): Promise<TestInternet> {
       }
     },
   };
+}
+
+/** Incompressible test bytes, the same every run (xorshift32). */
+function seededBytes(length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let x = 0x9e3779b9;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
 }

@@ -76,6 +76,7 @@ async function describe(result: VmExecResult, save: (text: string) => Promise<st
   }
   parts.push(ending);
   if (result.warning) parts.push(`Warning: ${result.warning}.`);
+  if (result.network?.length) parts.push(`Network: ${result.network.join('; ')}.`);
   return parts.join('\n');
 }
 
