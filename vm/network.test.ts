@@ -67,7 +67,7 @@ describe('the DNS bridge to the proxy', () => {
   });
 
   it('always declares the same card; the relay only with a network', () => {
-    expect(netDevice(null)).toEqual({ type: 'virtio' });
-    expect(netDevice({ ...NETWORK, relayUrl: 'wss://proxy.example/v1/wisp?ticket=t' })).toEqual({ type: 'virtio', relay_url: 'wisps://proxy.example/v1/wisp?ticket=t', doh_server: DOH_SENTINEL });
+    expect(netDevice(null)).toEqual({ type: 'virtio', mtu: 65520 });
+    expect(netDevice({ ...NETWORK, relayUrl: 'wss://proxy.example/v1/wisp?ticket=t' })).toEqual({ type: 'virtio', mtu: 65520, relay_url: 'wisps://proxy.example/v1/wisp?ticket=t', doh_server: DOH_SENTINEL });
   });
 });
