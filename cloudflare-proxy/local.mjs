@@ -37,16 +37,17 @@ const wranglerTomlPath = fileURLToPath(new URL('./wrangler.toml', import.meta.ur
 /**
  * Reads the two settings local runs share with deployment, so they cannot drift. wrangler.toml is
  * ours and keeps each on one line; a missing one is an error, not a silent default.
- * @returns {Promise<{ compatibilityDate: string, allowedOrigins: string[] }>}
+ * @returns {Promise<{ compatibilityDate: string, compatibilityFlags: string[], allowedOrigins: string[] }>}
  */
 async function readWranglerConfig() {
   const toml = await readFile(wranglerTomlPath, 'utf8');
   const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  const flags = [.../^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1]?.matchAll(/"([^"]+)"/g) ?? []].map((m) => m[1]);
   const origins = /^ALLOWED_ORIGINS\s*=\s*"([^"]*)"/m.exec(toml)?.[1];
   if (date === undefined || origins === undefined) {
     throw new Error(`${wranglerTomlPath} must set compatibility_date and [vars] ALLOWED_ORIGINS`);
   }
-  return { compatibilityDate: date, allowedOrigins: splitOrigins(origins) };
+  return { compatibilityDate: date, compatibilityFlags: flags, allowedOrigins: splitOrigins(origins) };
 }
 
 /** @param {string} list */
@@ -107,6 +108,7 @@ export async function startLocalProxy({
     modules: true,
     scriptPath,
     compatibilityDate: config.compatibilityDate,
+    compatibilityFlags: config.compatibilityFlags,
     bindings,
     // As wrangler.toml declares it: one Durable Object class with SQLite storage.
     durableObjects: { DEVICES: { className: 'Devices', useSQLite: true } },

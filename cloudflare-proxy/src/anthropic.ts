@@ -33,12 +33,15 @@ export async function forwardMessages(
   const base = (env.ANTHROPIC_UPSTREAM || DEFAULT_ANTHROPIC_UPSTREAM).replace(/\/+$/, '');
   const url = `${base}/v1/messages${new URL(request.url).search}`;
 
+  const gone = new AbortController();
   let upstream: Response;
   try {
     upstream = await fetch(url, {
       method: 'POST',
       headers: upstreamRequestHeaders(request.headers, apiKey),
       body,
+      // The client went away (Stop): the model stops too, and the counting copy with it.
+      signal: AbortSignal.any([request.signal, gone.signal]),
       // The API never redirects; following one would send the key somewhere unplanned.
       redirect: 'manual',
     });
@@ -49,9 +52,17 @@ export async function forwardMessages(
 
   // Two branches: the client's goes through untouched (a transform on the way costs ~50 µs per
   // small SSE chunk in workerd); the other is read for the usage beside it.
+  // The client's branch goes through a native identity stream: when the client leaves, that pipe
+  // fails, and the request upstream is aborted (a tee alone would keep reading for the other branch).
   const [toClient, toCount] = upstream.body ? upstream.body.tee() : [null, null];
-  if (toCount) onCounting(toCount.pipeTo(usageSink(onUsage)).catch(() => {}));
-  return new Response(toClient, {
+  let reply: ReadableStream<Uint8Array> | null = null;
+  if (toClient && toCount) {
+    const relay = new IdentityTransformStream();
+    toClient.pipeTo(relay.writable).catch(() => gone.abort());
+    onCounting(toCount.pipeTo(usageSink(onUsage)).catch(() => {}));
+    reply = relay.readable;
+  }
+  return new Response(reply, {
     status: upstream.status,
     statusText: upstream.statusText,
     headers: passThroughResponseHeaders(upstream.headers),

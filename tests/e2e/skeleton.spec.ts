@@ -88,9 +88,8 @@ test('a scripted create_window opens a notes window that survives a reload', asy
 
   // Maximised, it fills the canvas; restored, it is back where the user put it.
   await page.getByRole('button', { name: 'Maximise Shopping list' }).click();
-  const full = (await win.boundingBox())!;
   const canvas = (await page.locator('.canvas').boundingBox())!;
-  expect(full.width).toBeGreaterThan(canvas.width - 40);
+  await expect.poll(async () => (await win.boundingBox())!.width).toBeGreaterThan(canvas.width - 40);
   await page.getByRole('button', { name: 'Restore Shopping list' }).click();
   await expect.poll(async () => Math.round((await win.boundingBox())!.width)).toBe(Math.round(sized.width));
 
