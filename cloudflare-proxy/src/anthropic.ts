@@ -4,6 +4,9 @@ import { anthropicKey, DEFAULT_ANTHROPIC_UPSTREAM, type Env } from './env.ts';
 import { errorResponse } from './errors.ts';
 import { passThroughResponseHeaders, upstreamRequestHeaders } from './headers.ts';
 
+/** workerd's native pass-through stream (declared here so the tests' Node-side type check knows it). */
+declare const IdentityTransformStream: new () => { readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> };
+
 export const NOT_CONFIGURED_MESSAGE =
   'This proxy has no Anthropic API key. When deployed, set one with ' +
   '`npx wrangler secret put ANTHROPIC_API_KEY`; when running locally, set ANTHROPIC_API_KEY in ' +
