@@ -9,6 +9,7 @@ import { aQuery, askUpstream } from './resolve.ts';
 import { blockedHostReason } from './address.ts';
 import { devices, type Env } from './env.ts';
 import { errorResponse } from './errors.ts';
+import { bearer } from './pairing.ts';
 import { REASON, serveWisp, STREAM_TCP, type RelaySocket } from './wisp.ts';
 
 /** Where packages and code come from: Python's index and files, npm, Debian, GitHub. */
@@ -46,12 +47,18 @@ export function hostAllowed(name: string, patterns: readonly string[]): boolean 
   return patterns.some((pattern) => (pattern.startsWith('*.') ? host.endsWith(pattern.slice(1)) && host.length > pattern.length - 1 : host === pattern));
 }
 
-/** Why the relay may not connect to `address:port`, or null. Private addresses only from the tests' allow-list. */
-export function addressRefusal(address: string, port: number, env: Env): string | null {
-  const testOnly = new Set((env.NET_ALLOW_PRIVATE ?? '').split(',').map((h) => h.trim()).filter(Boolean));
-  if (testOnly.has(`${address}:${port}`) || testOnly.has(address)) return null;
-  const reason = blockedHostReason(address);
-  return reason === null ? null : `${address} ${reason}`;
+/** The tests' allow-list of private `address` or `address:port` entries (empty in production). */
+function testOnly(env: Env): string[] {
+  return (env.NET_ALLOW_PRIVATE ?? '').split(',').map((h) => h.trim()).filter(Boolean);
+}
+
+/**
+ * Whether the relay may connect to `address` (on `port`; any port when the resolver judges an
+ * answer, before a port is known): public, or on the tests' allow-list.
+ */
+export function addressAllowed(address: string, env: Env, port?: number): boolean {
+  if (blockedHostReason(address) === null) return true;
+  return testOnly(env).some((entry) => entry === address || (port === undefined ? entry.startsWith(`${address}:`) : entry === `${address}:${port}`));
 }
 
 /** POST /v1/net/ticket: a credential for the computer's network only (the relay and the resolver), valid 12 hours. */
@@ -98,7 +105,7 @@ async function openStream(env: Env, deviceId: string, host: string, port: number
     if (resolved.usable.length === 0) return { reason: resolved.refused ? REASON.blocked : REASON.unreachable };
     address = resolved.usable[0]!;
   }
-  if (addressRefusal(address, port, env) !== null) return { reason: REASON.blocked };
+  if (!addressAllowed(address, env, port)) return { reason: REASON.blocked };
   // Only addresses this device's resolver handed out for an allowed name.
   if (!(await devices(env).resolvedName(deviceId, address))) return { reason: REASON.blocked };
   const socket = connect({ hostname: address, port }, { allowHalfOpen: false });
@@ -116,15 +123,14 @@ async function resolve(env: Env, deviceId: string, name: string): Promise<{ usab
   const answer = await askUpstream(env, aQuery(name));
   const parsed = answer ? answerAddresses(answer) : null;
   if (!parsed) return null;
-  const usable = parsed.records.filter((record) => addressRefusal(record.address, 443, env) === null || isTestAllowed(env, record.address));
+  const usable = parsed.records.filter((record) => addressAllowed(record.address, env));
   await devices(env).rememberAddresses(deviceId, name, usable.map((r) => ({ address: r.address, ttl: clampTtl(r.ttl) })));
   return { usable: usable.map((r) => r.address), refused: usable.length < parsed.records.length };
 }
 
 /** POST /dns-query (application/dns-message), or GET ?dns=: the computer's resolver. */
 export async function dnsQuery(request: Request, env: Env): Promise<Response> {
-  const auth = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ?? null;
-  const device = await ticketDevice(env, auth);
+  const device = await ticketDevice(env, bearer(request));
   if (device instanceof Response) {
     await request.body?.cancel();
     return device;
@@ -153,7 +159,7 @@ export async function dnsQuery(request: Request, env: Env): Promise<Response> {
   if (!answer) return errorResponse(502, 'upstream_unreachable', 'The proxy could not reach its DNS resolver.');
   const parsed = answerAddresses(answer);
   if (!parsed) return errorResponse(502, 'upstream_unreachable', 'The DNS resolver answered something that is not DNS.');
-  const refused = parsed.records.find((record) => addressRefusal(record.address, 443, env) !== null && !isTestAllowed(env, record.address));
+  const refused = parsed.records.find((record) => !addressAllowed(record.address, env));
   if (refused) {
     const why = `${question.name} resolves to ${refused.address}, a private, local or reserved address; the proxy never connects there`;
     return new Response(refusal(query, question, RCODE_REFUSED, { code: EDE_PROHIBITED, text: why }), { headers: { ...dnsHeaders, 'x-stackdocs-refused': why } });
@@ -162,10 +168,6 @@ export async function dnsQuery(request: Request, env: Env): Promise<Response> {
     await devices(env).rememberAddresses(device, question.name, parsed.records.map((r) => ({ address: r.address, ttl: clampTtl(r.ttl) })));
   }
   return new Response(answer as Uint8Array<ArrayBuffer>, { headers: dnsHeaders });
-}
-
-function isTestAllowed(env: Env, address: string): boolean {
-  return (env.NET_ALLOW_PRIVATE ?? '').split(',').some((entry) => entry.trim() === address || entry.trim().startsWith(`${address}:`));
 }
 
 function clampTtl(ttl: number): number {
