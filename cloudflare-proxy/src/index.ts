@@ -9,7 +9,7 @@ import { allowedOrigins, anthropicKey, devices, mistralKey, type Env } from './e
 import { errorResponse } from './errors.ts';
 import { fetchPage } from './fetch.ts';
 import { forwardOcr } from './mistral.ts';
-import { dnsQuery, netTicket, wispRelay } from './net.ts';
+import { dnsQuery, netHosts, netPorts, netTicket, wispRelay } from './net.ts';
 import { bearer, createPairingCode, limitDevice, listDevices, ownerRefusal, pairDevice, pairLocalDevice, refusalResponse, revokeDevice } from './pairing.ts';
 
 export type { Env } from './env.ts';
@@ -38,7 +38,7 @@ const ROUTES: Route[] = [
   { path: '/health', access: 'public', handlers: { GET: ({ env }) => health(env) } },
   { path: '/v1/pair', access: 'public', handlers: { POST: ({ request, env }) => pairDevice(request, env) } },
   { path: '/v1/pair/local', access: 'public', handlers: { POST: ({ request, env }) => pairLocalDevice(request, env) } },
-  { path: '/v1/device', access: 'device', handlers: { GET: ({ device }) => Response.json({ device: device.device, limits: device.limits }, { headers: { 'cache-control': 'no-store' } }) } },
+  { path: '/v1/device', access: 'device', handlers: { GET: ({ env, device }) => deviceStatus(env, device) } },
   { path: '/v1/messages', access: 'device', handlers: { POST: messages } },
   { path: '/v1/fetch', access: 'device', handlers: { POST: ({ request, env }) => fetchPage(request, env) } },
   { path: '/v1/ocr', access: 'device', handlers: { POST: ({ request, env }) => forwardOcr(request, env) } },
@@ -59,6 +59,14 @@ function health(env: Env): Response {
   // Says whether each key is set, never which; pairing is how a device learns if it may use them.
   return Response.json(
     { ok: true, anthropic: anthropicKey(env) !== null, mistral: mistralKey(env) !== null, pairing: env.LOCAL_PAIRING === '1' ? 'local' : 'code' },
+    { headers: { 'cache-control': 'no-store' } },
+  );
+}
+
+/** GET /v1/device: this device, its limits, and where the proxy lets its computer's network go. */
+function deviceStatus(env: Env, device: Authorised): Response {
+  return Response.json(
+    { device: device.device, limits: device.limits, network: { hosts: netHosts(env), ports: netPorts(env) } },
     { headers: { 'cache-control': 'no-store' } },
   );
 }

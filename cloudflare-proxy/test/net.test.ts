@@ -152,6 +152,20 @@ function upgradeStatus(withTicket: string | null): Promise<number> {
   });
 }
 
+describe('where a paired device learns its computer may connect (GET /v1/device)', () => {
+  it('lists the allowed hosts and ports to a paired device, and nothing to one that is not', async () => {
+    const token = await pairLocally(proxy.url, 'asks for its network');
+    const response = await fetch(`${proxy.url}/v1/device`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { device: { label: string }; network?: unknown };
+    expect(body.device.label).toBe('asks for its network');
+    expect(body.network).toEqual({ hosts: ['*.allowed.test'], ports: [echoPort, 443] });
+    const stranger = await fetch(`${proxy.url}/v1/device`);
+    expect(stranger.status).toBe(401);
+    expect(await stranger.json()).not.toHaveProperty('network');
+  });
+});
+
 describe("the computer's resolver (/dns-query)", () => {
   it('answers an allowed name through the upstream resolver', async () => {
     const { status, answer, refused } = await lookup('pkg.allowed.test');
