@@ -182,6 +182,8 @@ export interface FakeEmulator extends EmulatorLike {
   guest: FakeGuest;
   /** How many times save_state was called. */
   saves: number;
+  /** Calls this emulator's listeners of `event`, as v86's bus would. */
+  fire(event: string, value: unknown): void;
 }
 
 /** A stand-in for V86 whose agent port is a FakeGuest (ready after a cold boot, not a wake). */
@@ -209,6 +211,7 @@ export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: bo
       destroy: async () => {},
       serial0_send: () => {},
       serial_send_bytes: () => {},
+      fire: (event, value) => listeners.get(event)?.forEach((l) => l(value as never)),
     };
     if (opts.silent) guest.send = () => {};
     setTimeout(() => {

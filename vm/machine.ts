@@ -7,6 +7,7 @@ import type { SyncFileDisk } from './disk.ts';
 import { emulatorOptions } from './emulator-options.ts';
 import type { VmNetwork } from './network.ts';
 import { freshMemoryRestore, type WasmInstantiate } from './fresh-memory.ts';
+import type { TrafficCounter } from './traffic.ts';
 
 /** Boot files and settings, as fetched from the image (see image.ts). */
 export interface MachineBootFiles {
@@ -87,6 +88,8 @@ export interface MachineOptions {
   hooks?: MachineHooks;
   /** The proxy's relay and resolver for the guest's network; absent or null: offline. */
   network?: VmNetwork | null;
+  /** Counts the network card's frames of every emulator this machine creates. */
+  traffic?: TrafficCounter;
 }
 
 export class MachineError extends Error {
@@ -282,6 +285,7 @@ export class Machine {
     const options = { ...emulatorOptions(files, disk, wasmPath, this.options.network ?? null), ...wasm, ...extra };
     const create = this.options.createEmulator ?? ((o) => new V86(o as never) as unknown as EmulatorLike);
     const emulator = create(options);
+    this.options.traffic?.attach(emulator);
     emulator.add_listener('serial0-output-byte', ((byte: number) => {
       const bytes = new Uint8Array([byte]);
       for (const listener of this.serialListeners) listener(bytes);

@@ -3,8 +3,10 @@
 import type { ExecRequest, ExecResult } from './agent-client.ts';
 import type { MachineStatus } from './machine.ts';
 import type { VmNetwork } from './network.ts';
+import type { NetTraffic } from './traffic.ts';
 
 export type { VmNetwork } from './network.ts';
+export type { NetTraffic } from './traffic.ts';
 
 export type { ExecRequest, ExecResult } from './agent-client.ts';
 
@@ -14,6 +16,11 @@ export interface VmStartOptions {
   stackId: string;
   /** The proxy's relay and resolver for the guest; absent or null: the computer is offline. */
   network?: VmNetwork | null;
+  /**
+   * Why there is no network, as the guest's user should hear it in the `[network]` lines (e.g.
+   * "the network is turned off for this stack in Settings"); only read when `network` is null.
+   */
+  offlineReason?: string;
 }
 
 /** Why the disk is being (re)written from the pristine image. */
@@ -68,6 +75,8 @@ export interface VmApi {
    * the guest sees it under /workspace at once. Paths are relative, e.g. `documents/a.pdf`.
    */
   workspaceChanged(path: string): Promise<VmResult>;
+  /** The network card's traffic since this worker started, over every boot and wake. */
+  networkTraffic(): Promise<NetTraffic>;
   /** Bytes for the serial root shell (a terminal window). */
   terminalInput(bytes: Uint8Array): Promise<void>;
   /** The terminal window's size (stty on the serial console). */

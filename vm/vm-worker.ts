@@ -10,6 +10,7 @@ import { openOpfsMachine, type OpfsMachineFiles } from './opfs-store.ts';
 import { opfsWorkspaceStore, readJournal, writeJournal } from './opfs-workspace.ts';
 import { WorkspaceMirror, type Fs9pLike } from './workspace.ts';
 import { installDnsBridge, type DnsNotice } from './network.ts';
+import { createTrafficCounter } from './traffic.ts';
 import type { FillReason, VmApi, VmError, VmResult, VmStartOptions, VmStatus } from './protocol.ts';
 
 export interface VmWorkerDeps {
@@ -52,8 +53,10 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   // commands, as a line in the terminal for the user's.
   let noticeCount = 0;
   const recentNotices: { n: number; line: string }[] = [];
+  // With no network the bridge refuses every name as offline; the stack worker may say why.
+  let offlineReason: string | null = null;
   const setNetwork = installDnsBridge(deps.dnsScope ?? globalThis, (notice: DnsNotice) => {
-    const line = `${notice.name}: ${notice.reason}`;
+    const line = `${notice.name}: ${offlineReason ?? notice.reason}`;
     recentNotices.push({ n: ++noticeCount, line });
     if (recentNotices.length > 50) recentNotices.shift();
     if (activeExecs === 0) {
@@ -61,6 +64,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       terminalListeners.forEach((listener) => listener(bytes));
     }
   });
+  const traffic = createTrafficCounter();
   const noticesSince = (n: number) => [...new Set(recentNotices.filter((notice) => notice.n > n).map((notice) => notice.line))];
 
   let lastCheckpoint = 0;
@@ -147,8 +151,10 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       ...(deps.createEmulator ? { createEmulator: deps.createEmulator } : {}),
       hooks: workspaceHooks(machineFiles),
       network: options.network ?? null,
+      traffic,
     });
     setNetwork(options.network ?? null);
+    offlineReason = options.network ? null : (options.offlineReason ?? null);
     next.onStatus((s) => emit(s));
     next.onSerial((bytes) => terminalListeners.forEach((l) => l(bytes)));
     return next;
@@ -281,6 +287,9 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       return guard(async () => {
         await mirror?.hostChanged(path);
       });
+    },
+    async networkTraffic() {
+      return traffic.totals();
     },
     async terminalInput(bytes) {
       machine?.sendSerial(bytes);
