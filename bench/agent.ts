@@ -41,7 +41,7 @@ export async function benchAgent(): Promise<void> {
     memory: await openTestMemory(),
     openPdf: openPdfInNode,
     ocr: async () => ({ text: '', confidence: 0 }),
-    defaults: { provider: 'proxy', endpoint: 'http://bench.invalid', model: 'bench', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
+    defaults: { provider: 'proxy', endpoint: 'http://bench.invalid', model: 'bench', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
     fetch: (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch,
     createStream: () => stream,
   });

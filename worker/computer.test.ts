@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { VmApi, VmStatus } from '../vm/protocol.ts';
+import type { VmApi, VmNetwork, VmStartOptions, VmStatus } from '../vm/protocol.ts';
 import { ComputerUnavailableError, createComputer } from './computer.ts';
 import type { ComputerStatus } from './protocol.ts';
 
@@ -35,6 +35,11 @@ function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke') {
     },
     async workspaceChanged(path) {
       calls.push(`changed ${path}`);
+      return { ok: true, value: undefined };
+    },
+    async suspend() {
+      calls.push('suspend');
+      emit({ state: 'suspended' });
       return { ok: true, value: undefined };
     },
     async checkpoint(onlyIfChanged) {
@@ -95,6 +100,30 @@ describe('createComputer', () => {
     expect(computer.status.state).toBe('unavailable');
     await expect(computer.exec({ command: 'ls' })).rejects.toBeInstanceOf(ComputerUnavailableError);
     await expect(computer.exec({ command: 'ls' })).rejects.toThrow('no computer image');
+  });
+
+  it('starts with the network it is given, or without one saying why; reports the traffic and whether it runs online', async () => {
+    const { vm } = fakeVm({ t: 0 });
+    const started: VmStartOptions[] = [];
+    const realStart = vm.start.bind(vm);
+    vm.start = async (options, onStatus) => (started.push(options), realStart(options, onStatus));
+    vm.networkTraffic = async () => ({ sent: 300, received: 9000 });
+    const network: VmNetwork = { relayUrl: 'ws://proxy.test/v1/wisp?ticket=t', dnsUrl: 'http://proxy.test/dns-query', ticket: 't' };
+    let given: VmNetwork | null = null;
+    const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: () => {}, proxy: (f) => f, network: async () => given, offlineReason: () => 'turned off here' });
+    // Before it first starts there is no VM worker, and nothing went over the network.
+    expect(await computer.networkUse()).toEqual({ sent: 0, received: 0, online: null });
+
+    await computer.start();
+    expect(started[0]).toEqual({ imageBaseUrl: '/vm/h/', stackId: 's', network: null, offlineReason: 'turned off here' });
+    expect(await computer.networkUse()).toEqual({ sent: 300, received: 9000, online: false });
+
+    await computer.control('suspend');
+    expect(await computer.networkUse()).toMatchObject({ online: null });
+    given = network;
+    await computer.start();
+    expect(started[1]).toEqual({ imageBaseUrl: '/vm/h/', stackId: 's', network });
+    expect(await computer.networkUse()).toEqual({ sent: 300, received: 9000, online: true });
   });
 
   it('a start that fails is an error status with a reboot offer, and exec explains it', async () => {

@@ -1,7 +1,7 @@
 // The stack's computer as the stack worker sees it: the VM worker (vm/) behind VmApi, its status
 // as ComputerStatus events, exec for the bash tool, the terminal, and /workspace kept in step
 // with the files the stack worker writes.
-import type { ExecRequest, VmApi, VmExecResult, VmNetwork, VmStatus } from '../vm/protocol.ts';
+import type { ExecRequest, NetTraffic, VmApi, VmExecResult, VmNetwork, VmStatus } from '../vm/protocol.ts';
 import type { ComputerStatus } from './protocol.ts';
 
 export type { ExecRequest } from '../vm/protocol.ts';
@@ -15,6 +15,8 @@ export interface ComputerDeps {
   emit(status: ComputerStatus): void;
   /** The proxy's relay and resolver for the guest, asked at each start; null (or absent): offline. */
   network?: () => Promise<VmNetwork | null>;
+  /** Why the computer has no network, for the guest's `[network]` lines; asked when `network` gave null. */
+  offlineReason?: () => string | null;
   /** Wraps a callback that crosses into the VM worker (Comlink.proxy; identity in tests). */
   proxy<T extends object>(callback: T): T;
   now?: () => number;
@@ -40,6 +42,11 @@ export interface Computer {
   subscribeTerminal(listener: (bytes: Uint8Array) => void): Promise<void>;
   terminalInput(bytes: Uint8Array): Promise<void>;
   terminalResize(cols: number, rows: number): Promise<void>;
+  /**
+   * The network card's traffic since the page opened (nothing before the computer first starts),
+   * and `online`: whether the running computer started with a network (null when not running).
+   */
+  networkUse(): Promise<NetTraffic & { online: boolean | null }>;
 }
 
 export function createComputer(deps: ComputerDeps): Computer {
@@ -49,6 +56,8 @@ export function createComputer(deps: ComputerDeps): Computer {
   let starting: Promise<ComputerStatus> | null = null;
   let startedAt: number | null = null;
   let execCount = 0;
+  /** Whether the last start had a network behind the card (a reboot or reset keeps that start's). */
+  let startedOnline = false;
   const terminalListeners = new Set<(bytes: Uint8Array) => void>();
   let terminalHooked = false;
 
@@ -109,7 +118,9 @@ export function createComputer(deps: ComputerDeps): Computer {
         await hookTerminal(target);
         startedAt = null;
         const network = (await deps.network?.().catch(() => null)) ?? null;
-        const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId, network });
+        const offlineReason = network ? null : (deps.offlineReason?.() ?? null);
+        startedOnline = network !== null;
+        const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId, network, ...(offlineReason ? { offlineReason } : {}) });
         if (!result.ok) set({ state: 'error', message: result.error.message, can_reboot: true });
       } catch (error) {
         set({ state: 'error', message: error instanceof Error ? error.message : String(error), can_reboot: true });
@@ -188,6 +199,11 @@ export function createComputer(deps: ComputerDeps): Computer {
     async terminalResize(cols, rows) {
       if (status.state !== 'ready') return;
       await api().terminalResize(cols, rows);
+    },
+    async networkUse() {
+      // No VM worker yet: the computer has not started since the page opened.
+      const traffic = vm ? await vm.networkTraffic() : { sent: 0, received: 0 };
+      return { ...traffic, online: status.state === 'ready' ? startedOnline : null };
     },
   };
 }

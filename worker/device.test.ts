@@ -31,7 +31,7 @@ async function openStack(endpoint: string, deviceStorage = createMemoryStorage()
   const stack = await createStack(
     testStackDeps(memory, {
       fetch: (input, init) => fetch(input, init),
-      defaults: { provider: 'proxy', endpoint, model: 'claude-test', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
+      defaults: { provider: 'proxy', endpoint, model: 'claude-test', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
       credentials: deviceCredentials(deviceStorage),
       deviceLabel: 'Stackdocs in Chrome on ChromeOS',
       createStream: ({ endpoint: baseURL, deviceToken }) => createAnthropicStream({ baseURL, deviceToken }),
@@ -71,7 +71,8 @@ describe('pairing this browser with the proxy', () => {
 
     await expect(call(stack, 'pair_device', { code: 'ZZZZ-ZZZZ' })).rejects.toThrow(/The proxy did not pair this device: That code is not a pairing code this proxy gave out/);
     const paired = await call<{ state: string; device?: string }>(stack, 'pair_device', { code: await newCode() });
-    expect(paired).toEqual({ state: 'ready', endpoint: proxy.url, device: 'Stackdocs in Chrome on ChromeOS' });
+    // With where the proxy lets the computer connect: its defaults, as this proxy sets none.
+    expect(paired).toEqual({ state: 'ready', endpoint: proxy.url, device: 'Stackdocs in Chrome on ChromeOS', network: { hosts: expect.arrayContaining(['pypi.org', 'files.pythonhosted.org', 'deb.debian.org']), ports: [80, 443] } });
 
     // The model call carries the device token; the upstream gets the key, never the token.
     fake.load({ name: 'paired', turns: [{ expect: { headers: { 'x-api-key': 'fake-upstream-key', authorization: null } }, reply: { content: [{ type: 'text', text: 'hello' }] } }] });
@@ -100,7 +101,7 @@ describe('pairing this browser with the proxy', () => {
     const local = await startLocalProxy({ port: 0, upstream: fake.url, apiKey: 'fake-upstream-key', localPairing: true });
     try {
       const { stack, deviceStorage } = await openStack(local.url);
-      expect(await call(stack, 'check_model')).toEqual({ state: 'ready', endpoint: local.url, device: 'Stackdocs in Chrome on ChromeOS' });
+      expect(await call(stack, 'check_model')).toMatchObject({ state: 'ready', endpoint: local.url, device: 'Stackdocs in Chrome on ChromeOS' });
       const credential = await deviceCredentials(deviceStorage).get(local.url);
       expect(credential?.token).toMatch(/^sdk_dev_/);
     } finally {

@@ -1,6 +1,6 @@
 // Asks the model endpoint whether it can answer, so the chat can say how to connect a model
 // before the user types.
-import type { ModelStatus, Provider } from './protocol.ts';
+import type { ModelStatus, Provider, ProxyNetwork } from './protocol.ts';
 
 const TIMEOUT_MS = 5_000;
 
@@ -70,11 +70,15 @@ export async function checkModelEndpoint(endpoint: string, fetchFn: typeof fetch
   } catch {
     return unreachable;
   }
-  const known = (await device.json().catch(() => null)) as { device?: { label?: unknown }; error?: { message?: unknown } } | null;
+  const known = (await device.json().catch(() => null)) as { device?: { label?: unknown }; network?: unknown; error?: { message?: unknown } } | null;
   if (device.status === 401) {
     const said = typeof known?.error?.message === 'string' ? known.error.message : 'This device is not paired with the proxy.';
     return { state: 'not_configured', endpoint, pairing, message: said };
   }
+  // 429 (over this minute's or today's limit) still means paired: the chat says the rest.
+  const label = typeof known?.device?.label === 'string' ? known.device.label : undefined;
+  const network = proxyNetwork(known?.network);
+  const paired = { ...(label ? { device: label } : {}), ...(network ? { network } : {}) };
   if (!body.anthropic) {
     return {
       state: 'not_configured',
@@ -83,9 +87,16 @@ export async function checkModelEndpoint(endpoint: string, fetchFn: typeof fetch
         `No model is connected: the proxy at ${endpoint} has no Anthropic API key. ` +
         'Run `ANTHROPIC_API_KEY=<your key> npm start`, or on a deployed proxy ' +
         '`npx wrangler secret put ANTHROPIC_API_KEY`. Everything else works without a model.',
+      ...paired,
     };
   }
-  // 429 (over this minute's or today's limit) still means paired: the chat says the rest.
-  const label = typeof known?.device?.label === 'string' ? known.device.label : undefined;
-  return { state: 'ready', endpoint, ...(label ? { device: label } : {}) };
+  return { state: 'ready', endpoint, ...paired };
+}
+
+/** The `network` of GET /v1/device; undefined from a proxy that does not say (or says it wrongly). */
+function proxyNetwork(value: unknown): ProxyNetwork | undefined {
+  const said = value as { hosts?: unknown; ports?: unknown } | null | undefined;
+  if (!Array.isArray(said?.hosts) || !Array.isArray(said.ports)) return undefined;
+  if (!said.hosts.every((host) => typeof host === 'string') || !said.ports.every((port) => Number.isInteger(port))) return undefined;
+  return { hosts: said.hosts as string[], ports: said.ports as number[] };
 }

@@ -97,6 +97,11 @@ export interface Settings {
    * through the proxy, which holds its key; falls back to local when it cannot be reached).
    */
   ocr_engine: OcrEngineChoice;
+  /**
+   * Whether the stack's computer may use the network (the proxy's relay, for a paired device).
+   * Read each time the computer starts or wakes: a running computer keeps what it started with.
+   */
+  computer_network: boolean;
 }
 
 export type OcrEngineChoice = 'local' | 'mistral';
@@ -232,6 +237,8 @@ export interface RequestMap {
    */
   /** `save`: save the computer's state now if it changed since its last save (the page is being hidden). */
   computer: { params: { action: 'start' | 'suspend' | 'reboot' | 'reset' | 'save' }; result: ComputerStatus };
+  /** The computer's network this session (polled while Settings is open). */
+  computer_network: { params: Record<string, never>; result: ComputerNetworkUse };
   /** A file from the stack's user space, e.g. for a document window. */
   read_file: { params: { path: string }; result: { path: string; size: number; mime: string; bytes: Uint8Array } };
 }
@@ -261,14 +268,29 @@ export type CanvasInteraction =
 // Events: every one carries a monotonic `seq` so a client can resume after an offset
 
 /**
- * `device`: the name this browser is paired under, through a proxy. `pairing`: set when the
+ * `device`: the name this browser is paired under, through a proxy (also when the proxy has no
+ * model key), and `network` where that proxy lets the computer connect. `pairing`: set when the
  * proxy needs this device paired first ('code': with a code from its owner; 'local': it pairs by itself).
  */
 export type ModelStatus =
   | { state: 'unknown' }
-  | { state: 'ready'; endpoint: string; device?: string }
-  | { state: 'not_configured'; endpoint: string; message: string; pairing?: 'code' | 'local' }
+  | { state: 'ready'; endpoint: string; device?: string; network?: ProxyNetwork }
+  | { state: 'not_configured'; endpoint: string; message: string; pairing?: 'code' | 'local'; device?: string; network?: ProxyNetwork }
   | { state: 'unreachable'; endpoint: string; message: string };
+
+/** Where the proxy lets a paired device's computer connect: host names (`*.example.com` for any under it) and ports. */
+export interface ProxyNetwork {
+  hosts: string[];
+  ports: number[];
+}
+
+/** The computer's network since the page opened: frame bytes out and in, all its starts and wakes together. */
+export interface ComputerNetworkUse {
+  sent_bytes: number;
+  received_bytes: number;
+  /** Whether the running computer started with the proxy's network behind it; null when it is not running. */
+  online: boolean | null;
+}
 
 /** `interrupted`: the page went away while it ran; closed when the stack opened again. */
 export type MissionStatus = 'completed' | 'failed' | 'aborted' | 'interrupted';

@@ -10,6 +10,7 @@ const DEFAULTS: Settings = {
   heartbeat_minutes: 0,
   has_api_key: false,
   ocr_engine: 'local',
+  computer_network: true,
 };
 
 describe('mergeSettings: ocr_engine', () => {
@@ -49,5 +50,31 @@ describe('loadSettings', () => {
   it('falls back to the defaults when the stored engine is not one it knows', async () => {
     const storage = createMemoryStorage({ 'settings.json': JSON.stringify({ ...DEFAULTS, model: 'x', ocr_engine: 'future-engine' }) });
     expect(await loadSettings(storage, DEFAULTS)).toEqual(DEFAULTS);
+  });
+});
+
+describe('computer_network (whether the computer may use the network)', () => {
+  it('is turned off and on, and kept when other settings change', () => {
+    const off = mergeSettings(DEFAULTS, { computer_network: false });
+    expect(off.computer_network).toBe(false);
+    expect(mergeSettings(off, { provider: 'anthropic', model: 'claude-other' }).computer_network).toBe(false);
+    expect(mergeSettings(off, { computer_network: true }).computer_network).toBe(true);
+  });
+
+  it('refuses anything but true or false, saying which', () => {
+    for (const bad of ['false', 0, 1, null, 'off']) {
+      expect(() => mergeSettings(DEFAULTS, { computer_network: bad as never })).toThrow(SettingsError);
+    }
+    expect(() => mergeSettings(DEFAULTS, { computer_network: 'no' as never })).toThrow(`The computer's network is turned on with true or off with false, not "no".`);
+  });
+
+  it('is on for settings saved before it existed, and a saved "off" stays off', async () => {
+    const { computer_network: _absent, has_api_key: _derived, ...old } = { ...DEFAULTS, model: 'claude-old' };
+    expect((await loadSettings(createMemoryStorage({ 'settings.json': JSON.stringify(old) }), DEFAULTS)).computer_network).toBe(true);
+
+    const storage = createMemoryStorage();
+    await saveSettings(storage, { ...DEFAULTS, computer_network: false });
+    expect(JSON.parse(storage.files.get('settings.json')!)).toMatchObject({ computer_network: false });
+    expect((await loadSettings(storage, DEFAULTS)).computer_network).toBe(false);
   });
 });

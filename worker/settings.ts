@@ -42,6 +42,12 @@ export function mergeSettings(current: Settings, patch: SettingsPatch): Settings
     }
     next.ocr_engine = patch.ocr_engine;
   }
+  if (patch.computer_network !== undefined) {
+    if (typeof patch.computer_network !== 'boolean') {
+      throw new SettingsError(`The computer's network is turned on with true or off with false, not ${JSON.stringify(patch.computer_network) ?? String(patch.computer_network)}.`);
+    }
+    next.computer_network = patch.computer_network;
+  }
   if (patch.model !== undefined) {
     const model = String(patch.model).trim();
     if (!/^[\w.:@/-]{1,100}$/.test(model)) {
@@ -68,8 +74,9 @@ function normaliseEndpoint(value: string): string {
 export async function loadSettings(storage: StackStorage, defaults: Settings): Promise<Settings> {
   const stored = await storage.readJson<SettingsPatch>(FILE);
   const apiKey = await loadApiKey(storage);
-  // Settings saved before a field existed get its default (an older file has no ocr_engine).
-  let settings: Settings = { ...defaults, ocr_engine: defaults.ocr_engine ?? 'local' };
+  // Settings saved before a field existed get its default (an older file has no ocr_engine, no
+  // computer_network: the computer used the network whenever the device was paired).
+  let settings: Settings = { ...defaults, ocr_engine: defaults.ocr_engine ?? 'local', computer_network: defaults.computer_network ?? true };
   try {
     if (stored) settings = mergeSettings(settings, { ...stored, api_key: undefined });
   } catch {

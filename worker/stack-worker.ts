@@ -43,15 +43,16 @@ async function openStack(): Promise<StackApi> {
     openPdf: openPdfInWorker,
     renderPdfPages: renderPdfPagesInWorker,
     ocr: createBrowserOcr({ base: appUrl('ocr/') }),
-    defaults: { ...DEFAULT_CONNECTION, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
+    defaults: { ...DEFAULT_CONNECTION, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
     fetch: (input, init) => fetch(input, init),
-    createComputer: (emit, network) =>
+    createComputer: (emit, network, offlineReason) =>
       (computer = createComputer({
         connect: () => Comlink.wrap<VmApi>(new Worker(new URL('../vm/vm-worker.ts', import.meta.url), { type: 'module', name: `vm:${stackId}` })) as unknown as VmApi,
         imageBaseUrl: vmImageBase === null ? null : appUrl(vmImageBase),
         stackId,
         emit,
         network,
+        offlineReason,
         proxy: Comlink.proxy,
       })),
     createStream: ({ provider, endpoint, apiKey, deviceToken }) =>

@@ -44,7 +44,7 @@ describe('stack.request, on random requests', () => {
       storage: createMemoryStorage(),
       memory,
       files: createMemoryUserFiles(),
-      defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
+      defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
       fetch: (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch,
       createStream: () => quiet,
       openPdf: openPdfInNode,

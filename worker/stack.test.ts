@@ -111,7 +111,7 @@ describe('stack', () => {
   it('persists settings and reports them as an event', async () => {
     const { stack, events, storage } = await openStack(async function* () {});
     const response = await stack.request({ id: 's', method: 'update_settings', params: { model: 'claude-x', endpoint: 'https://proxy.example/' } });
-    expect(response).toEqual({ request_id: 's', ok: true, result: { provider: 'proxy', model: 'claude-x', endpoint: 'https://proxy.example', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' } });
+    expect(response).toEqual({ request_id: 's', ok: true, result: { provider: 'proxy', model: 'claude-x', endpoint: 'https://proxy.example', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true } });
     expect(await stack.request({ id: 'h', method: 'update_settings', params: { heartbeat_minutes: -1 } })).toMatchObject({ ok: false, error: { code: 'bad_request' } });
     expect(events.find((e) => e.type === 'settings_changed')).toBeTruthy();
     const again = await openStack(async function* () {}, storage);
@@ -267,7 +267,7 @@ describe('stack', () => {
       },
     });
     const direct = await stack.request({ id: 'p', method: 'update_settings', params: { provider: 'anthropic', api_key: 'user-key-9' } });
-    expect(direct).toEqual({ request_id: 'p', ok: true, result: { provider: 'anthropic', endpoint: 'https://api.anthropic.com', model: 'test-model', heartbeat_minutes: 0, has_api_key: true, ocr_engine: 'local' } });
+    expect(direct).toEqual({ request_id: 'p', ok: true, result: { provider: 'anthropic', endpoint: 'https://api.anthropic.com', model: 'test-model', heartbeat_minutes: 0, has_api_key: true, ocr_engine: 'local', computer_network: true } });
     expect(storage.files.get('settings.json')).not.toContain('user-key-9');
     expect(storage.files.get('secrets.json')).toContain('user-key-9');
     expect(JSON.stringify(await stack.snapshot())).not.toContain('user-key-9');

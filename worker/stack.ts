@@ -74,10 +74,11 @@ export interface StackDeps {
   /** Draws a scanned PDF's pages for OCR (browser only). */
   renderPdfPages?: PdfPageRenderer;
   /**
-   * Makes the stack's Linux computer (vm/), given where its status goes and how it reaches the
-   * network (the proxy's relay, for a paired device); absent in tests, then bash says so.
+   * Makes the stack's Linux computer (vm/), given where its status goes, how it reaches the
+   * network (the proxy's relay, for a paired device, unless turned off in Settings) and why it
+   * has none; absent in tests, then bash says so.
    */
-  createComputer?: (emitStatus: (status: ComputerStatus) => void, network: () => Promise<VmNetwork | null>) => Computer;
+  createComputer?: (emitStatus: (status: ComputerStatus) => void, network: () => Promise<VmNetwork | null>, offlineReason: () => string | null) => Computer;
   newId?: (prefix: string) => string;
   /** This browser's proxy credentials, shared by its stacks; in memory when absent (tests). */
   credentials?: DeviceCredentials;
@@ -88,6 +89,9 @@ export interface StackDeps {
   maxRetries?: number;
   compaction?: CompactionPolicy;
 }
+
+/** Why the computer has no network when the user turned it off, as its `[network]` lines say. */
+export const NETWORK_OFF = 'the network is turned off for this stack in Settings';
 
 class RequestError extends Error {
   constructor(readonly shape: ErrorShape) {
@@ -105,9 +109,11 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   let settings = await loadSettings(deps.storage, deps.defaults);
   const credentials = deps.credentials ?? deviceCredentials(createMemoryStorage());
   // The computer's network: through the proxy, for a paired device, with a ticket for the relay
-  // and the resolver only (never the device token). Asked at each start of the computer.
+  // and the resolver only (never the device token), unless the user turned it off for this stack.
+  // Asked at each start of the computer. Returns null when it has none.
   let ticket: { network: VmNetwork; expires: number } | null = null;
   async function computerNetwork(): Promise<VmNetwork | null> {
+    if (!settings.computer_network) return null;
     const token = await deviceToken();
     if (!token) return null;
     const endpoint = settings.endpoint.replace(/\/+$/, '');
@@ -147,7 +153,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     // A local server has only the model the user named; Anthropic has the cheap one.
     processorModel: () => (settings.provider === 'openai' ? settings.model : DEFAULT_PROCESSOR_MODEL),
   });
-  const computer = deps.createComputer?.((status) => emit({ type: 'computer_status', status }), computerNetwork);
+  const computer = deps.createComputer?.((status) => emit({ type: 'computer_status', status }), computerNetwork, () => (settings.computer_network ? null : NETWORK_OFF));
   // Every file the stack worker writes or removes also reaches /workspace in the computer.
   const files = computer ? notifyingFiles(deps.files, (path) => computer.workspaceChanged(path)) : deps.files;
   const toolOutput = createOutputCoalescer((tool_use_id, stream, text) => emit({ type: 'tool_output', mission_id: missions.current ?? '', tool_use_id, stream, text }));
@@ -401,6 +407,11 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         if (!['start', 'suspend', 'reboot', 'reset', 'save'].includes(action)) throw new RequestError({ code: 'bad_request', message: 'The action must be start, suspend, reboot, reset or save.' });
         if (!computer) return { state: 'unavailable', message: 'This stack has no computer.' } as ResultOf<M>;
         return (await computer.control(action)) as ResultOf<M>;
+      }
+      case 'computer_network': {
+        if (!computer) return { sent_bytes: 0, received_bytes: 0, online: null } as ResultOf<M>;
+        const use = await computer.networkUse();
+        return { sent_bytes: use.sent, received_bytes: use.received, online: use.online } as ResultOf<M>;
       }
       case 'read_file': {
         const info = await files.stat(req.params.path);

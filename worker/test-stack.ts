@@ -14,7 +14,7 @@ export function testStackDeps(memory: StackMemory, overrides: Partial<StackDeps>
     storage: createMemoryStorage(),
     memory,
     files: createMemoryUserFiles(),
-    defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
+    defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
     newId: (prefix) => `${prefix}_${++n}`,
     openPdf: openPdfInNode,
     ocr: async () => ({ text: 'scanned text of a test image', confidence: 90 }),
@@ -34,5 +34,6 @@ export function testComputer(exec: (request: ExecRequest) => Promise<Partial<VmE
     subscribeTerminal: async () => {},
     terminalInput: async () => {},
     terminalResize: async () => {},
+    networkUse: async () => ({ sent: 0, received: 0, online: true }),
   };
 }

@@ -30,7 +30,7 @@ describe('hostile uploads', () => {
       storage: createMemoryStorage(),
       memory,
       files,
-      defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local' },
+      defaults: { provider: 'proxy', endpoint: 'http://proxy.test', model: 'test-model', heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
       fetch: (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch,
       createStream: () => silent,
       newId: (prefix) => `${prefix}_${++n}`,

@@ -1,0 +1,93 @@
+// The stack's side of the computer's network, with a real stack and a fake proxy: the ticket the
+// computer starts with while the switch in Settings is on, none (and why) once it is off, the
+// proxy's allowed hosts in the model status, and the traffic the Settings dialog polls.
+import { describe, expect, it } from 'vitest';
+import type { VmNetwork } from '../vm/protocol.ts';
+import { openTestMemory } from '../memory/test-helpers.ts';
+import type { Computer } from './computer.ts';
+import { deviceCredentials } from './device.ts';
+import type { Method, ModelStatus, ParamsOf, ResultOf, StackApi } from './protocol.ts';
+import { createStack, NETWORK_OFF, type StackDeps } from './stack.ts';
+import { createMemoryStorage, type StackStorage } from './storage.ts';
+import { testComputer, testStackDeps } from './test-stack.ts';
+
+const PROXY = 'http://proxy.test';
+const ALLOWED = { hosts: ['pypi.org', '*.githubusercontent.com'], ports: [443] };
+
+/** A proxy that knows the device `dev-token` and hands out numbered network tickets. */
+function fakeProxy() {
+  const asked: string[] = [];
+  const fetchFn = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = new URL(String(input));
+    const authorised = new Headers(init?.headers).get('authorization') === 'Bearer dev-token';
+    asked.push(`${init?.method ?? 'GET'} ${url.pathname}`);
+    if (url.pathname === '/health') return Response.json({ ok: true, anthropic: true, pairing: 'code' });
+    if (!authorised) return Response.json({ error: { message: 'This device is not paired with the proxy.' } }, { status: 401 });
+    if (url.pathname === '/v1/device') return Response.json({ device: { id: 'dev_1', label: 'Test laptop' }, limits: {}, network: ALLOWED });
+    if (url.pathname === '/v1/net/ticket') {
+      const ticket = `tk${asked.filter((a) => a.endsWith('/v1/net/ticket')).length}`;
+      return Response.json({ ticket, expires_at: new Date(Date.now() + 12 * 3_600_000).toISOString(), wisp_path: '/v1/wisp', dns_path: '/dns-query', ...ALLOWED }, { status: 201 });
+    }
+    return new Response('', { status: 404 });
+  }) as typeof fetch;
+  return { fetchFn, asked };
+}
+
+async function openStack(storage: StackStorage, fetchFn: typeof fetch, computer: Partial<Computer> = {}) {
+  const credentials = deviceCredentials(createMemoryStorage());
+  await credentials.set(PROXY, { token: 'dev-token', device_id: 'dev_1', label: 'Test laptop' });
+  const given: { network?: () => Promise<VmNetwork | null>; offlineReason?: () => string | null } = {};
+  const createComputer: StackDeps['createComputer'] = (_emit, network, offlineReason) => {
+    given.network = network;
+    given.offlineReason = offlineReason;
+    return { ...testComputer(async () => ({})), ...computer };
+  };
+  const stack = await createStack(testStackDeps(await openTestMemory(), { storage, fetch: fetchFn, credentials, createStream: () => async function* () {}, createComputer }));
+  return { stack, network: given.network!, offlineReason: given.offlineReason! };
+}
+
+async function call<M extends Method>(stack: StackApi, method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
+  const response = await stack.request({ id: `r-${Math.random()}`, method, params } as never);
+  if (!response.ok) throw new Error(response.error.message);
+  return response.result as ResultOf<M>;
+}
+
+describe("the computer's network, from the stack", () => {
+  it('starts the computer with a ticket while the switch is on, with none (saying why) once it is off, and remembers the choice', async () => {
+    const storage = createMemoryStorage();
+    const { fetchFn, asked } = fakeProxy();
+    const { stack, network, offlineReason } = await openStack(storage, fetchFn);
+    expect((await call(stack, 'get_settings', {})).computer_network).toBe(true);
+    expect(await network()).toEqual({ relayUrl: 'ws://proxy.test/v1/wisp?ticket=tk1', dnsUrl: `${PROXY}/dns-query`, ticket: 'tk1' });
+    expect(offlineReason()).toBeNull();
+
+    expect(await call(stack, 'update_settings', { computer_network: false })).toMatchObject({ computer_network: false });
+    const ticketsBefore = asked.filter((a) => a === 'POST /v1/net/ticket').length;
+    expect(await network()).toBeNull();
+    expect(offlineReason()).toBe(NETWORK_OFF);
+    expect(asked.filter((a) => a === 'POST /v1/net/ticket')).toHaveLength(ticketsBefore); // the proxy is not even asked
+
+    // Another opening of the stack (a reload) keeps it off.
+    const reopened = await openStack(storage, fetchFn);
+    expect((await reopened.stack.snapshot()).settings.computer_network).toBe(false);
+    expect(await reopened.network()).toBeNull();
+    await call(reopened.stack, 'update_settings', { computer_network: true });
+    expect(await reopened.network()).toMatchObject({ ticket: 'tk2' });
+    expect(reopened.offlineReason()).toBeNull();
+
+    const refused = await reopened.stack.request({ id: 'bad', method: 'update_settings', params: { computer_network: 'off' as never } });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'bad_request', message: `The computer's network is turned on with true or off with false, not "off".` } });
+  });
+
+  it('reports the proxy’s allowed hosts and ports with the pairing', async () => {
+    const { fetchFn } = fakeProxy();
+    const { stack } = await openStack(createMemoryStorage(), fetchFn);
+    expect(await call(stack, 'check_model', {})).toEqual({ state: 'ready', endpoint: PROXY, device: 'Test laptop', network: ALLOWED } satisfies ModelStatus);
+  });
+
+  it('answers the traffic the computer’s network card counted, and whether the running computer has a network', async () => {
+    const { fetchFn } = fakeProxy();
+    const { stack } = await openStack(createMemoryStorage(), fetchFn, { networkUse: async () => ({ sent: 2048, received: 1_500_000, online: false }) });
+    expect(await call(stack, 'computer_network', {})).toEqual({ sent_bytes: 2048, received_bytes: 1_500_000, online: false });
+  });
+});
