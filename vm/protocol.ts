@@ -16,11 +16,6 @@ export interface VmStartOptions {
   stackId: string;
   /** The proxy's relay and resolver for the guest; absent or null: the computer is offline. */
   network?: VmNetwork | null;
-  /**
-   * Why there is no network, as the guest's user should hear it in the `[network]` lines (e.g.
-   * "the network is turned off for this stack in Settings"); only read when `network` is null.
-   */
-  offlineReason?: string;
 }
 
 /** Why the disk is being (re)written from the pristine image. */
@@ -75,7 +70,7 @@ export interface VmApi {
    * the guest sees it under /workspace at once. Paths are relative, e.g. `documents/a.pdf`.
    */
   workspaceChanged(path: string): Promise<VmResult>;
-  /** The network card's traffic since this worker started, over every boot and wake. */
+  /** The network card's traffic through the proxy's relay since this worker started, over every boot and wake. */
   networkTraffic(): Promise<NetTraffic>;
   /** Bytes for the serial root shell (a terminal window). */
   terminalInput(bytes: Uint8Array): Promise<void>;

@@ -53,10 +53,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   // commands, as a line in the terminal for the user's.
   let noticeCount = 0;
   const recentNotices: { n: number; line: string }[] = [];
-  // With no network the bridge refuses every name as offline; the stack worker may say why.
-  let offlineReason: string | null = null;
   const setNetwork = installDnsBridge(deps.dnsScope ?? globalThis, (notice: DnsNotice) => {
-    const line = `${notice.name}: ${offlineReason ?? notice.reason}`;
+    const line = `${notice.name}: ${notice.reason}`;
     recentNotices.push({ n: ++noticeCount, line });
     if (recentNotices.length > 50) recentNotices.shift();
     if (activeExecs === 0) {
@@ -151,10 +149,10 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       ...(deps.createEmulator ? { createEmulator: deps.createEmulator } : {}),
       hooks: workspaceHooks(machineFiles),
       network: options.network ?? null,
-      traffic,
+      // Only frames that have the proxy's relay behind them: offline, the card sends into nothing.
+      ...(options.network ? { traffic } : {}),
     });
     setNetwork(options.network ?? null);
-    offlineReason = options.network ? null : (options.offlineReason ?? null);
     next.onStatus((s) => emit(s));
     next.onSerial((bytes) => terminalListeners.forEach((l) => l(bytes)));
     return next;

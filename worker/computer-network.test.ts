@@ -1,5 +1,5 @@
 // The stack's side of the computer's network, with a real stack and a fake proxy: the ticket the
-// computer starts with while the switch in Settings is on, none (and why) once it is off, the
+// computer starts with while the switch in Settings is on, none once it is off, the
 // proxy's allowed hosts in the model status, and the traffic the Settings dialog polls.
 import { describe, expect, it } from 'vitest';
 import type { VmNetwork } from '../vm/protocol.ts';
@@ -7,7 +7,7 @@ import { openTestMemory } from '../memory/test-helpers.ts';
 import type { Computer } from './computer.ts';
 import { deviceCredentials } from './device.ts';
 import type { Method, ModelStatus, ParamsOf, ResultOf, StackApi } from './protocol.ts';
-import { createStack, NETWORK_OFF, type StackDeps } from './stack.ts';
+import { createStack, type StackDeps } from './stack.ts';
 import { createMemoryStorage, type StackStorage } from './storage.ts';
 import { testComputer, testStackDeps } from './test-stack.ts';
 
@@ -36,14 +36,13 @@ function fakeProxy() {
 async function openStack(storage: StackStorage, fetchFn: typeof fetch, computer: Partial<Computer> = {}) {
   const credentials = deviceCredentials(createMemoryStorage());
   await credentials.set(PROXY, { token: 'dev-token', device_id: 'dev_1', label: 'Test laptop' });
-  const given: { network?: () => Promise<VmNetwork | null>; offlineReason?: () => string | null } = {};
-  const createComputer: StackDeps['createComputer'] = (_emit, network, offlineReason) => {
+  const given: { network?: () => Promise<VmNetwork | null> } = {};
+  const createComputer: StackDeps['createComputer'] = (_emit, network) => {
     given.network = network;
-    given.offlineReason = offlineReason;
     return { ...testComputer(async () => ({})), ...computer };
   };
   const stack = await createStack(testStackDeps(await openTestMemory(), { storage, fetch: fetchFn, credentials, createStream: () => async function* () {}, createComputer }));
-  return { stack, network: given.network!, offlineReason: given.offlineReason! };
+  return { stack, network: given.network! };
 }
 
 async function call<M extends Method>(stack: StackApi, method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
@@ -53,18 +52,16 @@ async function call<M extends Method>(stack: StackApi, method: M, params: Params
 }
 
 describe("the computer's network, from the stack", () => {
-  it('starts the computer with a ticket while the switch is on, with none (saying why) once it is off, and remembers the choice', async () => {
+  it('starts the computer with a ticket while the switch is on, with none once it is off, and remembers the choice', async () => {
     const storage = createMemoryStorage();
     const { fetchFn, asked } = fakeProxy();
-    const { stack, network, offlineReason } = await openStack(storage, fetchFn);
+    const { stack, network } = await openStack(storage, fetchFn);
     expect((await call(stack, 'get_settings', {})).computer_network).toBe(true);
     expect(await network()).toEqual({ relayUrl: 'ws://proxy.test/v1/wisp?ticket=tk1', dnsUrl: `${PROXY}/dns-query`, ticket: 'tk1' });
-    expect(offlineReason()).toBeNull();
 
     expect(await call(stack, 'update_settings', { computer_network: false })).toMatchObject({ computer_network: false });
     const ticketsBefore = asked.filter((a) => a === 'POST /v1/net/ticket').length;
     expect(await network()).toBeNull();
-    expect(offlineReason()).toBe(NETWORK_OFF);
     expect(asked.filter((a) => a === 'POST /v1/net/ticket')).toHaveLength(ticketsBefore); // the proxy is not even asked
 
     // Another opening of the stack (a reload) keeps it off.
@@ -73,7 +70,6 @@ describe("the computer's network, from the stack", () => {
     expect(await reopened.network()).toBeNull();
     await call(reopened.stack, 'update_settings', { computer_network: true });
     expect(await reopened.network()).toMatchObject({ ticket: 'tk2' });
-    expect(reopened.offlineReason()).toBeNull();
 
     const refused = await reopened.stack.request({ id: 'bad', method: 'update_settings', params: { computer_network: 'off' as never } });
     expect(refused).toMatchObject({ ok: false, error: { code: 'bad_request', message: `The computer's network is turned on with true or off with false, not "off".` } });

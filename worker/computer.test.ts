@@ -102,7 +102,7 @@ describe('createComputer', () => {
     await expect(computer.exec({ command: 'ls' })).rejects.toThrow('no computer image');
   });
 
-  it('starts with the network it is given, or without one saying why; reports the traffic and whether it runs online', async () => {
+  it('starts with the network it is given, or without one; reports the traffic and whether it runs online', async () => {
     const { vm } = fakeVm({ t: 0 });
     const started: VmStartOptions[] = [];
     const realStart = vm.start.bind(vm);
@@ -110,12 +110,12 @@ describe('createComputer', () => {
     vm.networkTraffic = async () => ({ sent: 300, received: 9000 });
     const network: VmNetwork = { relayUrl: 'ws://proxy.test/v1/wisp?ticket=t', dnsUrl: 'http://proxy.test/dns-query', ticket: 't' };
     let given: VmNetwork | null = null;
-    const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: () => {}, proxy: (f) => f, network: async () => given, offlineReason: () => 'turned off here' });
+    const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: () => {}, proxy: (f) => f, network: async () => given });
     // Before it first starts there is no VM worker, and nothing went over the network.
     expect(await computer.networkUse()).toEqual({ sent: 0, received: 0, online: null });
 
     await computer.start();
-    expect(started[0]).toEqual({ imageBaseUrl: '/vm/h/', stackId: 's', network: null, offlineReason: 'turned off here' });
+    expect(started[0]).toEqual({ imageBaseUrl: '/vm/h/', stackId: 's', network: null });
     expect(await computer.networkUse()).toEqual({ sent: 300, received: 9000, online: false });
 
     await computer.control('suspend');

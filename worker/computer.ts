@@ -15,8 +15,6 @@ export interface ComputerDeps {
   emit(status: ComputerStatus): void;
   /** The proxy's relay and resolver for the guest, asked at each start; null (or absent): offline. */
   network?: () => Promise<VmNetwork | null>;
-  /** Why the computer has no network, for the guest's `[network]` lines; asked when `network` gave null. */
-  offlineReason?: () => string | null;
   /** Wraps a callback that crosses into the VM worker (Comlink.proxy; identity in tests). */
   proxy<T extends object>(callback: T): T;
   now?: () => number;
@@ -118,9 +116,8 @@ export function createComputer(deps: ComputerDeps): Computer {
         await hookTerminal(target);
         startedAt = null;
         const network = (await deps.network?.().catch(() => null)) ?? null;
-        const offlineReason = network ? null : (deps.offlineReason?.() ?? null);
         startedOnline = network !== null;
-        const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId, network, ...(offlineReason ? { offlineReason } : {}) });
+        const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId, network });
         if (!result.ok) set({ state: 'error', message: result.error.message, can_reboot: true });
       } catch (error) {
         set({ state: 'error', message: error instanceof Error ? error.message : String(error), can_reboot: true });

@@ -45,14 +45,13 @@ async function openStack(): Promise<StackApi> {
     ocr: createBrowserOcr({ base: appUrl('ocr/') }),
     defaults: { ...DEFAULT_CONNECTION, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
     fetch: (input, init) => fetch(input, init),
-    createComputer: (emit, network, offlineReason) =>
+    createComputer: (emit, network) =>
       (computer = createComputer({
         connect: () => Comlink.wrap<VmApi>(new Worker(new URL('../vm/vm-worker.ts', import.meta.url), { type: 'module', name: `vm:${stackId}` })) as unknown as VmApi,
         imageBaseUrl: vmImageBase === null ? null : appUrl(vmImageBase),
         stackId,
         emit,
         network,
-        offlineReason,
         proxy: Comlink.proxy,
       })),
     createStream: ({ provider, endpoint, apiKey, deviceToken }) =>

@@ -74,11 +74,11 @@ export interface StackDeps {
   /** Draws a scanned PDF's pages for OCR (browser only). */
   renderPdfPages?: PdfPageRenderer;
   /**
-   * Makes the stack's Linux computer (vm/), given where its status goes, how it reaches the
-   * network (the proxy's relay, for a paired device, unless turned off in Settings) and why it
-   * has none; absent in tests, then bash says so.
+   * Makes the stack's Linux computer (vm/), given where its status goes and how it reaches the
+   * network (the proxy's relay, for a paired device, unless turned off in Settings); absent in
+   * tests, then bash says so.
    */
-  createComputer?: (emitStatus: (status: ComputerStatus) => void, network: () => Promise<VmNetwork | null>, offlineReason: () => string | null) => Computer;
+  createComputer?: (emitStatus: (status: ComputerStatus) => void, network: () => Promise<VmNetwork | null>) => Computer;
   newId?: (prefix: string) => string;
   /** This browser's proxy credentials, shared by its stacks; in memory when absent (tests). */
   credentials?: DeviceCredentials;
@@ -89,9 +89,6 @@ export interface StackDeps {
   maxRetries?: number;
   compaction?: CompactionPolicy;
 }
-
-/** Why the computer has no network when the user turned it off, as its `[network]` lines say. */
-export const NETWORK_OFF = 'the network is turned off for this stack in Settings';
 
 class RequestError extends Error {
   constructor(readonly shape: ErrorShape) {
@@ -153,7 +150,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     // A local server has only the model the user named; Anthropic has the cheap one.
     processorModel: () => (settings.provider === 'openai' ? settings.model : DEFAULT_PROCESSOR_MODEL),
   });
-  const computer = deps.createComputer?.((status) => emit({ type: 'computer_status', status }), computerNetwork, () => (settings.computer_network ? null : NETWORK_OFF));
+  const computer = deps.createComputer?.((status) => emit({ type: 'computer_status', status }), computerNetwork);
   // Every file the stack worker writes or removes also reaches /workspace in the computer.
   const files = computer ? notifyingFiles(deps.files, (path) => computer.workspaceChanged(path)) : deps.files;
   const toolOutput = createOutputCoalescer((tool_use_id, stream, text) => emit({ type: 'tool_output', mission_id: missions.current ?? '', tool_use_id, stream, text }));
