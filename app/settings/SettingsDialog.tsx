@@ -1,5 +1,5 @@
 // Settings: where model calls go (the proxy, the user's own key, or an OpenAI-compatible server),
-// which model, the heartbeat, who reads scans, and the permission rules.
+// which model, the heartbeat, who reads scans, the computer's network, and the permission rules.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { OcrEngineChoice, Provider, SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
@@ -8,6 +8,7 @@ import { DevicePairing } from './DevicePairing.tsx';
 import { useAppStore } from '../store.ts';
 import { ShortcutList } from '../ShortcutsHelp.tsx';
 import { MemorySection } from './MemorySection.tsx';
+import { NetworkSection } from './NetworkSection.tsx';
 import { PermissionRules } from './PermissionRules.tsx';
 
 const PROVIDERS: { value: Provider; label: string; hint: string }[] = [
@@ -35,9 +36,14 @@ export function SettingsDialog() {
   const [ocrEngine, setOcrEngine] = useState<OcrEngineChoice>('local');
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
+  // The form is filled once per opening: a setting saved on its own meanwhile (the network
+  // switch, forgetting the key) must not wipe what the user is typing.
+  const filled = useRef(false);
 
   useEffect(() => {
-    if (open && settings) {
+    if (!open) filled.current = false;
+    if (open && settings && !filled.current) {
+      filled.current = true;
       setProvider(settings.provider);
       setEndpoint(settings.endpoint);
       setModel(settings.model);
@@ -168,6 +174,7 @@ export function SettingsDialog() {
           <h3 id="keys-title">Keyboard</h3>
           <ShortcutList />
         </section>
+        <NetworkSection />
         <MemorySection />
         <PermissionRules />
       </form>

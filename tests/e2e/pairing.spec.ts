@@ -22,7 +22,15 @@ async function pairScript(proxyUrl: string, ...args: string[]): Promise<string> 
 }
 
 test('pairing with the owner’s code in Settings; a revoked device is told how to pair again', async ({ page }) => {
-  const owned = await startLocalProxy({ port: 0, upstream: process.env.E2E_FAKE_URL!, apiKey: E2E_PROXY_SECRET, ownerToken: OWNER, allowedOrigins: [E2E_APP_URL] });
+  const owned = await startLocalProxy({
+    port: 0,
+    upstream: process.env.E2E_FAKE_URL!,
+    apiKey: E2E_PROXY_SECRET,
+    ownerToken: OWNER,
+    allowedOrigins: [E2E_APP_URL],
+    netAllowedHosts: ['pypi.org', '*.githubusercontent.com'],
+    netAllowedPorts: [443],
+  });
   try {
     await loadScript({ name: 'paired', turns: [{ reply: { content: [{ type: 'text', text: 'Paired and answering.' }] } }] });
     await openApp(page);
@@ -46,6 +54,26 @@ test('pairing with the owner’s code in Settings; a revoked device is told how 
     await expect(device).toContainText('This browser is paired with the proxy as E2E laptop');
     await page.getByRole('button', { name: 'Cancel' }).click();
     await expect(banner).toHaveCount(0);
+
+    // Settings' Network section: paired, the hosts this proxy allows, the session's traffic, and
+    // the stack's switch for the computer's network, still off after a reload.
+    await page.getByRole('button', { name: 'Settings' }).click();
+    const network = page.getByRole('region', { name: 'Network' });
+    await expect(network).toContainText('Paired with the proxy as E2E laptop');
+    await expect(network).toContainText('The proxy lets the computer reach these hosts, on port 443');
+    await expect(network.getByRole('list', { name: /these hosts/ }).getByRole('listitem')).toHaveText(['pypi.org', '*.githubusercontent.com']);
+    await expect(network.getByRole('status')).toHaveText('0 B sent · 0 B received this session');
+    const allowed = network.getByRole('switch', { name: 'The computer may use the network' });
+    await expect(allowed).toBeChecked();
+    await allowed.click();
+    await expect(allowed).not.toBeChecked();
+    await expect(allowed).toBeEnabled(); // saved
+    await page.reload();
+    await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await expect(network).toContainText('Paired with the proxy as E2E laptop');
+    await expect(allowed).not.toBeChecked();
+    await page.getByRole('button', { name: 'Cancel' }).click();
 
     await send(page, 'are you there?');
     await expect(assistant(page).last()).toHaveText('Paired and answering.');
