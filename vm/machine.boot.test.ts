@@ -106,6 +106,23 @@ with zipfile.ZipFile('/tmp/hello_sd-1.0-py3-none-any.whl', 'w') as z:
     expect((await machine.exec({ command: `python3 -c 'import hello_sd; print(hello_sd.greet())'` })).stdout).toBe('hello from a wheel\n');
   }, 400_000);
 
+  it('runs Node offline, and npm knows it may not wait on a dead network', async () => {
+    // This machine has no network card at all: node -e and npm's own commands must not need one.
+    const t = now();
+    const node = await machine.exec({ command: `node -e 'console.log("NODE=" + process.version + " " + [1, 2, 3].map((n) => n * 2).join(","))'`, timeout: 120 });
+    numbers.nodeColdMs = now() - t;
+    expect(node.code, node.stderr).toBe(0);
+    expect(node.stdout).toMatch(/^NODE=v18\.\d+\.\d+ 2,4,6\n$/);
+    const warm = now();
+    expect((await machine.exec({ command: `node -e 'console.log(6 * 7)'`, timeout: 120 })).stdout).toBe('42\n');
+    numbers.nodeWarmMs = now() - warm;
+    const npm = now();
+    const config = await machine.exec({ command: 'npm config get fetch-retries fetch-retry-maxtimeout update-notifier', timeout: 120 });
+    numbers.npmConfigGetMs = now() - npm;
+    expect(config.code, config.stderr).toBe(0);
+    expect(config.stdout).toBe('fetch-retries=1\nfetch-retry-maxtimeout=3000\nupdate-notifier=false\n');
+  }, 300_000);
+
   it('kills a runaway command at its timeout', async () => {
     const r = await machine.exec({ command: 'sleep 100', timeout: 2 });
     expect(r).toMatchObject({ timedOut: true, code: null, signal: 'SIGKILL' });
