@@ -56,7 +56,7 @@ describe('the DNS bridge to the proxy', () => {
       { name: 'pypi.org', reason: 'the computer is offline (its network is off)' },
       { name: 'evil.example', reason: 'not allowed by the proxy: evil.example is not a host this proxy lets the computer reach' },
       { name: 'pypi.org', reason: 'the proxy no longer accepts this device (pair it again in Settings)' },
-      { name: 'pypi.org', reason: 'the proxy could not be reached' },
+      { name: 'pypi.org', reason: 'the computer is offline (the proxy could not be reached)' },
     ]);
   });
 

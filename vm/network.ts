@@ -59,7 +59,8 @@ export function installDnsBridge(scope: { fetch: typeof fetch }, onNotice: (noti
       if (response.ok && response.headers.get('content-type') === 'application/dns-message') return response;
       onNotice({ name, reason: response.status === 401 ? 'the proxy no longer accepts this device (pair it again in Settings)' : `the proxy's resolver answered ${response.status}` });
     } catch {
-      onNotice({ name, reason: globalThis.navigator?.onLine === false ? 'the computer is offline (no connection)' : 'the proxy could not be reached' });
+      const why = globalThis.navigator?.onLine === false ? 'this browser has no connection' : 'the proxy could not be reached';
+      onNotice({ name, reason: `the computer is offline (${why})` });
     }
     return dnsAnswer(refused(query));
   };
