@@ -16,8 +16,9 @@ MEMORY_MIB=512
 CMDLINE="root=/dev/sda rw console=ttyS0 quiet loglevel=3 tsc=reliable mitigations=off init_on_free=1"
 CMDLINE+=" cryptomgr.notests noisapnp"
 # Files whose content defines the image; changing any of them changes the recipe hash. The saved
-# state depends on the emulator's options (vm/emulator-options.ts) and on v86's own version too.
-RECIPE=(build.sh lib packages.txt rootfs initramfs agent ../vm/emulator-options.ts ../vm/network.ts ../node_modules/v86/package.json)
+# state depends on the emulator's options (vm/emulator-options.ts, with its network card) and on
+# v86's own version too.
+RECIPE=(build.sh lib packages.txt rootfs initramfs agent ../vm/emulator-options.ts ../node_modules/v86/package.json)
 
 # shellcheck source=lib/common.sh
 source "$HERE/lib/common.sh"

@@ -2,7 +2,7 @@
 // restored into an emulator made with the same devices and memory, so the image build
 // (vm-images/lib/prestate.ts) uses this same function and hashes this file into its recipe.
 import type { SyncFileDisk } from './disk.ts';
-import { netDevice, type VmNetwork } from './network.ts';
+import type { VmNetwork } from './network.ts';
 
 export interface EmulatorSetup {
   bios: ArrayBuffer;
@@ -30,5 +30,18 @@ export function emulatorOptions(files: EmulatorSetup, disk: SyncFileDisk, wasmPa
     disable_keyboard: true,
     disable_mouse: true,
     disable_speaker: true,
+  };
+}
+
+/** What v86 is told its DoH server is; never resolved, answered by network.ts's bridge. */
+export const DOH_SENTINEL = 'dns.stackdocs.invalid';
+
+/** The NIC's options: always the same device (saved states carry it), an adapter only with a network. */
+export function netDevice(network: VmNetwork | null): Record<string, unknown> {
+  return {
+    type: 'virtio',
+    // Large frames: far fewer packets (and emulated interrupts) per megabyte than Ethernet's 1500.
+    mtu: 65520,
+    ...(network ? { relay_url: network.relayUrl.replace(/^ws:/, 'wisp:').replace(/^wss:/, 'wisps:'), doh_server: DOH_SENTINEL } : {}),
   };
 }

@@ -5,7 +5,8 @@ import { V86 } from 'v86';
 import { AgentClient, AgentError, type AgentInfo, type AgentTransport, type ExecOptions, type ExecRequest, type ExecResult } from './agent-client.ts';
 import type { SyncFileDisk } from './disk.ts';
 import { emulatorOptions } from './emulator-options.ts';
-import type { VmNetwork } from './network.ts';
+import type { DnsNotice, VmNetwork } from './network.ts';
+import { attachOfflineNetwork } from './offline-network.ts';
 import { freshMemoryRestore, type WasmInstantiate } from './fresh-memory.ts';
 import type { TrafficCounter } from './traffic.ts';
 
@@ -90,6 +91,11 @@ export interface MachineOptions {
   network?: VmNetwork | null;
   /** Counts the network card's frames of every emulator this machine creates. */
   traffic?: TrafficCounter;
+  /**
+   * With no network: why (the end of "the computer is offline (…)"), and who hears of each lookup
+   * or connection refused for it (offline-network.ts answers the card).
+   */
+  offline?: { reason: string; onNotice: (notice: DnsNotice) => void };
 }
 
 export class MachineError extends Error {
@@ -286,6 +292,8 @@ export class Machine {
     const create = this.options.createEmulator ?? ((o) => new V86(o as never) as unknown as EmulatorLike);
     const emulator = create(options);
     this.options.traffic?.attach(emulator);
+    const offline = this.options.network ? null : this.options.offline;
+    if (offline) attachOfflineNetwork(emulator, offline.reason, offline.onNotice);
     emulator.add_listener('serial0-output-byte', ((byte: number) => {
       const bytes = new Uint8Array([byte]);
       for (const listener of this.serialListeners) listener(bytes);

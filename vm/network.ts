@@ -4,6 +4,8 @@
 // resolver with the ticket, and turned into a DNS refusal at once when the proxy cannot answer
 // (offline, not allowed), so the guest's tools fail in a second instead of waiting.
 
+import { DOH_SENTINEL } from './emulator-options.ts';
+
 /** Where the computer's network goes, from the stack worker (absent: the computer is offline). */
 export interface VmNetwork {
   /** The relay: ws(s)://proxy/v1/wisp?ticket=… */
@@ -12,19 +14,6 @@ export interface VmNetwork {
   dnsUrl: string;
   /** The network ticket, sent to the resolver as a bearer token. */
   ticket: string;
-}
-
-/** What v86 is told its DoH server is; never resolved, answered by the bridge below. */
-export const DOH_SENTINEL = 'dns.stackdocs.invalid';
-
-/** The NIC's options: always the same device (saved states carry it), an adapter only with a network. */
-export function netDevice(network: VmNetwork | null): Record<string, unknown> {
-  return {
-    type: 'virtio',
-    // Large frames: far fewer packets (and emulated interrupts) per megabyte than Ethernet's 1500.
-    mtu: 65520,
-    ...(network ? { relay_url: network.relayUrl.replace(/^ws:/, 'wisp:').replace(/^wss:/, 'wisps:'), doh_server: DOH_SENTINEL } : {}),
-  };
 }
 
 /** Why a lookup failed, as the guest's user should hear it. */
@@ -74,7 +63,7 @@ function dnsAnswer(message: Uint8Array<ArrayBuffer>): Response {
 }
 
 /** The query turned into a REFUSED reply with no answers (RFC 1035 header: QR, RA, RCODE 5). */
-function refused(query: Uint8Array): Uint8Array<ArrayBuffer> {
+export function refused(query: Uint8Array): Uint8Array<ArrayBuffer> {
   const reply = new Uint8Array(query.length >= 12 ? query : new Uint8Array(12));
   const view = new DataView(reply.buffer);
   view.setUint16(2, 0x8000 | 0x0080 | (view.getUint16(2) & 0x0100) | 5);
@@ -95,7 +84,7 @@ function questionEnd(message: Uint8Array): number | null {
   return at + 5 <= message.length ? at + 5 : null;
 }
 
-function questionName(message: Uint8Array): string | null {
+export function questionName(message: Uint8Array): string | null {
   const labels: string[] = [];
   let at = 12;
   while (at < message.length && message[at] !== 0) {

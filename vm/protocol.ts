@@ -16,6 +16,8 @@ export interface VmStartOptions {
   stackId: string;
   /** The proxy's relay and resolver for the guest; absent or null: the computer is offline. */
   network?: VmNetwork | null;
+  /** Offline: why, as the guest's user should hear it, e.g. "this device is not paired with the proxy". */
+  offline?: string;
 }
 
 /** Why the disk is being (re)written from the pristine image. */

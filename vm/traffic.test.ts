@@ -5,7 +5,7 @@ import { V86 } from 'v86';
 import { describe, expect, it } from 'vitest';
 import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
 import type { EmulatorLike } from './machine.ts';
-import { netDevice } from './network.ts';
+import { netDevice } from './emulator-options.ts';
 import { createTrafficCounter } from './traffic.ts';
 
 const WASM_PATH = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');

@@ -53,15 +53,20 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   // commands, as a line in the terminal for the user's.
   let noticeCount = 0;
   const recentNotices: { n: number; line: string }[] = [];
-  const setNetwork = installDnsBridge(deps.dnsScope ?? globalThis, (notice: DnsNotice) => {
+  // A resolver asks twice (A and AAAA) and retries: the terminal says each reason once a moment.
+  let lastTerminalLine = { line: '', at: 0 };
+  const notify = (notice: DnsNotice) => {
     const line = `${notice.name}: ${notice.reason}`;
     recentNotices.push({ n: ++noticeCount, line });
     if (recentNotices.length > 50) recentNotices.shift();
-    if (activeExecs === 0) {
+    const now = Date.now();
+    if (activeExecs === 0 && (line !== lastTerminalLine.line || now - lastTerminalLine.at > 3000)) {
+      lastTerminalLine = { line, at: now };
       const bytes = new TextEncoder().encode(`\r\n\x1b[33m[network] ${line}\x1b[0m\r\n`);
       terminalListeners.forEach((listener) => listener(bytes));
     }
-  });
+  };
+  const setNetwork = installDnsBridge(deps.dnsScope ?? globalThis, notify);
   const traffic = createTrafficCounter();
   const noticesSince = (n: number) => [...new Set(recentNotices.filter((notice) => notice.n > n).map((notice) => notice.line))];
 
@@ -150,7 +155,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       hooks: workspaceHooks(machineFiles),
       network: options.network ?? null,
       // Only frames that have the proxy's relay behind them: offline, the card sends into nothing.
-      ...(options.network ? { traffic } : {}),
+      ...(options.network ? { traffic } : { offline: { reason: `the computer is offline (${options.offline ?? 'it has no network'})`, onNotice: notify } }),
     });
     setNetwork(options.network ?? null);
     next.onStatus((s) => emit(s));

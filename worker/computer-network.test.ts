@@ -2,9 +2,8 @@
 // computer starts with while the switch in Settings is on, none once it is off, the
 // proxy's allowed hosts in the model status, and the traffic the Settings dialog polls.
 import { describe, expect, it } from 'vitest';
-import type { VmNetwork } from '../vm/protocol.ts';
 import { openTestMemory } from '../memory/test-helpers.ts';
-import type { Computer } from './computer.ts';
+import type { Computer, ComputerNetwork } from './computer.ts';
 import { deviceCredentials } from './device.ts';
 import type { Method, ModelStatus, ParamsOf, ResultOf, StackApi } from './protocol.ts';
 import { createStack, type StackDeps } from './stack.ts';
@@ -36,7 +35,7 @@ function fakeProxy() {
 async function openStack(storage: StackStorage, fetchFn: typeof fetch, computer: Partial<Computer> = {}) {
   const credentials = deviceCredentials(createMemoryStorage());
   await credentials.set(PROXY, { token: 'dev-token', device_id: 'dev_1', label: 'Test laptop' });
-  const given: { network?: () => Promise<VmNetwork | null> } = {};
+  const given: { network?: () => Promise<ComputerNetwork> } = {};
   const createComputer: StackDeps['createComputer'] = (_emit, network) => {
     given.network = network;
     return { ...testComputer(async () => ({})), ...computer };
@@ -57,22 +56,50 @@ describe("the computer's network, from the stack", () => {
     const { fetchFn, asked } = fakeProxy();
     const { stack, network } = await openStack(storage, fetchFn);
     expect((await call(stack, 'get_settings', {})).computer_network).toBe(true);
-    expect(await network()).toEqual({ relayUrl: 'ws://proxy.test/v1/wisp?ticket=tk1', dnsUrl: `${PROXY}/dns-query`, ticket: 'tk1' });
+    expect(await network()).toEqual({ network: { relayUrl: 'ws://proxy.test/v1/wisp?ticket=tk1', dnsUrl: `${PROXY}/dns-query`, ticket: 'tk1' } });
 
     expect(await call(stack, 'update_settings', { computer_network: false })).toMatchObject({ computer_network: false });
     const ticketsBefore = asked.filter((a) => a === 'POST /v1/net/ticket').length;
-    expect(await network()).toBeNull();
+    expect(await network()).toEqual({ network: null, offline: 'its network is turned off for this stack in Settings' });
     expect(asked.filter((a) => a === 'POST /v1/net/ticket')).toHaveLength(ticketsBefore); // the proxy is not even asked
 
     // Another opening of the stack (a reload) keeps it off.
     const reopened = await openStack(storage, fetchFn);
     expect((await reopened.stack.snapshot()).settings.computer_network).toBe(false);
-    expect(await reopened.network()).toBeNull();
+    expect(await reopened.network()).toMatchObject({ network: null });
     await call(reopened.stack, 'update_settings', { computer_network: true });
-    expect(await reopened.network()).toMatchObject({ ticket: 'tk2' });
+    expect(await reopened.network()).toMatchObject({ network: { ticket: 'tk2' } });
 
     const refused = await reopened.stack.request({ id: 'bad', method: 'update_settings', params: { computer_network: 'off' as never } });
     expect(refused).toMatchObject({ ok: false, error: { code: 'bad_request', message: `The computer's network is turned on with true or off with false, not "off".` } });
+  });
+
+  it('says why the computer starts offline: not the proxy, not paired, revoked, unreachable, refused', async () => {
+    const storage = createMemoryStorage();
+    let mode: 'ok' | 'revoked' | 'down' | 'busy' = 'ok';
+    const { fetchFn } = fakeProxy();
+    const proxy = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (String(input).endsWith('/v1/net/ticket') && mode !== 'ok') {
+        if (mode === 'down') throw new TypeError('Failed to fetch');
+        return Response.json({ error: { message: 'no' } }, { status: mode === 'revoked' ? 401 : 503 });
+      }
+      return fetchFn(input, init);
+    }) as typeof fetch;
+    const { stack, network } = await openStack(storage, proxy);
+    const offline = async () => ((await network()) as { offline?: string }).offline;
+    for (const [m, why] of [
+      ['revoked', 'the proxy no longer accepts this device; pair it again in Settings'],
+      ['down', 'the proxy could not be reached when it started'],
+      ['busy', 'the proxy refused it a network ticket (HTTP 503)'],
+    ] as const) {
+      mode = m;
+      expect(await offline()).toBe(why);
+    }
+    mode = 'ok';
+    await call(stack, 'update_settings', { endpoint: 'http://other-proxy.test' });
+    expect(await offline()).toBe('this device is not paired with the proxy; pair it in Settings');
+    await call(stack, 'update_settings', { provider: 'openai' });
+    expect(await offline()).toBe('it reaches the internet only through a Stackdocs proxy; choose one in Settings');
   });
 
   it('reports the proxy’s allowed hosts and ports with the pairing', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { VmApi, VmNetwork, VmStartOptions, VmStatus } from '../vm/protocol.ts';
-import { ComputerUnavailableError, createComputer } from './computer.ts';
+import { ComputerUnavailableError, createComputer, type ComputerNetwork } from './computer.ts';
 import type { ComputerStatus } from './protocol.ts';
 
 /** A VmApi that goes through the statuses a real start does, with a clock the test moves. */
@@ -109,18 +109,18 @@ describe('createComputer', () => {
     vm.start = async (options, onStatus) => (started.push(options), realStart(options, onStatus));
     vm.networkTraffic = async () => ({ sent: 300, received: 9000 });
     const network: VmNetwork = { relayUrl: 'ws://proxy.test/v1/wisp?ticket=t', dnsUrl: 'http://proxy.test/dns-query', ticket: 't' };
-    let given: VmNetwork | null = null;
+    let given: ComputerNetwork = { network: null, offline: 'this device is not paired with the proxy' };
     const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: () => {}, proxy: (f) => f, network: async () => given });
     // Before it first starts there is no VM worker, and nothing went over the network.
     expect(await computer.networkUse()).toEqual({ sent: 0, received: 0, online: null });
 
     await computer.start();
-    expect(started[0]).toEqual({ imageBaseUrl: '/vm/h/', stackId: 's', network: null });
+    expect(started[0]).toEqual({ imageBaseUrl: '/vm/h/', stackId: 's', network: null, offline: 'this device is not paired with the proxy' });
     expect(await computer.networkUse()).toEqual({ sent: 300, received: 9000, online: false });
 
     await computer.control('suspend');
     expect(await computer.networkUse()).toMatchObject({ online: null });
-    given = network;
+    given = { network };
     await computer.start();
     expect(started[1]).toEqual({ imageBaseUrl: '/vm/h/', stackId: 's', network });
     expect(await computer.networkUse()).toEqual({ sent: 300, received: 9000, online: true });

@@ -4,6 +4,9 @@
 import type { ExecRequest, NetTraffic, VmApi, VmExecResult, VmNetwork, VmStatus } from '../vm/protocol.ts';
 import type { ComputerStatus } from './protocol.ts';
 
+/** The computer's network at a start: the proxy's relay and resolver, or why it has none. */
+export type ComputerNetwork = { network: VmNetwork } | { network: null; offline: string };
+
 export type { ExecRequest } from '../vm/protocol.ts';
 
 export interface ComputerDeps {
@@ -13,8 +16,8 @@ export interface ComputerDeps {
   imageBaseUrl: string | null;
   stackId: string;
   emit(status: ComputerStatus): void;
-  /** The proxy's relay and resolver for the guest, asked at each start; null (or absent): offline. */
-  network?: () => Promise<VmNetwork | null>;
+  /** The proxy's relay and resolver for the guest, asked at each start; or why it has none. */
+  network?: () => Promise<ComputerNetwork>;
   /** Wraps a callback that crosses into the VM worker (Comlink.proxy; identity in tests). */
   proxy<T extends object>(callback: T): T;
   now?: () => number;
@@ -115,9 +118,9 @@ export function createComputer(deps: ComputerDeps): Computer {
         const target = api();
         await hookTerminal(target);
         startedAt = null;
-        const network = (await deps.network?.().catch(() => null)) ?? null;
-        startedOnline = network !== null;
-        const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId, network });
+        const given: ComputerNetwork = (await deps.network?.().catch(() => null)) ?? { network: null, offline: 'it has no network' };
+        startedOnline = given.network !== null;
+        const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId, ...given });
         if (!result.ok) set({ state: 'error', message: result.error.message, can_reboot: true });
       } catch (error) {
         set({ state: 'error', message: error instanceof Error ? error.message : String(error), can_reboot: true });

@@ -41,7 +41,7 @@ import { createMemoryStorage, type StackStorage } from './storage.ts';
 import { deviceCredentials, pairDevice, PairingError, type DeviceCredentials } from './device.ts';
 import { createAddPermissionRuleTool } from './tools/add-permission-rule.ts';
 import { createBashTool } from './tools/bash.ts';
-import { ComputerUnavailableError, type Computer } from './computer.ts';
+import { ComputerUnavailableError, type Computer, type ComputerNetwork } from './computer.ts';
 import type { VmNetwork } from '../vm/protocol.ts';
 import { createCloseWindowTool } from './tools/close-window.ts';
 import { createCreateWindowTool } from './tools/create-window.ts';
@@ -78,7 +78,7 @@ export interface StackDeps {
    * network (the proxy's relay, for a paired device, unless turned off in Settings); absent in
    * tests, then bash says so.
    */
-  createComputer?: (emitStatus: (status: ComputerStatus) => void, network: () => Promise<VmNetwork | null>) => Computer;
+  createComputer?: (emitStatus: (status: ComputerStatus) => void, network: () => Promise<ComputerNetwork>) => Computer;
   newId?: (prefix: string) => string;
   /** This browser's proxy credentials, shared by its stacks; in memory when absent (tests). */
   credentials?: DeviceCredentials;
@@ -107,20 +107,27 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   const credentials = deps.credentials ?? deviceCredentials(createMemoryStorage());
   // The computer's network: through the proxy, for a paired device, with a ticket for the relay
   // and the resolver only (never the device token), unless the user turned it off for this stack.
-  // Asked at each start of the computer. Returns null when it has none.
+  // Asked at each start of the computer. Without one, says why (the guest's [network] lines repeat it).
   let ticket: { network: VmNetwork; expires: number } | null = null;
-  async function computerNetwork(): Promise<VmNetwork | null> {
-    if (!settings.computer_network) return null;
+  async function computerNetwork(): Promise<ComputerNetwork> {
+    if (!settings.computer_network) return { network: null, offline: 'its network is turned off for this stack in Settings' };
+    if (settings.provider !== 'proxy') return { network: null, offline: 'it reaches the internet only through a Stackdocs proxy; choose one in Settings' };
     const token = await deviceToken();
-    if (!token) return null;
+    if (!token) return { network: null, offline: 'this device is not paired with the proxy; pair it in Settings' };
     const endpoint = settings.endpoint.replace(/\/+$/, '');
-    if (ticket && ticket.expires > Date.now() + 3_600_000 && ticket.network.dnsUrl === `${endpoint}/dns-query`) return ticket.network;
-    const response = await deps.fetch(`${endpoint}/v1/net/ticket`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, credentials: 'omit', signal: AbortSignal.timeout(10_000) });
-    if (!response.ok) return null;
+    if (ticket && ticket.expires > Date.now() + 3_600_000 && ticket.network.dnsUrl === `${endpoint}/dns-query`) return { network: ticket.network };
+    let response: Response;
+    try {
+      response = await deps.fetch(`${endpoint}/v1/net/ticket`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, credentials: 'omit', signal: AbortSignal.timeout(10_000) });
+    } catch {
+      return { network: null, offline: 'the proxy could not be reached when it started' };
+    }
+    if (response.status === 401) return { network: null, offline: 'the proxy no longer accepts this device; pair it again in Settings' };
+    if (!response.ok) return { network: null, offline: `the proxy refused it a network ticket (HTTP ${response.status})` };
     const body = (await response.json()) as { ticket: string; expires_at: string; wisp_path: string; dns_path: string };
     const network = { relayUrl: `${endpoint.replace(/^http/, 'ws')}${body.wisp_path}?ticket=${encodeURIComponent(body.ticket)}`, dnsUrl: `${endpoint}${body.dns_path}`, ticket: body.ticket };
     ticket = { network, expires: Date.parse(body.expires_at) };
-    return network;
+    return { network };
   }
   const deviceToken = async () => (settings.provider === 'proxy' ? ((await credentials.get(settings.endpoint))?.token ?? null) : null);
   const connection = async (): Promise<ModelConnection> => ({
