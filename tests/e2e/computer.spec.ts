@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, expect, test, type BrowserContext, type Page } from './test.ts';
 import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
-import { E2E_APP_URL } from './ports.ts';
+import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
+import { E2E_APP_URL, E2E_PROXY_SECRET, E2E_PROXY_URL } from './ports.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { send } from './app.ts';
 
@@ -97,6 +98,12 @@ test('online through the proxy: pip installs from a package index, also after a 
     /TINY=tinypkg says hi/,
     180_000,
   );
+  // npm from a registry on the same host, then the package required by Debian's Node.
+  await run(
+    `clear; mkdir -p /root/tinyapp && cd /root/tinyapp && npm install --no-audit --no-fund --registry http://pkg.index.test:${port}/npm/ tinynode && node -e 'console.log("NPM=" + require("tinynode").hello())'; cd`,
+    /NPM=tinynode says hi/,
+    180_000,
+  );
   // A name the proxy does not allow, and an allowed name that leads to a private address: the
   // resolver refuses at once, so curl gives up in well under five seconds.
   for (const [name, marker] of [['elsewhere.test', 'NOTALLOWED'], ['private.index.test', 'PRIVATE']]) {
@@ -118,6 +125,128 @@ test('online through the proxy: pip installs from a package index, also after a 
   await openTerminal();
   await waitReady(3 * 60_000);
   await run(`clear; python3 -c 'import tinypkg; print("AGAIN=" + tinypkg.VERSION)'`, /AGAIN=1\.0/);
+  await run(`clear; cd /root/tinyapp && node -p '"NODE" + "AGAIN=" + require("tinynode").hello()'; cd`, /NODEAGAIN=tinynode says hi/);
+});
+
+async function useEndpoint(url: string): Promise<void> {
+  await page.getByRole('button', { name: 'Settings' }).click();
+  await page.getByRole('textbox', { name: 'Model endpoint' }).fill(url);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('dialog')).toBeHidden();
+}
+
+test('with its proxy stopped, curl and pip fail at once saying the computer is offline', async () => {
+  test.setTimeout(6 * 60_000);
+  const port = Number(process.env.E2E_INDEX_PORT);
+  // A proxy of this test's own, the same as the suite's but for its life: this one gets stopped.
+  const own = await startLocalProxy({
+    port: 0,
+    upstream: process.env.E2E_FAKE_URL!,
+    apiKey: E2E_PROXY_SECRET,
+    allowedOrigins: [E2E_APP_URL],
+    localPairing: true,
+    netAllowedHosts: ['*.index.test'],
+    netAllowedPorts: [port],
+    netAllowPrivate: [process.env.E2E_INDEX_HOST!],
+    dnsUpstream: process.env.E2E_DNS_URL!,
+  });
+  let running = true;
+  try {
+    // The app pairs with it by itself; the computer takes its network at its next start.
+    await useEndpoint(own.url);
+    await page.reload();
+    await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+    await openTerminal();
+    await waitReady(3 * 60_000);
+    await run(`clear; curl -sS -m 20 http://pkg.index.test:${port}/files/hello.txt | sed 's/^/VIA-OWN-/'`, /VIA-OWN-hello/);
+
+    // pip's own start in the emulator (its files read once, then again warm), measured beside its
+    // failure below: in a loaded browser it alone can take longer than ten seconds.
+    const pipStart: number[] = [];
+    for (const n of [1, 2]) {
+      const marker = new RegExp(`PIPSTART${n} MS=(\\d+)`);
+      const started = await run(`clear; s=$(date +%s%N); pip --version >/dev/null; echo "PIPSTART${n} MS=$(( ($(date +%s%N) - s) / 1000000 ))"`, marker);
+      pipStart.push(Number(marker.exec(started)![1]));
+    }
+
+    await own.dispose();
+    running = false;
+    const curl = await run(
+      `clear; s=$(date +%s%N); curl -sS -m 30 http://pkg.index.test:${port}/files/hello.txt -o /dev/null; echo "CURLOFF=$? MS=$(( ($(date +%s%N) - s) / 1000000 ))"`,
+      /CURLOFF=\d+ MS=\d+/,
+    );
+    const [, curlCode, curlMs] = /CURLOFF=(\d+) MS=(\d+)/.exec(curl)!;
+    expect(curlCode, curl).toBe('6');
+    expect(Number(curlMs), curl).toBeLessThan(5_000);
+    await expect(terminal().locator('.xterm-rows')).toContainText('[network] pkg.index.test: the computer is offline (the proxy could not be reached)');
+
+    const text = await run(
+      `clear; s=$(date +%s%N); pip install -q --no-cache-dir --force-reinstall --index-url http://pkg.index.test:${port}/simple/ --trusted-host pkg.index.test tinypkg; echo "PIPOFF=$? MS=$(( ($(date +%s%N) - s) / 1000000 ))"`,
+      /PIPOFF=\d+ MS=\d+/,
+      90_000,
+    );
+    const [, code, ms] = /PIPOFF=(\d+) MS=(\d+)/.exec(text)!;
+    expect(code, text).not.toBe('0');
+    await expect(terminal().locator('.xterm-rows')).toContainText('[network] pkg.index.test: the computer is offline (the proxy could not be reached)');
+    console.log(`proxy stopped: curl failed in ${curlMs} ms, pip in ${ms} ms (pip --version: ${pipStart.join(', ')} ms)`);
+    // The network costs pip a few seconds over its own start, never a wait on timeouts.
+    expect(Number(ms) - pipStart[1]!, text).toBeLessThan(5_000);
+  } finally {
+    if (running) await own.dispose();
+    await useEndpoint(E2E_PROXY_URL);
+    await page.reload();
+    await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  }
+});
+
+test('with the network turned off for the stack, curl and the bash tool fail at once and say so', async () => {
+  test.setTimeout(5 * 60_000);
+  const port = process.env.E2E_INDEX_PORT;
+  const setNetwork = async (on: boolean) => {
+    await page.getByRole('button', { name: 'Settings' }).click();
+    const allowed = page.getByRole('region', { name: 'Network' }).getByRole('switch', { name: 'The computer may use the network' });
+    // A controlled switch: it shows the new state once the stack saved it.
+    if ((await allowed.isChecked()) !== on) await allowed.click();
+    await expect(allowed).toBeChecked({ checked: on });
+    await expect(allowed).toBeEnabled();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    // The computer takes its network at its next start: a reload wakes it.
+    await page.reload();
+    await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+    await openTerminal();
+    await waitReady(3 * 60_000);
+  };
+  await setNetwork(false);
+  try {
+    const text = await run(
+      `clear; s=$(date +%s%N); curl -sS -m 30 http://pkg.index.test:${port}/files/hello.txt -o /dev/null; echo "OFF=$? MS=$(( ($(date +%s%N) - s) / 1000000 ))"`,
+      /OFF=\d+ MS=\d+/,
+    );
+    const [, code, ms] = /OFF=(\d+) MS=(\d+)/.exec(text)!;
+    expect(code, text).toBe('6');
+    expect(Number(ms), text).toBeLessThan(5_000);
+    console.log(`network off: curl failed in ${ms} ms`);
+    await expect(terminal().locator('.xterm-rows')).toContainText('[network] pkg.index.test: the computer is offline (its network is turned off for this stack in Settings)');
+    // An address, not a name: refused at once too.
+    const direct = await run(`clear; curl -sS -m 30 http://192.0.2.10/ -o /dev/null; echo "DIRECT=$?"`, /DIRECT=\d+/);
+    expect(direct).toMatch(/DIRECT=7/); // curl: could not connect
+
+    await loadScript({
+      name: 'network off',
+      turns: [
+        { reply: { content: [{ type: 'tool_use', name: 'bash', input: { command: `curl -sS -m 20 http://pkg.index.test:${port}/ -o /dev/null; echo CURL=$?` } }] } },
+        {
+          expect: { tool_result: { contains: 'Network: pkg.index.test: the computer is offline (its network is turned off for this stack in Settings)' } },
+          reply: { content: [{ type: 'text', text: 'The network is off for this stack.' }] },
+        },
+      ],
+    });
+    await send(page, 'fetch the index page from pkg.index.test');
+    await expect(page.locator('[data-role=assistant]').last()).toHaveText('The network is off for this stack.', { timeout: 120_000 });
+    expect((await fakeState()).failures).toEqual([]);
+  } finally {
+    await setNetwork(true);
+  }
 });
 
 test('the agent hears why the network refused: the bash result names the host and the reason', async () => {

@@ -22,6 +22,9 @@ export default async function globalSetup() {
   });
   process.env.E2E_FAKE_URL = fake.url;
   process.env.E2E_INDEX_PORT = String(internet.indexPort);
+  // For a test that starts a proxy of its own (and stops it) with the same view of the internet.
+  process.env.E2E_INDEX_HOST = internet.indexHost;
+  process.env.E2E_DNS_URL = internet.dnsUrl;
   return async () => {
     await stack.close();
     await fake.close();

@@ -1,11 +1,15 @@
 // "The internet" for tests of the computer's network, on this machine: a DNS-over-HTTPS resolver
-// with a small zone, and a Python package index (PEP 503) serving one wheel the test builds. The
+// with a small zone, a Python package index (PEP 503) serving one wheel the test builds, and an npm
+// registry serving one package the test packs. The
 // index listens on this machine's own network address, not loopback: inside the computer,
 // 127.0.0.1 is the computer itself. Only the test configuration lets the proxy reach it.
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
 import { zipSync, strToU8 } from 'fflate';
 
@@ -28,6 +32,29 @@ export function machineAddress(): string {
     if (found) return found.address;
   }
   throw new Error('The network tests need a non-loopback IPv4 interface on this machine (the computer cannot reach the host through 127.0.0.1).');
+}
+
+/**
+ * `tinynode` 1.0.0 packed as npm packs it (a gzipped tar whose entries sit under `package/`),
+ * made with the system's tar at a fixed time so its bytes, and so its integrity, repeat.
+ */
+export function tinyNodePackage(): { tarball: Uint8Array; integrity: string; shasum: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'tinynode-'));
+  try {
+    mkdirSync(join(dir, 'package'));
+    writeFileSync(join(dir, 'package', 'package.json'), `${JSON.stringify({ name: 'tinynode', version: '1.0.0', main: 'index.js', license: 'MIT' }, null, 2)}\n`);
+    writeFileSync(join(dir, 'package', 'index.js'), "exports.hello = () => 'tinynode says hi';\n");
+    const file = join(dir, 'tinynode-1.0.0.tgz');
+    execFileSync('tar', ['-I', 'gzip -n', '-cf', file, '--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=2026-01-01 00:00Z', '-C', dir, 'package']);
+    const tarball = new Uint8Array(readFileSync(file));
+    return {
+      tarball,
+      integrity: `sha512-${createHash('sha512').update(tarball).digest('base64')}`,
+      shasum: createHash('sha1').update(tarball).digest('hex'),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A pure-Python wheel, `tinypkg` 1.0, with a valid RECORD. */
@@ -55,6 +82,7 @@ export async function startTestInternet(): Promise<TestInternet> {
   const wheel = tinyWheel();
   const digest = createHash('sha256').update(wheel.bytes).digest('hex');
   const big = seededBytes(10 * 1024 * 1024);
+  const node = tinyNodePackage();
   const index = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (path === '/simple/' || path === '/simple') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!DOCTYPE html><html><body><a href="tinypkg/">tinypkg</a></body></html>');
@@ -64,6 +92,14 @@ export async function startTestInternet(): Promise<TestInternet> {
         .end(`<!DOCTYPE html><html><body><a href="/packages/${wheel.name}#sha256=${digest}">${wheel.name}</a></body></html>`);
     }
     if (path === `/packages/${wheel.name}`) return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': wheel.bytes.length }).end(wheel.bytes);
+    // The npm registry's two answers: a package's document (tarball URLs on the name the client
+    // asked for, so they go through the same resolver) and the tarball.
+    if (path === '/npm/tinynode') {
+      const tarball = `http://${req.headers.host}/npm/tinynode/-/tinynode-1.0.0.tgz`;
+      const version = { name: 'tinynode', version: '1.0.0', main: 'index.js', license: 'MIT', dist: { tarball, integrity: node.integrity, shasum: node.shasum } };
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name: 'tinynode', 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': version } }));
+    }
+    if (path === '/npm/tinynode/-/tinynode-1.0.0.tgz') return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': node.tarball.length }).end(node.tarball);
     if (path === '/files/10mb.bin') return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': big.length }).end(big);
     if (path === '/files/hello.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('hello\n');
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
