@@ -57,20 +57,29 @@ export async function benchNet(): Promise<void> {
     // The first lookup and connection warm the path (resolver, relay socket).
     await run(`curl -sS -o /dev/null ${base}/files/hello.txt`);
 
-    const guestMbps: number[] = [];
-    const hostMbps: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const out = await run(`curl -sS -o /tmp/big.bin -w '%{time_total}' ${base}/files/10mb.bin && echo && sha256sum /tmp/big.bin && rm /tmp/big.bin`);
+    // Into the guest's memory (/dev/shm), checked after: the network path alone. The same download
+    // onto the guest's disk is reported beside it (the emulated disk and page cache cost the guest
+    // CPU too; vm.disk_write measures that path on its own).
+    const download = async (path: string) => {
+      const out = await run(`curl -sS -o ${path} -w '%{time_total}' ${base}/files/10mb.bin && echo && sha256sum ${path} && rm ${path}`);
       const [seconds, sum] = out.trim().split('\n');
       if (!sum?.startsWith(internet.bigFileSha256)) throw new Error(`the download's sha256 differs: ${sum}`);
-      guestMbps.push(10 / Number(seconds));
+      return 10 / Number(seconds);
+    };
+    const guestMbps: number[] = [];
+    const diskMbps: number[] = [];
+    const hostMbps: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      guestMbps.push(await download('/dev/shm/big.bin'));
+      diskMbps.push(await download('/tmp/big.bin'));
       const t = performance.now();
       const bytes = new Uint8Array(await (await fetch(`http://${internet.indexHost}/files/10mb.bin`)).arrayBuffer());
       hostMbps.push(bytes.length / MB / ((performance.now() - t) / 1000));
     }
-    const guest = guestMbps.reduce((a, b) => a + b, 0) / guestMbps.length;
-    const host = hostMbps.reduce((a, b) => a + b, 0) / hostMbps.length;
-    report({ bench: 'net.download_10mb', value: round(guest, 2), unit: 'MB/s', n: guestMbps.length, host_mb_s: round(host, 1), vs_host: round(guest / host, 3), checked: 'sha256 in the guest', goal: '>=5' });
+    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+    const guest = mean(guestMbps);
+    const host = mean(hostMbps);
+    report({ bench: 'net.download_10mb', value: round(guest, 2), unit: 'MB/s', n: guestMbps.length, to_disk_mb_s: round(mean(diskMbps), 2), host_mb_s: round(host, 1), vs_host: round(guest / host, 3), checked: 'sha256 in the guest', goal: '>=5' });
 
     const firstByte: number[] = [];
     for (let i = 0; i < 20; i++) {
@@ -92,7 +101,6 @@ export async function benchNet(): Promise<void> {
       local.push(performance.now() - t);
       await run('pip uninstall -q -y tinypkg');
     }
-    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     report({ bench: 'net.pip_install_vs_local', value: round(mean(index) / mean(local), 2), unit: 'ratio', n: index.length, index_ms: Math.round(mean(index)), local_ms: Math.round(mean(local)), goal: '<=1.5' });
   } finally {
     await machine?.shutdown();

@@ -1,7 +1,8 @@
 // The computer's network through the real Worker under Miniflare: the resolver answers only for
 // allowed names and never with a private address; the Wisp relay connects only to what that
 // resolver gave this device, on allowed ports. The "internet" is this test's own loopback servers
-// (a TCP echo server and a DNS-over-HTTPS resolver), let through by the test configuration only.
+// (a TCP echo server, a server that sends 1 MiB, and a DNS-over-HTTPS resolver), let through by
+// the test configuration only.
 import dnsPacket from 'dns-packet';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
@@ -14,6 +15,10 @@ import { pairLocally } from './pair.ts';
 const OWNER = 'net-owner';
 let echo: TcpServer;
 let echoPort = 0;
+let bulk: TcpServer;
+let bulkPort = 0;
+/** What the bulk server sends to each connection, then closes. */
+const BULK = Buffer.from(Array.from({ length: 1024 * 1024 }, (_, i) => (i * 7 + (i >> 10)) & 0xff));
 let resolver: HttpServer;
 let proxy: LocalProxy;
 let ticket = '';
@@ -30,6 +35,9 @@ beforeAll(async () => {
   echo = createTcpServer((socket) => socket.pipe(socket));
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   echoPort = (echo.address() as AddressInfo).port;
+  bulk = createTcpServer((socket) => socket.end(BULK));
+  await new Promise<void>((resolve) => bulk.listen(0, '127.0.0.1', resolve));
+  bulkPort = (bulk.address() as AddressInfo).port;
   resolver = createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -53,8 +61,8 @@ beforeAll(async () => {
     ownerToken: OWNER,
     localPairing: true,
     netAllowedHosts: ['*.allowed.test'],
-    netAllowedPorts: [echoPort, 443],
-    netAllowPrivate: [`127.0.0.1:${echoPort}`],
+    netAllowedPorts: [echoPort, bulkPort, 443],
+    netAllowPrivate: [`127.0.0.1:${echoPort}`, `127.0.0.1:${bulkPort}`],
     dnsUpstream: `http://127.0.0.1:${(resolver.address() as AddressInfo).port}/dns-query`,
   });
   ticket = await newTicket(await pairLocally(proxy.url));
@@ -63,6 +71,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await proxy?.dispose();
   echo?.close();
+  bulk?.close();
   resolver?.closeAllConnections();
   resolver?.close();
 });
@@ -159,7 +168,7 @@ describe('where a paired device learns its computer may connect (GET /v1/device)
     expect(response.status).toBe(200);
     const body = (await response.json()) as { device: { label: string }; network?: unknown };
     expect(body.device.label).toBe('asks for its network');
-    expect(body.network).toEqual({ hosts: ['*.allowed.test'], ports: [echoPort, 443] });
+    expect(body.network).toEqual({ hosts: ['*.allowed.test'], ports: [echoPort, bulkPort, 443] });
     const stranger = await fetch(`${proxy.url}/v1/device`);
     expect(stranger.status).toBe(401);
     expect(await stranger.json()).not.toHaveProperty('network');
@@ -246,6 +255,31 @@ describe('the Wisp relay (/v1/wisp)', () => {
       wisp.ws.send(connectFrame(2, 'pkg.allowed.test', echoPort));
       wisp.ws.send(frame(0x02, 2, Buffer.from('by name')));
       expect((await wisp.next(2)).payload.toString()).toBe('by name');
+    } finally {
+      wisp.close();
+    }
+  });
+
+  it('relays a download whole and in order, in frames far larger than the socket’s 4 KB reads, then closes the stream', async () => {
+    expect((await lookup('pkg.allowed.test')).answer?.rcode).toBe('NOERROR');
+    const wisp = await openWisp();
+    try {
+      await wisp.next(0);
+      wisp.ws.send(connectFrame(3, '127.0.0.1', bulkPort));
+      const parts: Buffer[] = [];
+      for (;;) {
+        const packet = await wisp.next(3);
+        if (packet.type === 0x04) {
+          expect(packet.payload.readUInt8(0)).toBe(0x02); // closed voluntarily: the server ended
+          break;
+        }
+        expect(packet.type).toBe(0x02);
+        parts.push(packet.payload);
+      }
+      expect(Buffer.concat(parts).equals(BULK)).toBe(true);
+      // Each frame is a TCP segment in the guest; 256 would be one per socket read.
+      expect(parts.length).toBeLessThan(64);
+      expect(Math.max(...parts.map((part) => part.length))).toBeLessThanOrEqual(60 * 1024);
     } finally {
       wisp.close();
     }
