@@ -87,7 +87,7 @@ test('first open: a terminal shows a root shell where pandas imports', async () 
 });
 
 test('online through the proxy: pip installs from a package index, also after a reload; hosts not allowed fail at once', async () => {
-  test.setTimeout(6 * 60_000);
+  test.setTimeout(9 * 60_000);
   const port = process.env.E2E_INDEX_PORT;
   await openTerminal();
   await waitReady(5 * 60_000);
