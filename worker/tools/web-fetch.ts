@@ -3,6 +3,7 @@
 // page says is data for the model, never instructions.
 import { z } from 'zod';
 import { defineTool, MAX_TOOL_OUTPUT_CHARS } from './define-tool.ts';
+import { callProxy, type ProxyRoute } from './proxy-call.ts';
 import description from './web-fetch.md?raw';
 
 export const DEFAULT_MAX_CHARS = 20_000;
@@ -85,18 +86,22 @@ export const OFFLINE_MESSAGE = 'web_fetch needs the network and the Stackdocs pr
 /** Longer than the proxy's own 20 s limit, so the proxy's answer normally arrives first. */
 const PROXY_TIMEOUT_MS = 45_000;
 
-const proxyErrorSchema = z.object({ type: z.literal('error'), error: z.object({ type: z.string(), message: z.string() }) });
-
-// What the model can do about each refusal, after the proxy's own message.
-const HINTS: Record<string, string> = {
-  blocked_address: 'Only public web pages can be fetched; private, local and reserved addresses never are.',
-  invalid_url: 'Only public http(s) addresses can be fetched.',
-  too_many_redirects: 'The site redirects in a loop or too often; if you know the final address, fetch that.',
-  upstream_timeout: 'The site is slow or down; try again later or use another source.',
-  upstream_unreachable: 'Check the address; the site may be down or may not exist.',
-  origin_not_allowed: "The proxy does not accept requests from this app's address: the app's origin must be added to the proxy's ALLOWED_ORIGINS.",
-  not_found: 'This proxy has no /v1/fetch route: it is an older version and must be updated before web_fetch can work.',
-  method_not_allowed: 'This proxy does not accept POST /v1/fetch: it is an older version and must be updated before web_fetch can work.',
+const FETCH_ROUTE: ProxyRoute<FetchedPage> = {
+  tool: 'web_fetch',
+  path: '/v1/fetch',
+  what: 'a page',
+  schema: fetchedPageSchema,
+  timeoutMs: PROXY_TIMEOUT_MS,
+  needsProxyMessage: NEEDS_PROXY_MESSAGE,
+  offlineMessage: OFFLINE_MESSAGE,
+  // What the model can do about each refusal, after the proxy's own message.
+  hints: {
+    blocked_address: 'Only public web pages can be fetched; private, local and reserved addresses never are.',
+    invalid_url: 'Only public http(s) addresses can be fetched.',
+    too_many_redirects: 'The site redirects in a loop or too often; if you know the final address, fetch that.',
+    upstream_timeout: 'The site is slow or down; try again later or use another source.',
+    upstream_unreachable: 'Check the address; the site may be down or may not exist.',
+  },
 };
 
 /**
@@ -108,40 +113,7 @@ const HINTS: Record<string, string> = {
 export function createProxyFetchPage(
   endpoint: string | (() => string | null),
   fetchFn: typeof fetch,
-  isOnline: () => boolean = () => globalThis.navigator?.onLine !== false,
+  isOnline?: () => boolean,
 ): WebFetchOperations['fetchPage'] {
-  const currentEndpoint = typeof endpoint === 'string' ? () => endpoint : endpoint;
-  return async (url, signal) => {
-    const base = currentEndpoint()?.replace(/\/+$/, '');
-    if (!base) throw new Error(NEEDS_PROXY_MESSAGE);
-    const timeout = AbortSignal.timeout(PROXY_TIMEOUT_MS);
-    let response: Response;
-    try {
-      response = await fetchFn(`${base}/v1/fetch`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ url }),
-        credentials: 'omit',
-        signal: AbortSignal.any([signal, timeout]),
-      });
-    } catch (error) {
-      if (signal.aborted) throw error;
-      if (timeout.aborted) throw new Error(`The Stackdocs proxy at ${base} did not answer within ${PROXY_TIMEOUT_MS / 1000} s.`);
-      if (!isOnline()) throw new Error(OFFLINE_MESSAGE);
-      throw new Error(
-        `web_fetch could not reach the Stackdocs proxy at ${base}: it may not be running (locally it starts with \`npm start\`), or the network may be down.`,
-      );
-    }
-    const body: unknown = await response.json().catch(() => null);
-    if (response.ok) {
-      const page = fetchedPageSchema.safeParse(body);
-      if (page.success) return page.data;
-      throw new Error(`${base} answered /v1/fetch with something other than a page; check that the endpoint in Settings is a Stackdocs proxy.`);
-    }
-    const refusal = proxyErrorSchema.safeParse(body);
-    if (!refusal.success) throw new Error(`The Stackdocs proxy at ${base} answered ${response.status} without saying why.`);
-    const { type, message } = refusal.data.error;
-    const hint = HINTS[type];
-    throw new Error(hint ? `${message} ${hint}` : message);
-  };
+  return (url, signal) => callProxy(FETCH_ROUTE, { endpoint, fetch: fetchFn, ...(isOnline ? { isOnline } : {}) }, { url }, signal);
 }
