@@ -55,6 +55,7 @@ import { createSaveExtractionTool } from './tools/save-extraction.ts';
 import { createSearchMemoryTool } from './tools/search-memory.ts';
 import { createUpdateWindowTool } from './tools/update-window.ts';
 import { createProxyFetchPage, createWebFetchTool } from './tools/web-fetch.ts';
+import { createProxySearch, createWebSearchTool } from './tools/web-search.ts';
 import { createWriteTool } from './tools/write.ts';
 import { normaliseUserPath, UserPathError, type UserFiles } from './user-files.ts';
 
@@ -201,6 +202,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       patchWindow: canvas.patchWindow,
     }),
     createWebFetchTool({ fetchPage: createProxyFetchPage(() => (settings.provider === 'proxy' ? settings.endpoint : null), proxyFetch) }),
+    createWebSearchTool({ search: createProxySearch({ endpoint: () => (settings.provider === 'proxy' ? settings.endpoint : null), fetch: proxyFetch }) }),
     createAddPermissionRuleTool(gate),
     createExportFileTool({
       get: canvas.get,
