@@ -38,6 +38,14 @@ export interface LocalProxyOptions {
   netAllowPrivate?: readonly string[];
   /** The DNS-over-HTTPS resolver behind the computer's (default Cloudflare's). */
   dnsUpstream?: string;
+  /** Brave Search API key for POST /v1/search (web_search); it wins over `searxngUrl`. */
+  searchApiKey?: string;
+  /** Brave Search API base URL. Default https://api.search.brave.com. */
+  searchUpstream?: string;
+  /** A SearXNG instance's base URL for POST /v1/search when there is no `searchApiKey`; with neither, it answers 503 search_not_configured. */
+  searxngUrl?: string;
+  /** POST /v1/search's time limit in ms (default 15 s). */
+  searchTimeoutMs?: number;
 }
 
 export interface LocalProxy {

@@ -24,6 +24,10 @@ import { buildWorker } from './build.mjs';
  * @property {readonly number[]} [netAllowedPorts] Ports it may reach (default 80, 443).
  * @property {readonly string[]} [netAllowPrivate] Tests only: private addresses (or address:port) the relay may reach.
  * @property {string} [dnsUpstream] The DNS-over-HTTPS resolver behind the computer's (default Cloudflare's).
+ * @property {string} [searchApiKey] Brave Search API key for /v1/search (web_search); it wins over searxngUrl.
+ * @property {string} [searchUpstream] Brave Search API base URL. Default https://api.search.brave.com.
+ * @property {string} [searxngUrl] A SearXNG instance's base URL for /v1/search when there is no searchApiKey; with neither, it answers 503.
+ * @property {number} [searchTimeoutMs] /v1/search's time limit in ms (default 15 s); tests shorten it.
  */
 
 /**
@@ -81,6 +85,10 @@ export async function startLocalProxy({
   netAllowedPorts,
   netAllowPrivate,
   dnsUpstream,
+  searchApiKey,
+  searchUpstream,
+  searxngUrl,
+  searchTimeoutMs,
 } = {}) {
   const [scriptPath, config] = await Promise.all([buildWorker(), readWranglerConfig()]);
   /** @type {Record<string, string>} */
@@ -103,6 +111,10 @@ export async function startLocalProxy({
   // Tests only: lets the relay reach their loopback servers.
   if (netAllowPrivate?.length) bindings.NET_ALLOW_PRIVATE = netAllowPrivate.join(',');
   if (dnsUpstream) bindings.DNS_UPSTREAM = dnsUpstream;
+  if (searchApiKey) bindings.SEARCH_API_KEY = searchApiKey;
+  if (searchUpstream) bindings.SEARCH_UPSTREAM = searchUpstream;
+  if (searxngUrl) bindings.SEARXNG_URL = searxngUrl;
+  if (searchTimeoutMs) bindings.SEARCH_TIMEOUT_MS = String(searchTimeoutMs);
 
   const miniflare = new Miniflare({
     modules: true,
@@ -147,6 +159,8 @@ async function main() {
   const env = process.env;
   const apiKey = env.ANTHROPIC_API_KEY || undefined;
   const mistralApiKey = env.MISTRAL_API_KEY || undefined;
+  const searchApiKey = env.SEARCH_API_KEY || undefined;
+  const searxngUrl = env.SEARXNG_URL || undefined;
   const proxy = await startLocalProxy({
     port: parsePort(env.PROXY_PORT),
     host: env.PROXY_HOST || undefined,
@@ -158,10 +172,14 @@ async function main() {
     ownerToken: env.OWNER_TOKEN || undefined,
     localPairing: env.LOCAL_PAIRING === '1',
     persistTo: env.PROXY_STATE_DIR || undefined,
+    searchApiKey,
+    searchUpstream: env.SEARCH_UPSTREAM || undefined,
+    searxngUrl,
   });
   const keyState = apiKey ? 'Anthropic key configured' : 'no Anthropic key: set ANTHROPIC_API_KEY';
   const ocrState = mistralApiKey ? 'Mistral OCR key configured' : 'no Mistral OCR key (optional)';
-  console.log(`Stackdocs proxy listening on ${proxy.url} (${keyState}; ${ocrState})`);
+  const searchState = searchApiKey ? 'web search by Brave' : searxngUrl ? 'web search by SearXNG' : 'no web search (optional)';
+  console.log(`Stackdocs proxy listening on ${proxy.url} (${keyState}; ${ocrState}; ${searchState})`);
 
   const stop = () => {
     proxy.dispose().then(

@@ -54,6 +54,17 @@ export interface Env {
   WEB_FETCH_ALLOW_HOSTS?: string;
   /** POST /v1/fetch's time limit in ms for the whole page, redirects included (default 20000). */
   WEB_FETCH_TIMEOUT_MS?: string;
+  /**
+   * Worker secret (`wrangler secret put SEARCH_API_KEY`): a Brave Search API key for POST
+   * /v1/search. Takes precedence over SEARXNG_URL. Never logged, never returned.
+   */
+  SEARCH_API_KEY?: string;
+  /** Base URL of the Brave Search API; tests point it at a local server. */
+  SEARCH_UPSTREAM?: string;
+  /** A SearXNG instance (its base URL) for POST /v1/search when no SEARCH_API_KEY is set. */
+  SEARXNG_URL?: string;
+  /** POST /v1/search's time limit in ms for the search API's answer (default 15000). */
+  SEARCH_TIMEOUT_MS?: string;
 }
 
 export const DEFAULT_ANTHROPIC_UPSTREAM = 'https://api.anthropic.com';
@@ -70,6 +81,20 @@ export const DEFAULT_MISTRAL_UPSTREAM = 'https://api.mistral.ai';
 export function mistralKey(env: Env): string | null {
   const key = env.MISTRAL_API_KEY?.trim();
   return key ? key : null;
+}
+
+export const DEFAULT_SEARCH_UPSTREAM = 'https://api.search.brave.com';
+
+/** Returns the configured Brave Search key, or null when unset or blank. */
+export function searchKey(env: Env): string | null {
+  const key = env.SEARCH_API_KEY?.trim();
+  return key ? key : null;
+}
+
+/** Returns the configured SearXNG base URL without trailing slashes, or null when unset or blank. */
+export function searxngUrl(env: Env): string | null {
+  const url = env.SEARXNG_URL?.trim().replace(/\/+$/, '');
+  return url ? url : null;
 }
 
 /** The one Durable Object holding every device. */

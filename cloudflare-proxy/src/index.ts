@@ -11,6 +11,7 @@ import { fetchPage } from './fetch.ts';
 import { forwardOcr } from './mistral.ts';
 import { dnsQuery, netHosts, netPorts, netTicket, wispRelay } from './net.ts';
 import { bearer, createPairingCode, limitDevice, listDevices, ownerRefusal, pairDevice, pairLocalDevice, refusalResponse, revokeDevice } from './pairing.ts';
+import { search } from './search.ts';
 
 export type { Env } from './env.ts';
 export { Devices } from './devices.ts';
@@ -41,6 +42,7 @@ const ROUTES: Route[] = [
   { path: '/v1/device', access: 'device', handlers: { GET: ({ env, device }) => deviceStatus(env, device) } },
   { path: '/v1/messages', access: 'device', handlers: { POST: messages } },
   { path: '/v1/fetch', access: 'device', handlers: { POST: ({ request, env }) => fetchPage(request, env) } },
+  { path: '/v1/search', access: 'device', handlers: { POST: ({ request, env }) => search(request, env) } },
   { path: '/v1/ocr', access: 'device', handlers: { POST: ({ request, env }) => forwardOcr(request, env) } },
   { path: '/v1/net/ticket', access: 'device', handlers: { POST: ({ env, device }) => netTicket(env, device.device.id) } },
   // The computer's network: a ticket (not the device token) authorises these, as the VM uses them.
@@ -100,7 +102,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext, origin: 
   const { pathname } = new URL(request.url);
   const found = find(pathname);
   if (found === null) {
-    const message = `No route ${pathname}. This proxy serves POST /v1/messages, POST /v1/fetch, POST /v1/ocr, GET /v1/device, POST /v1/pair and GET /health (and the owner's /v1/owner/...).`;
+    const message = `No route ${pathname}. This proxy serves POST /v1/messages, POST /v1/fetch, POST /v1/search, POST /v1/ocr, GET /v1/device, POST /v1/pair and GET /health (and the owner's /v1/owner/...).`;
     return errorResponse(404, 'not_found', message);
   }
   const { route, id } = found;

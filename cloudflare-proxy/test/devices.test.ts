@@ -65,7 +65,7 @@ describe('a device credential on every route but /health and pairing', () => {
       expect(refused.message).toContain('npm run pair');
       expect(refused.message).toContain('Pair this device');
     }
-    for (const [path, method] of [['/v1/fetch', 'POST'], ['/v1/ocr', 'POST'], ['/v1/device', 'GET']] as const) {
+    for (const [path, method] of [['/v1/fetch', 'POST'], ['/v1/search', 'POST'], ['/v1/ocr', 'POST'], ['/v1/device', 'GET']] as const) {
       expect((await fetch(`${proxy.url}${path}`, { method, ...(method === 'POST' ? { body: '{}' } : {}) })).status).toBe(401);
     }
     expect((await fetch(`${proxy.url}/health`)).status).toBe(200);
