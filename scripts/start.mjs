@@ -18,6 +18,8 @@ try {
     // Mistral OCR (Settings > Read scans with) when a key is given.
     mistralApiKey: process.env.MISTRAL_API_KEY || undefined,
     mistralUpstream: process.env.MISTRAL_UPSTREAM || undefined,
+    // The agent's web_search: Brave Search with a key, or the user's own SearXNG.
+    search: { apiKey: process.env.SEARCH_API_KEY || undefined, upstream: process.env.SEARCH_UPSTREAM || undefined, searxngUrl: process.env.SEARXNG_URL || undefined },
     // The app served here pairs by itself; `npm run pair` hands out codes for other devices.
     ownerToken: localOwnerToken(),
     persistTo: proxyStateDir,
@@ -28,6 +30,11 @@ try {
     apiKey
       ? '  Model        ANTHROPIC_API_KEY is set: the proxy holds it; the browser never sees it.'
       : '  Model        no ANTHROPIC_API_KEY: the app works, and the chat says how to connect a model.',
+  );
+  console.log(
+    process.env.SEARCH_API_KEY || process.env.SEARXNG_URL
+      ? `  Web search   ${process.env.SEARCH_API_KEY ? 'Brave Search (SEARCH_API_KEY)' : `SearXNG at ${process.env.SEARXNG_URL}`}`
+      : '  Web search   off: set SEARCH_API_KEY (Brave Search) or SEARXNG_URL to turn it on.',
   );
   console.log('  Devices      this browser pairs by itself; for another device, `npm run pair` prints a code.');
   console.log('\nPress Ctrl+C to stop.');
