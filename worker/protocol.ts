@@ -1,6 +1,6 @@
 // The one protocol between the app and a stack worker: requests, responses, events, the API.
-// `app/` imports this module as types only (plus `assertNever`), so nothing here may touch the DOM
-// or any worker-only API.
+// `app/` imports this module as types only (plus `assertNever` and the few helpers both sides
+// share), so nothing here may touch the DOM or any worker-only API.
 
 /** A plain error shape: what crosses a worker boundary instead of an Error instance. */
 export interface ErrorShape {
@@ -241,6 +241,12 @@ export interface RequestMap {
   computer_network: { params: Record<string, never>; result: ComputerNetworkUse };
   /** A file from the stack's user space, e.g. for a document window. */
   read_file: { params: { path: string }; result: { path: string; size: number; mime: string; bytes: Uint8Array } };
+  /**
+   * Makes the stack's files still, so they can be copied whole (duplicating the open stack): waits
+   * for documents being read, saves and stops the computer, closes the databases. Refused (`busy`)
+   * while the agent works. Nothing works after it: the app stops this worker next.
+   */
+  close: { params: Record<string, never>; result: Record<string, never> };
 }
 
 export type Method = keyof RequestMap;
@@ -407,6 +413,51 @@ export interface StackSnapshot {
   last_seq: number;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The stacks worker: every stack in this browser (folders under OPFS `stacks/`), for the switcher
+
+/** The Web Lock a tab holds while it shows a stack; the stacks worker takes it to copy or delete one. */
+export function stackLockName(stackId: string): string {
+  return `stackdocs:stack:${stackId}`;
+}
+
+export interface StackSummary {
+  id: string;
+  name: string;
+  /** The sum of the sizes of the files in its folder (databases, user files, the computer's). */
+  bytes: number;
+}
+
+/** The stacks and the origin's storage: `usage` and `quota` from the browser, null when it does not say. */
+export interface StacksReport {
+  stacks: StackSummary[];
+  usage: number | null;
+  quota: number | null;
+}
+
+export type StacksResult<T> = { ok: true; value: T } | { ok: false; error: ErrorShape };
+
+/** What the stacks worker offers the app (comlink). Every method answers with a result; none rejects. */
+export interface StacksApi {
+  /** `names`: the app's earlier list of names (ids to names), recorded for stacks that have none. */
+  list(names?: { id: string; name: string }[]): Promise<StacksResult<StacksReport>>;
+  create(name: string): Promise<StacksResult<StackSummary>>;
+  rename(stackId: string, name: string): Promise<StacksResult<StackSummary>>;
+  /**
+   * Refused with code `storage` (a message naming both sizes) when a copy of the stack will not
+   * fit, with `busy` when it is open in another tab; else null. Asked before closing the open stack.
+   */
+  checkDuplicate(stackId: string, options: { heldByCaller: boolean }): Promise<StacksResult<null>>;
+  /**
+   * Copies the stack's folder, every file of it, into a new stack named `name`. The stack must be
+   * still: either not open anywhere (its Web Lock is taken for the copy) or `heldByCaller`: the
+   * caller holds its lock and closed its worker first.
+   */
+  duplicate(stackId: string, name: string, options: { heldByCaller: boolean }): Promise<StacksResult<StackSummary>>;
+  /** Deletes the stack's folder; refused for the last stack and for a stack open in another tab. */
+  remove(stackId: string, options: { heldByCaller: boolean }): Promise<StacksResult<{ freed: number }>>;
+}
+
 /**
  * Applies a patch and returns the new window (the input is not changed). Returns the window as it
  * was when the patch does not fit its kind; validation happens before a patch is emitted.
@@ -443,6 +494,18 @@ export function applyWindowPatch<W extends CanvasWindow>(win: W, patch: WindowPa
     default:
       return assertNever(patch, 'window patch');
   }
+}
+
+/**
+ * "0 bytes", "12 KB", "3.4 MB", "2.2 GB" (decimal units, as browsers word storage): how a size
+ * reads in the worker's messages and on the screen alike.
+ */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${Math.max(0, Math.round(bytes))} bytes`;
+  if (bytes < 999_500) return `${Math.round(bytes / 1e3)} KB`;
+  if (bytes < 9_950_000) return `${(bytes / 1e6).toFixed(1)} MB`;
+  if (bytes < 999_500_000) return `${Math.round(bytes / 1e6)} MB`;
+  return `${(bytes / 1e9).toFixed(1)} GB`;
 }
 
 /** For exhaustive switches over the unions above: a compile error when a case is missing. */

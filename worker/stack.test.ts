@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ModelStreamEvent, StreamFn } from './agent/types.ts';
 import type { StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
-import { testStackDeps } from './test-stack.ts';
+import { testComputer, testStackDeps } from './test-stack.ts';
 import { DbFullError } from '../memory/index.ts';
 import { createMemoryStorage } from './storage.ts';
 import { createMemoryUserFiles } from './user-files.ts';
@@ -379,4 +379,47 @@ describe('stack', () => {
     memory.documents.addDocument = addDocument;
     expect(await memory.documents.listDocuments()).toEqual([]);
   });
+
+  it('refuses an upload the browser says will not fit, naming both sizes, before writing anything', async () => {
+    const { stack } = await openStack(async function* () {});
+    vi.stubGlobal('navigator', { storage: { estimate: async () => ({ usage: 4_990_000_000, quota: 5_000_000_000 }) } });
+    const bytes = new Uint8Array(12_000_000).fill(65);
+    expect(await stack.request({ id: 'u', method: 'upload_file', params: { name: 'scan.txt', bytes } })).toEqual({
+      request_id: 'u',
+      ok: false,
+      error: {
+        code: 'storage',
+        message: "scan.txt was not added: it needs 12 MB and the browser's storage for Stackdocs has 10 MB left (it holds 5.0 GB). Delete documents or stacks you no longer need, or free space on this device, then try again.",
+      },
+    });
+    expect(await stack.request({ id: 'small', method: 'upload_file', params: { name: 'note.txt', bytes: bytes.slice(0, 1000) } })).toMatchObject({ ok: true });
+  });
+
+  it('closes for a copy: the computer saved, the databases closed, nothing served after; not while the agent works', async () => {
+    let release = () => {};
+    const stream: StreamFn = async function* () {
+      await new Promise<void>((resolve) => (release = resolve));
+      yield message([{ type: 'text', text: 'done' }]);
+    };
+    const actions: string[] = [];
+    const computer = { ...testComputer(async () => ({})), control: async (action: string) => (actions.push(action), { state: 'suspended' as const }) };
+    const { stack, events, memory } = await openStack(stream, createMemoryStorage(), healthy, { createComputer: () => computer });
+    const closeDatabases = memory.close.bind(memory);
+    memory.close = async () => {
+      actions.push('databases closed');
+      await closeDatabases();
+    };
+    await mission(stack, 'work');
+    expect(await stack.request({ id: 'c1', method: 'close', params: {} })).toMatchObject({ ok: false, error: { code: 'busy' } });
+    expect(actions).toEqual([]);
+    release();
+    await until(events, 'mission_finished');
+    expect(await stack.request({ id: 'c2', method: 'close', params: {} })).toEqual({ request_id: 'c2', ok: true, result: {} });
+    expect(actions).toEqual(['suspend', 'databases closed']);
+    expect(await stack.request({ id: 'after', method: 'get_settings', params: {} })).toMatchObject({ ok: false, error: { code: 'interrupted' } });
+  });
+});
+
+afterEach(() => {
+  vi.unstubAllGlobals();
 });

@@ -17,7 +17,7 @@ import { createPipeline } from './documents/pipeline.ts';
 import { checkUpload, uniqueName, UploadError } from './documents/upload.ts';
 import { DEMO_REQUEST, recordedDemoStream } from './demo/demo.ts';
 import { createMissions, HEARTBEAT_PROMPT } from './missions.ts';
-import { isStorageFull, storageFullMessage, storageUsage } from './storage-full.ts';
+import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from './storage-full.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
 import {
@@ -371,6 +371,9 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
           throw new RequestError({ code: 'bad_request', message: 'An upload needs a file name and its bytes.' });
         }
         const checked = await checkUpload(req.params.name, bytes);
+        // Refused before anything is written when the browser says it will not fit.
+        const refusal = noRoomMessage(`${checked.name} was not added`, bytes.byteLength, await storageEstimate());
+        if (refusal) throw new RequestError({ code: 'storage', message: refusal });
         const taken = new Set((await files.list()).map((file) => file.path));
         const name = uniqueName(checked.name, (candidate) => taken.has(`documents/${candidate}`));
         let info: Awaited<ReturnType<typeof files.write>> | undefined;
@@ -419,6 +422,19 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         const use = await computer.networkUse();
         return { sent_bytes: use.sent, received_bytes: use.received, online: use.online } as ResultOf<M>;
       }
+      case 'close': {
+        if (missions.active > 0) throw new RequestError({ code: 'busy', message: 'The agent is working in this stack: wait for it to finish (or stop it), then try again.' });
+        closed = true;
+        clearInterval(heartbeatTimer);
+        heartbeatTimer = undefined;
+        await pipeline.idle();
+        // A computer that ran this session is saved and stopped: its disk and state are then a pair.
+        if (computer && !['off', 'unavailable', 'suspended'].includes(computer.status.state)) await computer.control('suspend');
+        await checking;
+        await log.flushed();
+        await deps.memory.close();
+        return {} as ResultOf<M>;
+      }
       case 'read_file': {
         const info = await files.stat(req.params.path);
         if (!info) throw new RequestError({ code: 'not_found', message: `There is no file at ${req.params.path}.` });
@@ -428,6 +444,9 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         return assertNever(req, 'request');
     }
   }
+
+  /** After `close`: the databases are closed and nothing more is served. */
+  let closed = false;
 
   stopForStorage = (error) => {
     const shape: ErrorShape = isStorageFull(error)
@@ -447,6 +466,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       }
       // An answer comes after the events its request emitted are stored and delivered: what a
       // caller was told happened is durable, and its events are already in the subscriber's view.
+      if (closed) return { request_id: requestId, ok: false, error: { code: 'interrupted', message: 'This stack was closed in this tab (to be copied); open it again to go on.' } };
       const failuresBefore = log.storeFailures;
       try {
         const result = await handle(request);
