@@ -1,0 +1,332 @@
+// Every stack of this browser as a folder under OPFS `stacks/<id>/`: their names and sizes, and
+// creating, renaming, duplicating and deleting them. Runs in the stacks worker, never on the page.
+// A stack open in a tab is guarded by that tab's Web Lock: one is copied or deleted only while it
+// is still (nobody holds its lock and this takes it, or the caller holds it and closed its worker).
+import type { ErrorShape, StackSummary, StacksReport } from './protocol.ts';
+import { isStorageFull, noRoomMessage, storageFullMessage, type StorageEstimateLike } from './storage-full.ts';
+
+/** The stack's own record, `.os/config/stack.json`; `copying` while a duplicate is being made. */
+interface StackMeta {
+  name: string;
+  created_at: number;
+  copying?: boolean;
+}
+
+const META_DIR = ['.os', 'config'] as const;
+const META_FILE = 'stack.json';
+const DEFAULT_NAME = 'My stack';
+/** A stack id is a folder name: a safe alphabet (app/stacks.ts and storage.ts agree). */
+const STACK_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+export class StackFolderError extends Error {
+  constructor(readonly shape: ErrorShape) {
+    super(shape.message);
+    this.name = 'StackFolderError';
+  }
+}
+
+export interface StackLocks {
+  /**
+   * Runs `work` holding the stack's lock and returns what it returns; returns `{held: false}`
+   * without running it when another tab holds the lock. `signal` aborts when another tab takes
+   * the lock over meanwhile ("Use it here"): the work must stop and undo what it started.
+   */
+  withLock<T>(stackId: string, work: (signal: AbortSignal) => Promise<T>): Promise<{ held: true; value: T } | { held: false }>;
+}
+
+export interface StackFoldersDeps {
+  /** The OPFS folder that holds one folder per stack (`stacks/`). */
+  stacksDir(): Promise<FileSystemDirectoryHandle>;
+  locks: StackLocks;
+  /** The origin's use and quota; undefined when the browser does not say. */
+  estimate(): Promise<StorageEstimateLike | undefined>;
+  newId?: () => string;
+  now?: () => number;
+  /** How long a file still held by a just-stopped worker is waited for before deleting fails. */
+  releaseWaitMs?: number;
+}
+
+export interface StackFolders {
+  list(names?: { id: string; name: string }[]): Promise<StacksReport>;
+  create(name: string): Promise<StackSummary>;
+  rename(stackId: string, name: string): Promise<StackSummary>;
+  checkDuplicate(stackId: string, heldByCaller: boolean): Promise<void>;
+  duplicate(stackId: string, name: string, heldByCaller: boolean): Promise<StackSummary>;
+  remove(stackId: string, heldByCaller: boolean): Promise<{ freed: number }>;
+}
+
+type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
+const entriesOf = (dir: FileSystemDirectoryHandle) => (dir as unknown as Entries).entries();
+
+export function createStackFolders(deps: StackFoldersDeps): StackFolders {
+  const newId = deps.newId ?? (() => `s-${crypto.randomUUID().slice(0, 8)}`);
+  const now = deps.now ?? Date.now;
+  const releaseWaitMs = deps.releaseWaitMs ?? 10_000;
+
+  async function folder(stackId: string): Promise<FileSystemDirectoryHandle> {
+    if (!STACK_ID.test(stackId)) throw new StackFolderError({ code: 'bad_request', message: `"${stackId}" is not a stack id.` });
+    try {
+      return await (await deps.stacksDir()).getDirectoryHandle(stackId);
+    } catch (error) {
+      if (isNotFound(error)) throw new StackFolderError({ code: 'not_found', message: 'That stack is not in this browser any more.' });
+      throw error;
+    }
+  }
+
+  async function summary(stackId: string, dir: FileSystemDirectoryHandle): Promise<StackSummary> {
+    const meta = await readMeta(dir);
+    return { id: stackId, name: meta?.name ?? fallbackName(stackId), bytes: await folderSize(dir) };
+  }
+
+  /** Runs `work` on a still stack: under its lock, or as the caller who holds it. */
+  async function whileStill<T>(stackId: string, name: string, heldByCaller: boolean, doing: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (heldByCaller) return work(new AbortController().signal);
+    const outcome = await deps.locks.withLock(stackId, work);
+    if (!outcome.held) throw new StackFolderError({ code: 'busy', message: `"${name}" is open in another tab. Close it there (or open it here) first, then ${doing} it.` });
+    return outcome.value;
+  }
+
+  async function stackIds(): Promise<{ id: string; dir: FileSystemDirectoryHandle; meta: StackMeta | undefined }[]> {
+    const found: { id: string; dir: FileSystemDirectoryHandle; meta: StackMeta | undefined }[] = [];
+    for await (const [id, handle] of entriesOf(await deps.stacksDir())) {
+      if (handle.kind !== 'directory' || !STACK_ID.test(id)) continue;
+      const dir = handle as FileSystemDirectoryHandle;
+      found.push({ id, dir, meta: await readMeta(dir) });
+    }
+    return found;
+  }
+
+  return {
+    async list(names = []) {
+      const stacks: (StackSummary & { created: number })[] = [];
+      for (const { id, dir, meta } of await stackIds()) {
+        if (meta?.copying) {
+          // A copy cut short (the tab closed mid-way) is not a stack: it goes, freeing its room,
+          // unless the copy is still being made.
+          await deps.locks.withLock(id, async () => (await deps.stacksDir()).removeEntry(id, { recursive: true })).catch(() => {});
+          continue;
+        }
+        let name = meta?.name;
+        const known = names.find((entry) => entry.id === id)?.name.trim();
+        if (!name && known) {
+          // The app's earlier list of names is recorded in the stack itself, once.
+          name = known.slice(0, 60);
+          await writeMeta(dir, { name, created_at: 0 }).catch(() => {});
+        }
+        stacks.push({ id, name: name ?? fallbackName(id), bytes: await folderSize(dir), created: meta?.created_at ?? 0 });
+      }
+      // The first stack first, then by age: the order the user made them in.
+      stacks.sort((a, b) => (a.id === 'default' ? -1 : b.id === 'default' ? 1 : a.created - b.created || (a.id < b.id ? -1 : 1)));
+      const estimate = await deps.estimate();
+      return {
+        stacks: stacks.map(({ id, name, bytes }) => ({ id, name, bytes })),
+        usage: typeof estimate?.usage === 'number' ? estimate.usage : null,
+        quota: typeof estimate?.quota === 'number' ? estimate.quota : null,
+      };
+    },
+
+    async create(name) {
+      const clean = checkName(name);
+      const id = newId();
+      const dir = await (await deps.stacksDir()).getDirectoryHandle(id, { create: true });
+      try {
+        await writeMeta(dir, { name: clean, created_at: now() });
+      } catch (error) {
+        await (await deps.stacksDir()).removeEntry(id, { recursive: true }).catch(() => {});
+        throw fullOr(error, `"${clean}" was not created`);
+      }
+      return { id, name: clean, bytes: await folderSize(dir) };
+    },
+
+    async rename(stackId, name) {
+      const clean = checkName(name);
+      const dir = await folder(stackId);
+      const meta = await readMeta(dir);
+      try {
+        await writeMeta(dir, { ...meta, name: clean, created_at: meta?.created_at ?? 0 });
+      } catch (error) {
+        throw fullOr(error, 'The new name was not saved');
+      }
+      return summary(stackId, dir);
+    },
+
+    async checkDuplicate(stackId, heldByCaller) {
+      const dir = await folder(stackId);
+      const { name, bytes } = await summary(stackId, dir);
+      const refusal = noRoomMessage(`"${name}" was not duplicated`, bytes, await deps.estimate());
+      if (refusal) throw new StackFolderError({ code: 'storage', message: refusal });
+      // Open in another tab: said now, before the open stack here is closed for nothing.
+      if (!heldByCaller) await whileStill(stackId, name, false, 'duplicate', async () => {});
+    },
+
+    async duplicate(stackId, name, heldByCaller) {
+      const clean = checkName(name);
+      const source = await folder(stackId);
+      const from = await summary(stackId, source);
+      return whileStill(stackId, from.name, heldByCaller, 'duplicate', async (signal) => {
+        // Measured again under the lock: what is copied is what is there now.
+        const bytes = await folderSize(source);
+        const refusal = noRoomMessage(`"${from.name}" was not duplicated`, bytes, await deps.estimate());
+        if (refusal) throw new StackFolderError({ code: 'storage', message: refusal });
+        const id = newId();
+        const stacks = await deps.stacksDir();
+        const copied = await deps.locks.withLock(id, async () => {
+          const target = await stacks.getDirectoryHandle(id, { create: true });
+          try {
+            // Marked first: a copy cut short is never taken for a stack (list() removes it).
+            await writeMeta(target, { name: clean, created_at: now(), copying: true });
+            await copyFolder(source, target, signal, [...META_DIR, META_FILE].join('/'));
+            await writeMeta(target, { name: clean, created_at: now() });
+          } catch (error) {
+            await stacks.removeEntry(id, { recursive: true }).catch(() => {});
+            if (signal.aborted) throw new StackFolderError({ code: 'busy', message: `"${from.name}" was opened in another tab during the copy, so nothing was copied. Try again once it is closed.` });
+            throw fullOr(error, `"${from.name}" was not duplicated`);
+          }
+          return summary(id, target);
+        });
+        if (!copied.held) throw new StackFolderError({ code: 'internal', message: 'The new stack id is in use; try again.' });
+        return copied.value;
+      });
+    },
+
+    async remove(stackId, heldByCaller) {
+      const dir = await folder(stackId);
+      const { name, bytes } = await summary(stackId, dir);
+      const others = (await stackIds()).filter((stack) => stack.id !== stackId && !stack.meta?.copying);
+      if (others.length === 0) throw new StackFolderError({ code: 'bad_request', message: `"${name}" is the only stack here: make another one before deleting it.` });
+      return whileStill(stackId, name, heldByCaller, 'delete', async () => {
+        await removeWhenReleased(await deps.stacksDir(), stackId, releaseWaitMs);
+        return { freed: bytes };
+      });
+    },
+  };
+}
+
+/** A name as the user gave it, trimmed and at most 60 characters; refused when empty. */
+export function checkName(name: unknown): string {
+  const clean = typeof name === 'string' ? name.trim().replace(/\s+/g, ' ').slice(0, 60) : '';
+  if (!clean) throw new StackFolderError({ code: 'bad_request', message: 'A stack needs a name.' });
+  return clean;
+}
+
+function fallbackName(stackId: string): string {
+  return stackId === 'default' ? DEFAULT_NAME : stackId;
+}
+
+function fullOr(error: unknown, what: string): unknown {
+  if (error instanceof StackFolderError) return error;
+  if (isStorageFull(error)) return new StackFolderError({ code: 'storage', message: storageFullMessage(what) });
+  return error;
+}
+
+async function readMeta(dir: FileSystemDirectoryHandle): Promise<StackMeta | undefined> {
+  try {
+    let at = dir;
+    for (const part of META_DIR) at = await at.getDirectoryHandle(part);
+    const meta = JSON.parse(await (await (await at.getFileHandle(META_FILE)).getFile()).text()) as Partial<StackMeta>;
+    if (typeof meta?.name !== 'string' || !meta.name.trim()) return undefined;
+    return { name: meta.name, created_at: typeof meta.created_at === 'number' ? meta.created_at : 0, ...(meta.copying ? { copying: true } : {}) };
+  } catch {
+    return undefined; // absent or unreadable: the stack keeps its id as its name
+  }
+}
+
+async function writeMeta(dir: FileSystemDirectoryHandle, meta: StackMeta): Promise<void> {
+  let at = dir;
+  for (const part of META_DIR) at = await at.getDirectoryHandle(part, { create: true });
+  // createWritable swaps the whole file in on close: readers see the old name or the new.
+  const writable = await (await at.getFileHandle(META_FILE, { create: true })).createWritable();
+  try {
+    await writable.write(JSON.stringify(meta));
+    await writable.close();
+  } catch (error) {
+    await writable.abort().catch(() => {});
+    throw error;
+  }
+}
+
+/** The sum of the sizes of every file under `dir`. Files held open by a worker are read too. */
+export async function folderSize(dir: FileSystemDirectoryHandle): Promise<number> {
+  let total = 0;
+  for await (const [, handle] of entriesOf(dir)) {
+    if (handle.kind === 'directory') total += await folderSize(handle as FileSystemDirectoryHandle);
+    else total += await (handle as FileSystemFileHandle).getFile().then((file) => file.size, () => 0);
+  }
+  return total;
+}
+
+/**
+ * Copies every file and folder of `from` into `to`, whatever they are (databases, user files, the
+ * computer's disk and state), streaming each file; `skip` is a path not to copy. Stops when
+ * `signal` aborts.
+ */
+export async function copyFolder(from: FileSystemDirectoryHandle, to: FileSystemDirectoryHandle, signal: AbortSignal, skip = '', prefix = ''): Promise<void> {
+  for await (const [name, handle] of entriesOf(from)) {
+    if (signal.aborted) throw signal.reason;
+    const path = prefix ? `${prefix}/${name}` : name;
+    if (path === skip) continue;
+    if (handle.kind === 'directory') {
+      await copyFolder(handle as FileSystemDirectoryHandle, await to.getDirectoryHandle(name, { create: true }), signal, skip, path);
+      continue;
+    }
+    const file = await (handle as FileSystemFileHandle).getFile();
+    const writable = await (await to.getFileHandle(name, { create: true })).createWritable();
+    try {
+      // pipeTo closes the writable when the file is read through, which commits it.
+      await file.stream().pipeTo(writable, { signal });
+    } catch (error) {
+      await writable.abort().catch(() => {});
+      throw error;
+    }
+  }
+}
+
+/**
+ * Removes `stacks/<id>/`. A worker just stopped (the tab's own stack, or its computer) releases
+ * its files' access handles a moment later, and until then removing fails: it is retried.
+ */
+async function removeWhenReleased(stacks: FileSystemDirectoryHandle, stackId: string, waitMs: number): Promise<void> {
+  const started = Date.now();
+  for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
+    try {
+      await stacks.removeEntry(stackId, { recursive: true });
+      return;
+    } catch (error) {
+      if (isNotFound(error)) return;
+      const held = error instanceof DOMException && (error.name === 'NoModificationAllowedError' || error.name === 'InvalidModificationError');
+      if (!held || Date.now() - started > waitMs) {
+        if (held) throw new StackFolderError({ code: 'busy', message: 'Some of its files are still in use; close the tabs that show it, then try again.' });
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof DOMException && error.name === 'NotFoundError';
+}
+
+/** Locks over the Web Locks API (available in workers): the same locks the tabs hold. */
+export function webStackLocks(locks: LockManager, lockName: (stackId: string) => string): StackLocks {
+  return {
+    async withLock(stackId, work) {
+      const controller = new AbortController();
+      let running: Promise<unknown> | null = null;
+      try {
+        return await locks.request(lockName(stackId), { ifAvailable: true }, async (lock) => {
+          if (!lock) return { held: false as const };
+          const value = work(controller.signal);
+          running = value;
+          return { held: true as const, value: await value };
+        });
+      } catch (error) {
+        if (!running) throw error;
+        // Another tab took the lock over ("Use it here"): the work stops, undoes itself, and says why.
+        controller.abort(error);
+        const failure = await (running as Promise<unknown>).then(() => error, (reason: unknown) => reason);
+        throw failure;
+      }
+    },
+  };
+}
