@@ -13,7 +13,8 @@ import { SettingsDialog } from './settings/SettingsDialog.tsx';
 import { connectStack } from './stack-client.ts';
 import { StackClientContext } from './stack-context.ts';
 import { openLayout, useAppStore } from './store.ts';
-import { currentStackId, listStacks, rememberStack } from './stacks.ts';
+import { askToKeep } from './persistence.ts';
+import { currentStackId, hasStackList, listStacks, rememberStack } from './stacks.ts';
 import { ShortcutsHelp } from './ShortcutsHelp.tsx';
 import { StackSwitcher } from './StackSwitcher.tsx';
 import { useStackLock } from './useStackLock.ts';
@@ -21,6 +22,8 @@ import { useUploads } from './useUploads.ts';
 
 const STACK_ID = currentStackId();
 openLayout(STACK_ID);
+/** The first stack of this browser is being made: the moment to ask the browser to keep the stacks. */
+const FIRST_STACK = !hasStackList();
 /** How far back the chat is rebuilt after a reload, in events. */
 const HISTORY_EVENTS = 5_000;
 
@@ -51,7 +54,11 @@ export function App() {
 
 function StackScreen() {
   const client = useMemo(() => connectStack(STACK_ID), []);
-  useEffect(() => rememberStack(listStacks().find((stack) => stack.id === STACK_ID) ?? { id: STACK_ID, name: STACK_ID }), []);
+  useEffect(() => {
+    rememberStack(listStacks().find((stack) => stack.id === STACK_ID) ?? { id: STACK_ID, name: STACK_ID });
+    // Settings → Storage shows the answer (and what a refusal means).
+    if (FIRST_STACK) void askToKeep();
+  }, []);
   useEffect(() => () => client.close(), [client]);
   const connection = useAppStore((state) => state.connection);
   const model = useAppStore((state) => state.view.model);

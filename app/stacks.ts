@@ -1,5 +1,6 @@
-// Which stacks this browser has and which one this tab shows. The list is the app's own index
-// (ids and names); each stack's data lives in its own OPFS folder, owned by its worker.
+// Which stacks this browser has and which one this tab shows. The stacks themselves (folders in
+// OPFS, their names and sizes) are the stacks worker's (stacks-client.ts); this keeps the last
+// list it gave, so the header names the stack at once, and the per-stack keys of the page.
 const LIST_KEY = 'stackdocs:stacks';
 const LAST_KEY = 'stackdocs:last-stack';
 
@@ -8,38 +9,62 @@ export interface StackEntry {
   name: string;
 }
 
+/** The last list of stacks seen here ("My stack" alone before any). */
 export function listStacks(): StackEntry[] {
   try {
     const parsed = JSON.parse(localStorage.getItem(LIST_KEY) ?? '[]') as StackEntry[];
     const valid = parsed.filter((entry) => typeof entry?.id === 'string' && isStackId(entry.id) && typeof entry.name === 'string');
-    return valid.some((entry) => entry.id === 'default') ? valid : [{ id: 'default', name: 'My stack' }, ...valid];
+    return valid.length ? valid : [{ id: 'default', name: 'My stack' }];
   } catch {
     return [{ id: 'default', name: 'My stack' }];
   }
+}
+
+/** Whether this browser ever kept a list of stacks: false on the very first visit. */
+export function hasStackList(): boolean {
+  return localStorage.getItem(LIST_KEY) !== null;
+}
+
+/** Keeps the stacks worker's list (ids and names) for the next page load. */
+export function keepStackList(stacks: StackEntry[]): void {
+  localStorage.setItem(LIST_KEY, JSON.stringify(stacks.map(({ id, name }) => ({ id, name }))));
 }
 
 export function isStackId(id: string): boolean {
   return /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(id);
 }
 
-/** The stack named in the address (?stack=), else the last one used here, else the default. */
+/** The stack named in the address (?stack=), else the last one used here, else the first one listed. */
 export function currentStackId(): string {
   const asked = new URLSearchParams(location.search).get('stack');
   if (asked && isStackId(asked)) return asked;
   const last = localStorage.getItem(LAST_KEY);
-  return last && isStackId(last) ? last : 'default';
+  return last && isStackId(last) ? last : (listStacks()[0]?.id ?? 'default');
 }
 
+/** This tab shows `entry`: it is listed (with its name) and opens next time. */
 export function rememberStack(entry: StackEntry): void {
-  const stacks = listStacks().filter((known) => known.id !== entry.id);
-  localStorage.setItem(LIST_KEY, JSON.stringify([...stacks, entry]));
+  const stacks = listStacks();
+  keepStackList(stacks.some((known) => known.id === entry.id) ? stacks : [...stacks, entry]);
   localStorage.setItem(LAST_KEY, entry.id);
 }
 
-export function newStack(name: string): StackEntry {
-  const entry = { id: `s-${crypto.randomUUID().slice(0, 8)}`, name: name.trim().slice(0, 60) || 'New stack' };
-  rememberStack(entry);
-  return entry;
+/** The page's own keys for one stack (window layout, the first-run card): copied with it, deleted with it. */
+function pageKeys(stackId: string): string[] {
+  return [`stackdocs:layout:${stackId}`, `stackdocs:first-run-dismissed:${stackId}`];
+}
+
+export function copyPageKeys(from: string, to: string): void {
+  pageKeys(from).forEach((key, i) => {
+    const value = localStorage.getItem(key);
+    if (value !== null) localStorage.setItem(pageKeys(to)[i]!, value);
+  });
+}
+
+export function forgetStack(stackId: string): void {
+  pageKeys(stackId).forEach((key) => localStorage.removeItem(key));
+  keepStackList(listStacks().filter((entry) => entry.id !== stackId));
+  if (localStorage.getItem(LAST_KEY) === stackId) localStorage.removeItem(LAST_KEY);
 }
 
 /** Opens a stack in this tab (a fresh page, so a fresh worker). */

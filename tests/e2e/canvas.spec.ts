@@ -270,15 +270,18 @@ test('stacks are separate workspaces; the switcher creates and opens them', asyn
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.getByRole('region', { name: 'Notes window: Only in the first' })).toBeVisible();
 
-  page.once('dialog', (dialog) => void dialog.accept('Client work'));
-  await page.getByRole('combobox', { name: 'Stack' }).selectOption('__new__');
+  await page.getByRole('button', { name: 'Stack: My stack' }).click();
+  await page.getByRole('region', { name: 'Stacks' }).getByRole('button', { name: 'New stack…' }).click();
+  await page.getByRole('dialog', { name: 'New stack' }).getByRole('textbox', { name: 'Name' }).fill('Client work');
+  await page.getByRole('dialog', { name: 'New stack' }).getByRole('button', { name: 'Create' }).click();
   await expect(page).toHaveURL(/\?stack=s-/);
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
-  await expect(page.getByRole('combobox', { name: 'Stack' })).toHaveValue(/^s-/);
+  await expect(page.getByRole('button', { name: 'Stack: Client work' })).toBeVisible();
   await expect(page.getByRole('region', { name: 'Notes window: Only in the first' })).toHaveCount(0);
   await expect(page.locator('[data-role=user]')).toHaveCount(0);
 
-  await page.getByRole('combobox', { name: 'Stack' }).selectOption({ label: 'My stack' });
+  await page.getByRole('button', { name: 'Stack: Client work' }).click();
+  await page.getByRole('region', { name: 'Stacks' }).getByRole('button', { name: 'My stack', exact: true }).click();
   await expect(page).toHaveURL(/\?stack=default/);
   await expect(page.getByRole('region', { name: 'Notes window: Only in the first' })).toBeVisible();
 });

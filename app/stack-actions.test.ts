@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import type { StackSummary } from '../worker/protocol.ts';
+import { StackCallError } from './stack-client.ts';
+import { createStackActions, StackClosedError, type StackActionsDeps } from './stack-actions.ts';
+import type { StacksClient } from './stacks-client.ts';
+
+const stack = (id: string, name = id, bytes = 100): StackSummary => ({ id, name, bytes });
+
+function setup(overrides: Partial<StacksClient> = {}) {
+  const calls: string[] = [];
+  const stacks: StacksClient = {
+    list: async () => ({ stacks: [], usage: null, quota: null }),
+    create: async (name) => (calls.push(`create ${name}`), stack('s-new', name)),
+    rename: async (id, name) => (calls.push(`rename ${id} ${name}`), stack(id, name)),
+    checkDuplicate: async (id, { heldByCaller }) => (calls.push(`check ${id} held=${heldByCaller}`), null),
+    duplicate: async (id, name, { heldByCaller }) => (calls.push(`duplicate ${id} held=${heldByCaller}`), stack('s-copy', name)),
+    remove: async (id, { heldByCaller }) => (calls.push(`remove ${id} held=${heldByCaller}`), { freed: 100 }),
+    ...overrides,
+  };
+  const deps: StackActionsDeps = {
+    stacks,
+    currentId: 'default',
+    closeCurrent: async (mode) => void calls.push(`close current (${mode})`),
+    open: (id) => void calls.push(`open ${id}`),
+    remember: (made) => void calls.push(`remember ${made.id} ${made.name}`),
+    copyPageKeys: (from, to) => void calls.push(`keys ${from} -> ${to}`),
+    forgetStack: (id) => void calls.push(`forget ${id}`),
+    askToKeep: async () => void calls.push('ask to keep'),
+  };
+  return { actions: createStackActions(deps), calls };
+}
+
+describe('stack actions', () => {
+  it('asks the browser to keep the stacks when one is made, then opens it', async () => {
+    const { actions, calls } = setup();
+    await actions.create('Receipts');
+    expect(calls).toEqual(['ask to keep', 'create Receipts', 'remember s-new Receipts', 'open s-new']);
+  });
+
+  it('closes the open stack only after the copy is known to fit, copies it as its holder, and opens the copy', async () => {
+    const { actions, calls } = setup();
+    await actions.duplicate('default', 'My stack (copy)');
+    expect(calls).toEqual(['check default held=true', 'close current (copy)', 'duplicate default held=true', 'keys default -> s-copy', 'remember s-copy My stack (copy)', 'open s-copy']);
+  });
+
+  it('leaves the open stack open when the copy will not fit', async () => {
+    const full = new StackCallError({ code: 'storage', message: '"My stack" was not duplicated: it needs 2.5 MB …' });
+    const { actions, calls } = setup({ checkDuplicate: async () => Promise.reject(full) });
+    await expect(actions.duplicate('default', 'copy')).rejects.toBe(full);
+    expect(calls).toEqual([]);
+  });
+
+  it('says the open stack was closed when its copy fails after closing it', async () => {
+    const { actions, calls } = setup({ duplicate: async () => Promise.reject(new StackCallError({ code: 'internal', message: 'disk error' })) });
+    const failure = actions.duplicate('default', 'copy');
+    await expect(failure).rejects.toBeInstanceOf(StackClosedError);
+    await expect(failure).rejects.toThrow('disk error');
+    expect(calls).toEqual(['check default held=true', 'close current (copy)']);
+  });
+
+  it('copies another stack under its own lock, without closing the one open here', async () => {
+    const { actions, calls } = setup();
+    await actions.duplicate('s-other', 'Other (copy)');
+    expect(calls).toEqual(['check s-other held=false', 'duplicate s-other held=false', 'keys s-other -> s-copy', 'remember s-copy Other (copy)', 'open s-copy']);
+  });
+
+  it('deletes another stack and forgets its page keys, staying here', async () => {
+    const { actions, calls } = setup();
+    expect(await actions.remove('s-other', [stack('default'), stack('s-other')])).toEqual({ freed: 100 });
+    expect(calls).toEqual(['remove s-other held=false', 'forget s-other']);
+  });
+
+  it('deletes the open stack after stopping it, then opens another; never the only one', async () => {
+    const { actions, calls } = setup();
+    await actions.remove('default', [stack('default'), stack('s-other')]);
+    expect(calls).toEqual(['close current (delete)', 'remove default held=true', 'forget default', 'open s-other']);
+    const alone = setup();
+    await expect(alone.actions.remove('default', [stack('default')])).rejects.toThrow('only stack');
+    expect(alone.calls).toEqual([]);
+  });
+});

@@ -1,0 +1,93 @@
+// What the stack menu does: create, rename, duplicate and delete stacks. The stacks worker does
+// the work on the folders; this decides the order around the stack open in this tab, which is
+// closed (its files made still) before it is copied, and stopped before it is deleted.
+import type { StackSummary } from '../worker/protocol.ts';
+import type { StacksClient } from './stacks-client.ts';
+
+export interface StackActionsDeps {
+  stacks: StacksClient;
+  /** The stack this tab shows (this tab holds its lock). */
+  currentId: string;
+  /**
+   * Closes the stack open here. `copy`: its worker first saves the computer and closes the
+   * databases (the `close` request), then stops; `delete`: it just stops.
+   */
+  closeCurrent(mode: 'copy' | 'delete'): Promise<void>;
+  /** Opens a stack in this tab (a new page). */
+  open(stackId: string): void;
+  /** Lists a new stack by its name at once (the next page names it before the stacks worker answers). */
+  remember(stack: StackSummary): void;
+  /** The page's own keys of a stack (its window layout…): copied with it, forgotten with it. */
+  copyPageKeys(from: string, to: string): void;
+  forgetStack(stackId: string): void;
+  /** Asks the browser to keep this site's storage (asked when a stack is made). */
+  askToKeep(): Promise<unknown>;
+}
+
+/** A failure after the open stack was closed for it: the page must open a stack again. */
+export class StackClosedError extends Error {
+  override readonly name = 'StackClosedError';
+}
+
+export function createStackActions(deps: StackActionsDeps) {
+  const { stacks, currentId } = deps;
+  return {
+    /** Makes a new, empty stack and opens it. */
+    async create(name: string): Promise<StackSummary> {
+      await deps.askToKeep();
+      const made = await stacks.create(name);
+      deps.remember(made);
+      deps.open(made.id);
+      return made;
+    },
+
+    rename: (stackId: string, name: string) => stacks.rename(stackId, name),
+
+    /**
+     * Copies a stack into a new one named `name` and opens the copy. Whether it fits (and is not
+     * open elsewhere) is asked before the open stack is closed; a failure after that throws
+     * StackClosedError.
+     */
+    async duplicate(stackId: string, name: string): Promise<StackSummary> {
+      const current = stackId === currentId;
+      await stacks.checkDuplicate(stackId, { heldByCaller: current });
+      if (current) await deps.closeCurrent('copy');
+      let copy: StackSummary;
+      try {
+        copy = await stacks.duplicate(stackId, name, { heldByCaller: current });
+      } catch (error) {
+        if (!current) throw error;
+        throw new StackClosedError(error instanceof Error ? error.message : String(error), { cause: error });
+      }
+      deps.copyPageKeys(stackId, copy.id);
+      deps.remember(copy);
+      deps.open(copy.id);
+      return copy;
+    },
+
+    /**
+     * Deletes a stack (the user confirmed). The open one is stopped first and another opened after;
+     * `others`: the stacks left, the first of which opens then.
+     */
+    async remove(stackId: string, others: StackSummary[]): Promise<{ freed: number }> {
+      const current = stackId === currentId;
+      const next = others.find((stack) => stack.id !== stackId);
+      if (current) {
+        if (!next) throw new Error('This is the only stack here: make another one before deleting it.');
+        await deps.closeCurrent('delete');
+      }
+      let freed: { freed: number };
+      try {
+        freed = await stacks.remove(stackId, { heldByCaller: current });
+      } catch (error) {
+        if (!current) throw error;
+        throw new StackClosedError(error instanceof Error ? error.message : String(error), { cause: error });
+      }
+      deps.forgetStack(stackId);
+      if (current) deps.open(next!.id);
+      return freed;
+    },
+  };
+}
+
+export type StackActions = ReturnType<typeof createStackActions>;

@@ -1,0 +1,41 @@
+// The app's handle on the stacks worker (worker/stacks-worker.ts): every stack of this browser,
+// its name and size, and creating, renaming, duplicating and deleting stacks, off the page.
+import * as Comlink from 'comlink';
+import type { StackSummary, StacksApi, StacksReport, StacksResult } from '../worker/protocol.ts';
+import { StackCallError } from './stack-client.ts';
+
+/** The stacks worker's API with failures thrown as StackCallError (code and message from the worker). */
+export interface StacksClient {
+  list(names?: { id: string; name: string }[]): Promise<StacksReport>;
+  create(name: string): Promise<StackSummary>;
+  rename(stackId: string, name: string): Promise<StackSummary>;
+  checkDuplicate(stackId: string, options: { heldByCaller: boolean }): Promise<null>;
+  duplicate(stackId: string, name: string, options: { heldByCaller: boolean }): Promise<StackSummary>;
+  remove(stackId: string, options: { heldByCaller: boolean }): Promise<{ freed: number }>;
+}
+
+let shared: StacksClient | null = null;
+
+/** One stacks worker per page, started on first use. */
+export function stacksClient(): StacksClient {
+  shared ??= wrapStacks(
+    Comlink.wrap<StacksApi>(new Worker(new URL('../worker/stacks-worker.ts', import.meta.url), { type: 'module', name: 'stacks' })) as unknown as StacksApi,
+  );
+  return shared;
+}
+
+export function wrapStacks(api: StacksApi): StacksClient {
+  const unwrap = async <T>(answer: Promise<StacksResult<T>>): Promise<T> => {
+    const result = await answer;
+    if (!result.ok) throw new StackCallError(result.error);
+    return result.value;
+  };
+  return {
+    list: (names) => unwrap(api.list(names)),
+    create: (name) => unwrap(api.create(name)),
+    rename: (stackId, name) => unwrap(api.rename(stackId, name)),
+    checkDuplicate: (stackId, options) => unwrap(api.checkDuplicate(stackId, options)),
+    duplicate: (stackId, name, options) => unwrap(api.duplicate(stackId, name, options)),
+    remove: (stackId, options) => unwrap(api.remove(stackId, options)),
+  };
+}
