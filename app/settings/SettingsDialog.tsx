@@ -1,5 +1,5 @@
 // Settings: where model calls go (the proxy, the user's own key, or an OpenAI-compatible server),
-// which model, the heartbeat, who reads scans, the computer's network, and the permission rules.
+// which model, the heartbeat, who reads scans, the computer's network, storage, and the permission rules.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { OcrEngineChoice, Provider, SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
@@ -9,6 +9,7 @@ import { useAppStore } from '../store.ts';
 import { ShortcutList } from '../ShortcutsHelp.tsx';
 import { MemorySection } from './MemorySection.tsx';
 import { NetworkSection } from './NetworkSection.tsx';
+import { StorageSection } from './StorageSection.tsx';
 import { PermissionRules } from './PermissionRules.tsx';
 
 const PROVIDERS: { value: Provider; label: string; hint: string }[] = [
@@ -175,6 +176,7 @@ export function SettingsDialog() {
           <ShortcutList />
         </section>
         <NetworkSection />
+        <StorageSection />
         <MemorySection />
         <PermissionRules />
       </form>
