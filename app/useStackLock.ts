@@ -1,6 +1,7 @@
 // One tab owns a stack at a time (a Web Lock named after it). Another tab learns so and can take
 // the stack over; the tab that loses it stops its worker and says why.
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import { stackLockName } from '../worker/protocol.ts';
 
 export type LockState = 'acquiring' | 'held' | 'elsewhere' | 'lost';
 
@@ -13,7 +14,7 @@ export function useStackLock(stackId: string): { state: LockState; takeOver(): v
         return;
       }
       navigator.locks
-        .request(`stackdocs:stack:${stackId}`, steal ? { steal: true } : { ifAvailable: true }, async (lock) => {
+        .request(stackLockName(stackId), steal ? { steal: true } : { ifAvailable: true }, async (lock) => {
           if (!lock) {
             setState('elsewhere');
             return;
