@@ -55,11 +55,23 @@ export function writeFully(file: SyncFile, buffer: Uint8Array, at: number): void
   }
 }
 
+/** What the machine needs of its disk beside v86's own interface. */
+export interface MachineDisk {
+  /** True once the guest wrote anything since the last clearDirty(). */
+  dirty: boolean;
+  /** Called on the first write after clearDirty() (e.g. to record "disk moved on" durably). */
+  onFirstWrite: (() => void) | undefined;
+  clearDirty(): void;
+  flush(): void;
+  /** Resolves once every read and write issued so far is done (a disk that answers later). */
+  settled?(): Promise<void>;
+}
+
 /**
  * v86's disk object. Writes go straight to the file and raise the `dirty` flag, which the
  * machine uses to tell whether the disk still matches a saved state (see machine.ts).
  */
-export class SyncFileDisk {
+export class SyncFileDisk implements MachineDisk {
   readonly byteLength: number;
   onload: ((event: object) => void) | undefined = undefined;
   onprogress: ((event: object) => void) | undefined = undefined;

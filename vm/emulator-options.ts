@@ -1,7 +1,7 @@
 // The options every emulator of the computer is created with. A saved state can only be
 // restored into an emulator made with the same devices and memory, so the image build
 // (vm-images/lib/prestate.ts) uses this same function and hashes this file into its recipe.
-import type { SyncFileDisk } from './disk.ts';
+import type { MachineDisk } from './disk.ts';
 import type { VmNetwork } from './network.ts';
 
 export interface EmulatorSetup {
@@ -11,7 +11,7 @@ export interface EmulatorSetup {
 }
 
 /** `network`: the relay and resolver of a paired proxy; null keeps the NIC with nothing behind it. */
-export function emulatorOptions(files: EmulatorSetup, disk: SyncFileDisk, wasmPath: string, network: VmNetwork | null = null): Record<string, unknown> {
+export function emulatorOptions(files: EmulatorSetup, disk: MachineDisk, wasmPath: string, network: VmNetwork | null = null): Record<string, unknown> {
   return {
     wasm_path: wasmPath,
     memory_size: files.memoryMiB * 1024 * 1024,

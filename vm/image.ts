@@ -22,7 +22,12 @@ export interface ImageManifest {
   memoryMiB: number;
   agent: { protocol: number; virtioConsolePort: number; guestDevice: string };
   files: { kernel: ImageFile; initrd: ImageFile; bios: ImageFile; vgaBios: ImageFile };
-  disk: { size: number; chunkSize: number; compression: 'gzip'; chunks: DiskChunk[] };
+  /**
+   * `wakeSet`: the chunks (by index) that waking the pristine state and a first command read,
+   * recorded by the image build; fetched before the first start, the rest on demand and in the
+   * background.
+   */
+  disk: { size: number; chunkSize: number; compression: 'gzip'; chunks: DiskChunk[]; wakeSet?: number[] };
   /** The post-boot saved state that matches the disk as shipped (gzip; sha256 of the raw bytes). */
   pristineState?: ImageFile & { compressedSize: number };
 }
@@ -68,6 +73,9 @@ export function parseManifest(value: unknown): ImageManifest {
     if (!Number.isInteger(c.index) || c.index <= last || c.index >= count) fail(`chunk index ${String(c.index)} out of order or range`);
     if (!HEX64.test(c.sha256) || typeof c.file !== 'string') fail(`chunk ${c.index} is incomplete`);
     last = c.index;
+  }
+  if (disk!.wakeSet !== undefined && (!Array.isArray(disk!.wakeSet) || !disk!.wakeSet.every((i) => disk!.chunks.some((c) => c.index === i)))) {
+    fail('disk.wakeSet names a chunk the disk does not list');
   }
   const state = m.pristineState as (ImageFile & { compressedSize: number }) | undefined;
   if (state !== undefined && (!state || typeof state.file !== 'string' || typeof state.size !== 'number' || !HEX64.test(state.sha256 ?? ''))) fail('pristineState is incomplete');
@@ -178,7 +186,7 @@ async function verify(bytes: Uint8Array, expected: string, what: string): Promis
   if (actual !== expected) throw new ImageError('checksum', `${what} is corrupt (sha256 ${actual.slice(0, 12)}…, expected ${expected.slice(0, 12)}…)`);
 }
 
-async function fetchOk(url: string, fetchFn: FetchLike = fetch): Promise<Response> {
+export async function fetchOk(url: string, fetchFn: FetchLike = fetch): Promise<Response> {
   let response: Response;
   try {
     response = await fetchFn(url);
@@ -201,7 +209,7 @@ async function fetchGzip(url: string, fetchFn?: FetchLike): Promise<Uint8Array> 
   return inflatedOnTheWay && !(bytes[0] === 0x1f && bytes[1] === 0x8b) ? bytes : gunzip(bytes);
 }
 
-async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
+export async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
   try {
     const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip'));
     return new Uint8Array(await new Response(stream).arrayBuffer());
@@ -210,7 +218,7 @@ async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
   }
 }
 
-async function withRetries<T>(attempts: number, what: string, run: () => Promise<T>): Promise<T> {
+export async function withRetries<T>(attempts: number, what: string, run: () => Promise<T>): Promise<T> {
   let lastError: unknown;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
@@ -235,6 +243,6 @@ function guardWrite(run: () => void): void {
   }
 }
 
-function joinUrl(base: string, path: string): string {
+export function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}/${path}`;
 }

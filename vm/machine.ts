@@ -3,7 +3,7 @@
 // watchdog.
 import { V86 } from 'v86';
 import { AgentClient, AgentError, type AgentInfo, type AgentTransport, type ExecOptions, type ExecRequest, type ExecResult } from './agent-client.ts';
-import type { SyncFileDisk } from './disk.ts';
+import type { MachineDisk } from './disk.ts';
 import { emulatorOptions } from './emulator-options.ts';
 import type { DnsNotice, VmNetwork } from './network.ts';
 import { attachOfflineNetwork } from './offline-network.ts';
@@ -73,7 +73,7 @@ export interface MachineHooks {
 
 export interface MachineOptions {
   files: MachineBootFiles;
-  disk: SyncFileDisk;
+  disk: MachineDisk;
   store: MachineStore;
   /** Where v86.wasm is (a file path in Node, a URL in the browser). */
   wasmPath: string;
@@ -246,6 +246,8 @@ export class Machine {
     try {
       await client.exec({ command: SYNC_AND_DROP, timeout: 60 });
       await emulator.stop();
+      // A read still waiting for its chunk would be lost with the state: let it land first.
+      await this.options.disk.settled?.();
       await this.options.hooks?.beforeSave?.();
       const state = await emulator.save_state();
       this.options.disk.flush();

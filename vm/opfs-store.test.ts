@@ -50,6 +50,9 @@ class Dir {
     const file = this.files.get(name)!;
     return { createSyncAccessHandle: async () => file.open() };
   }
+  async removeEntry(name: string) {
+    if (!this.files.delete(name)) throw new DOMException('missing', 'NotFoundError');
+  }
 }
 
 describe('openOpfsMachine', () => {

@@ -1,11 +1,14 @@
-// The machine's files in OPFS (dedicated worker only): stacks/<stackId>/.os/vm/{disk.img,
-// state.bin, machine.json} -- in the system space, so user space (/workspace) never lists them. machine.json is held open through a sync handle so a disk write can mark the
-// saved state stale synchronously.
+// The machine's files in OPFS (dedicated worker only): stacks/<stackId>/.os/vm/{overlay.data,
+// overlay.map, state.bin, machine.json} -- in the system space, so user space (/workspace) never
+// lists them. The overlay holds only the blocks this stack wrote (disk/overlay.ts); the rest of
+// the disk is the image's, shared by every stack under OPFS base/ (disk/base-chunks.ts).
+// machine.json is held open through a sync handle so a disk write can mark the saved state stale
+// synchronously.
 import { opfsSyncFile, type SyncAccessHandleLike, type SyncFile } from './disk.ts';
 import type { MachineStore } from './machine.ts';
 
 export interface MachineMeta {
-  /** The image recipe the disk was filled from; null while a fill is incomplete. */
+  /** The image recipe the overlay was made over; null while the first start is incomplete. */
   imageHash: string | null;
   /** The generation of state.bin, and the one the disk matches (null: moved on). */
   state: string | null;
@@ -15,7 +18,8 @@ export interface MachineMeta {
 type SyncHandleFile = FileSystemFileHandle & { createSyncAccessHandle(): Promise<SyncAccessHandleLike> };
 
 export interface OpfsMachineFiles {
-  disk: SyncFile;
+  /** The two files of the disk's overlay (disk/overlay.ts). */
+  overlay: { data: SyncFile; map: SyncFile };
   store: MachineStore;
   readMeta(): MachineMeta;
   writeMeta(meta: MachineMeta): void;
@@ -27,6 +31,11 @@ export interface OpfsMachineFiles {
 }
 
 const EMPTY_META: MachineMeta = { imageHash: null, state: null, disk: null };
+
+/** The image's disk chunks, shared by every stack of this browser: OPFS `base/`. */
+export async function openBaseDir(root: FileSystemDirectoryHandle): Promise<FileSystemDirectoryHandle> {
+  return root.getDirectoryHandle('base', { create: true });
+}
 
 /** Runs `open` until no other worker holds the files (NoModificationAllowedError), for up to `waitMs`. */
 async function whenReleased<T>(open: () => Promise<T>, waitMs: number): Promise<T> {
@@ -53,15 +62,19 @@ export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: 
   const system = await stack.getDirectoryHandle('.os', { create: true });
   const dir = await system.getDirectoryHandle('vm', { create: true });
   const open = async (name: string) => ((await dir.getFileHandle(name, { create: true })) as SyncHandleFile).createSyncAccessHandle();
-  const [diskHandle, metaHandle] = await whenReleased(async () => {
-    const disk = await open('disk.img');
+  const handles = await whenReleased(async () => {
+    const held: SyncAccessHandleLike[] = [];
     try {
-      return [disk, await open('machine.json')] as const;
+      for (const name of ['overlay.data', 'overlay.map', 'machine.json']) held.push(await open(name));
+      return held;
     } catch (error) {
-      disk.close(); // nothing stays half-open for the next try
+      for (const handle of held) handle.close(); // nothing stays half-open for the next try
       throw error;
     }
   }, waitMs);
+  const [dataHandle, mapHandle, metaHandle] = handles as [SyncAccessHandleLike, SyncAccessHandleLike, SyncAccessHandleLike];
+  // A whole raw disk from before the disk had layers: its stack starts over on the shared image.
+  await dir.removeEntry('disk.img').catch(() => {});
 
   const readMeta = (): MachineMeta => {
     const bytes = new Uint8Array(metaHandle.getSize());
@@ -110,15 +123,14 @@ export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: 
   };
 
   return {
-    disk: opfsSyncFile(diskHandle),
+    overlay: { data: opfsSyncFile(dataHandle), map: opfsSyncFile(mapHandle) },
     store,
     stackDir: stack,
     vmDir: dir,
     readMeta,
     writeMeta,
     close() {
-      diskHandle.close();
-      metaHandle.close();
+      for (const handle of handles) handle.close();
     },
   };
 }

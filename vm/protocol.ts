@@ -27,6 +27,19 @@ export type VmStatus =
   | MachineStatus
   | { state: 'downloading'; reason: FillReason; chunksDone: number; chunksTotal: number; bytesDone: number; bytesTotal: number };
 
+/**
+ * How much of the computer's system image this browser holds (the rest is fetched when first
+ * read): `complete` means the computer works offline. `paused`: offline or storage full (`error`).
+ */
+export interface VmAvailability {
+  state: 'downloading' | 'complete' | 'paused';
+  chunksDone: number;
+  chunksTotal: number;
+  bytesDone: number;
+  bytesTotal: number;
+  error?: string;
+}
+
 export interface VmError {
   code: string;
   message: string;
@@ -50,6 +63,13 @@ export interface VmApi {
    * `onStatus` (a Comlink.proxy) gets every status, download progress included.
    */
   start(options: VmStartOptions, onStatus?: (status: VmStatus) => void): Promise<VmResult<'woke' | 'booted'>>;
+  /**
+   * Fetches every chunk of the image this browser does not hold yet (also begun by itself after
+   * each start), without starting the computer; resolves when done or paused.
+   */
+  makeAvailableOffline(imageBaseUrl: string): Promise<VmResult<VmAvailability>>;
+  /** Adds a listener (a Comlink.proxy) for the offline download's progress. */
+  subscribeAvailability(listener: (availability: VmAvailability) => void): Promise<void>;
   /** Adds a status listener (a Comlink.proxy); it is called at once with the current status. */
   subscribeStatus(listener: (status: VmStatus) => void): Promise<void>;
   /**

@@ -1,5 +1,5 @@
-// VmApi over a fake OPFS (in memory) and a fake emulator: fill, boot, suspend, wake, image
-// change, quota. The real OPFS path needs a browser test (not written yet).
+// VmApi over a fake OPFS (in memory) and a fake emulator: first start, boot, suspend, wake, image
+// change, quota, the shared base and its offline download.
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { SyncAccessHandleLike } from './disk.ts';
@@ -61,19 +61,23 @@ class MemDir {
       createWritable: async () => {
         let next = new Uint8Array(0);
         return {
-          write: async (d: ArrayBuffer) => void (next = new Uint8Array(d.slice(0))),
+          write: async (d: ArrayBuffer | Uint8Array) => void (next = new Uint8Array(d.slice(0))),
           close: async () => void (file.data = next),
+          abort: async () => {},
         };
       },
     };
   }
   async removeEntry(name: string) {
-    this.files.delete(name);
+    if (!this.files.delete(name)) throw new DOMException('missing', 'NotFoundError');
+  }
+  async *keys() {
+    yield* this.files.keys();
   }
 }
 
-async function image(recipeHash: string) {
-  const chunkSize = 1024;
+async function image(recipeHash: string, wakeSet?: number[]) {
+  const chunkSize = 4096;
   const raw = new Uint8Array(chunkSize).fill(7);
   const sha = await sha256Hex(raw);
   const served = new Map<string, Uint8Array>([[`disk/${sha}.gzip`, gzipSync(raw)], ['f', new Uint8Array([1])]]);
@@ -82,10 +86,12 @@ async function image(recipeHash: string) {
     format: 1, recipeHash, cmdline: 'x', memoryMiB: 64,
     agent: { protocol: 1, virtioConsolePort: 1, guestDevice: '/dev/hvc1' },
     files: { kernel: f, initrd: f, bios: f, vgaBios: f },
-    disk: { size: 4 * chunkSize, chunkSize, compression: 'gzip', chunks: [{ index: 1, sha256: sha, file: `disk/${sha}.gzip`, compressedSize: 30 }] },
+    disk: { size: 4 * chunkSize, chunkSize, compression: 'gzip', chunks: [{ index: 1, sha256: sha, file: `disk/${sha}.gzip`, compressedSize: 30 }], ...(wakeSet ? { wakeSet } : {}) },
   };
   served.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
+  const requests: string[] = [];
   return async (url: string) => {
+    requests.push(url);
     const body = served.get(url.replace(/^img\//, ''));
     return body ? new Response(body as Uint8Array<ArrayBuffer>) : new Response('', { status: 404 });
   };
@@ -103,19 +109,22 @@ function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, crea
 }
 
 const vmDir = (root: MemDir) => root.dirs.get('stacks')!.dirs.get('s1')!.dirs.get('.os')!.dirs.get('vm')!;
+const baseFiles = (root: MemDir) => [...(root.dirs.get('base')?.files.keys() ?? [])];
 const meta = (root: MemDir) => JSON.parse(new TextDecoder().decode(vmDir(root).files.get('machine.json')!.data)) as Record<string, unknown>;
 
 describe('VmApi (fake OPFS, fake emulator)', () => {
-  it('fills on first start, boots, runs, suspends, and wakes in a new worker', async () => {
+  it('starts a stack on an empty overlay over the shared image, boots, runs, suspends, and wakes in a new worker', async () => {
     const root = new MemDir();
-    const fetchFn = await image('h1');
+    const fetchFn = await image('h1', [1]);
     const api = makeApi(root, fetchFn);
     const statuses: VmStatus[] = [];
     const started = await api.start({ imageBaseUrl: 'img', stackId: 's1' }, (s) => statuses.push(s));
     expect(started).toEqual({ ok: true, value: 'booted' });
-    expect(statuses.find((s) => s.state === 'downloading')).toMatchObject({ reason: 'first_start', chunksTotal: 1 });
-    const disk = vmDir(root).files.get('disk.img')!.data;
-    expect([disk.length, disk[0], disk[1024], disk[2048]]).toEqual([4096, 0, 7, 0]);
+    // The wake set is fetched before the start, into the base every stack shares.
+    expect(statuses.filter((s) => s.state === 'downloading').at(-1)).toMatchObject({ reason: 'first_start', chunksDone: 1, chunksTotal: 1 });
+    expect(baseFiles(root)).toHaveLength(1);
+    expect(vmDir(root).files.get('overlay.map')!.data.length).toBe(64); // nothing written yet
+    expect(vmDir(root).files.has('disk.img')).toBe(false);
     expect(meta(root).imageHash).toBe('h1');
 
     const out: string[] = [];
@@ -149,13 +158,39 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     const root = new MemDir();
     const dir = await (await root.getDirectoryHandle('stacks', { create: true })).getDirectoryHandle('s1', { create: true });
     const vm = await (await dir.getDirectoryHandle('.os', { create: true })).getDirectoryHandle('vm', { create: true });
-    await vm.getFileHandle('disk.img', { create: true });
-    vm.files.get('disk.img')!.quotaAt = 1500;
+    await vm.getFileHandle('overlay.data', { create: true });
+    vm.files.get('overlay.data')!.quotaAt = 1500;
     const api = makeApi(root, await image('h1'));
     const r = await api.start({ imageBaseUrl: 'img', stackId: 's1' });
-    expect(r).toMatchObject({ ok: false, error: { code: 'image_quota' } });
+    expect(r).toMatchObject({ ok: false, error: { code: 'image_quota', message: expect.stringMatching(/storage is full/) } });
     expect(meta(root).imageHash).toBeNull();
-    expect(vm.files.get('disk.img')!.data.length).toBe(0);
+  });
+
+  it('a stack from before the disk had layers starts over on the shared image and drops its raw disk', async () => {
+    const root = new MemDir();
+    const dir = await (await root.getDirectoryHandle('stacks', { create: true })).getDirectoryHandle('s1', { create: true });
+    const vm = await (await dir.getDirectoryHandle('.os', { create: true })).getDirectoryHandle('vm', { create: true });
+    await vm.getFileHandle('disk.img', { create: true });
+    vm.files.get('disk.img')!.data = new Uint8Array(8192).fill(1);
+    await vm.getFileHandle('machine.json', { create: true });
+    vm.files.get('machine.json')!.data = new TextEncoder().encode(JSON.stringify({ imageHash: 'old', state: 'g', disk: 'g' }));
+    const statuses: VmStatus[] = [];
+    const api = makeApi(root, await image('h1'));
+    expect(await api.start({ imageBaseUrl: 'img', stackId: 's1' }, (s) => statuses.push(s))).toEqual({ ok: true, value: 'booted' });
+    expect(statuses.find((s) => s.state === 'downloading')).toMatchObject({ reason: 'image_changed' });
+    expect(vm.files.has('disk.img')).toBe(false);
+    await api.shutdown();
+  });
+
+  it('downloads the rest of the image for offline use, with progress, without starting the computer', async () => {
+    const root = new MemDir();
+    const api = makeApi(root, await image('h1'));
+    const seen: string[] = [];
+    await api.subscribeAvailability((a) => seen.push(`${a.state} ${a.chunksDone}/${a.chunksTotal}`));
+    const result = await api.makeAvailableOffline('img');
+    expect(result).toEqual({ ok: true, value: expect.objectContaining({ state: 'complete', chunksDone: 1, chunksTotal: 1 }) });
+    expect(seen).toEqual(['downloading 0/1', 'complete 1/1', 'complete 1/1']);
+    expect(baseFiles(root)).toHaveLength(1);
   });
 
   it('saves on request only what changed since the last save (the page is being hidden)', async () => {

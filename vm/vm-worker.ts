@@ -3,15 +3,17 @@
 import * as Comlink from 'comlink';
 import wasmUrl from 'v86/build/v86.wasm?url';
 import { AgentError } from './agent-client.ts';
-import { SyncFileDisk } from './disk.ts';
-import { fetchImageFile, fetchManifest, fetchPristineState, fillDisk, ImageError, type ImageManifest } from './image.ts';
+import { BaseChunks, opfsChunkFiles, type BaseProgress } from './disk/base-chunks.ts';
+import { LayeredDisk } from './disk/layered-disk.ts';
+import { Overlay, OverlayError } from './disk/overlay.ts';
+import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, type ImageManifest } from './image.ts';
 import { Machine, MachineError, type EmulatorLike, type MachineBootFiles, type MachineOptions } from './machine.ts';
-import { openOpfsMachine, type OpfsMachineFiles } from './opfs-store.ts';
+import { openBaseDir, openOpfsMachine, type OpfsMachineFiles } from './opfs-store.ts';
 import { opfsWorkspaceStore, readJournal, writeJournal } from './opfs-workspace.ts';
 import { WorkspaceMirror, type Fs9pLike } from './workspace.ts';
 import { installDnsBridge, type DnsNotice } from './network.ts';
 import { createTrafficCounter } from './traffic.ts';
-import type { FillReason, VmApi, VmError, VmResult, VmStartOptions, VmStatus } from './protocol.ts';
+import type { FillReason, VmApi, VmAvailability, VmError, VmResult, VmStartOptions, VmStatus } from './protocol.ts';
 
 export interface VmWorkerDeps {
   storageRoot: () => Promise<FileSystemDirectoryHandle>;
@@ -47,6 +49,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   let flushTimer: ReturnType<typeof setInterval> | null = null;
   let checkpointing: Promise<unknown> | null = null;
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
+  let lastTyped = 0;
 
   // The guest's DNS goes to the proxy's resolver with the current network ticket.
   // Each refusal is told where the command came from: in the bash tool's result for the agent's
@@ -138,16 +141,27 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     };
     const boot: MachineBootFiles = { bios, vgaBios, kernel, cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
     files ??= await openOpfsMachine(await deps.storageRoot(), options.stackId);
+    const base = await baseFor(manifest, options.imageBaseUrl);
     const meta = files.readMeta();
-    const reason: FillReason | null =
-      forceFill ?? (meta.imageHash === null ? (files.disk.size > 0 ? 'incomplete' : 'first_start') : meta.imageHash !== manifest.recipeHash ? 'image_changed' : null);
-    if (reason) await fill(files, manifest, options.imageBaseUrl, reason);
+    let overlay: Overlay | null = null;
+    let reason: FillReason | null =
+      forceFill ?? (meta.imageHash === null ? (files.overlay.map.size > 0 ? 'incomplete' : 'first_start') : meta.imageHash !== manifest.recipeHash ? 'image_changed' : null);
+    if (!reason) {
+      try {
+        overlay = Overlay.open(files.overlay.data, files.overlay.map, manifest.disk.size);
+      } catch (error) {
+        if (!(error instanceof OverlayError)) throw error;
+        console.warn('the disk overlay is unreadable; the computer starts over from the image', error);
+        reason = 'incomplete';
+      }
+    }
+    if (reason) overlay = await fill(files, base, options.imageBaseUrl, reason);
     opened = { options, manifest, boot };
     const machineFiles = files;
     mirror = new WorkspaceMirror(opfsWorkspaceStore(machineFiles.stackDir));
     const next = new Machine({
       files: boot,
-      disk: new SyncFileDisk(machineFiles.disk, manifest.disk.size),
+      disk: new LayeredDisk(overlay!, base),
       store: machineFiles.store,
       wasmPath: deps.wasmPath ?? wasmUrl,
       ...(deps.wasmModule ? { wasmFn: instantiateFrom(deps.wasmModule) } : {}),
@@ -181,37 +195,84 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     };
   }
 
-  async function fill(target: OpfsMachineFiles, manifest: ImageManifest, baseUrl: string, reason: FillReason): Promise<void> {
-    // Mark incomplete first: a fill cut short (quota, closed tab) never looks like a valid disk.
+  /**
+   * A new disk for the stack: an empty overlay over the image, the chunks that waking and a first
+   * command read fetched into this browser (when not there already), and the image's pristine
+   * post-boot state, so the first start wakes in about a second. imageHash is recorded last: a
+   * start cut short (quota, closed tab) is begun again.
+   */
+  async function fill(target: OpfsMachineFiles, base: BaseChunks, baseUrl: string, reason: FillReason): Promise<Overlay> {
+    const manifest = base.manifest;
     target.writeMeta({ imageHash: null, state: null, disk: null });
     await target.store.clearState();
-    // The saved state is part of the download: progress counts its bytes too.
+    const overlay = guardStorage(() => Overlay.create(target.overlay.data, target.overlay.map, manifest.disk.size));
+    const wakeSet = manifest.disk.wakeSet ?? [];
     const stateBytes = manifest.pristineState?.compressedSize ?? 0;
-    let last = { chunksDone: 0, chunksTotal: manifest.disk.chunks.length + (stateBytes ? 1 : 0), bytesDone: 0, bytesTotal: 0 };
-    try {
-      await fillDisk(manifest, baseUrl, target.disk, {
-        fetch: deps.fetch,
-        onProgress: (p) => {
-          last = { chunksDone: p.chunksDone, chunksTotal: p.chunksTotal + (stateBytes ? 1 : 0), bytesDone: p.bytesDone, bytesTotal: p.bytesTotal + stateBytes };
-          emit({ state: 'downloading', reason, ...last });
-        },
-      });
-    } catch (error) {
-      try {
-        target.disk.truncate(0);
-      } catch {
-        // the storage is already failing; the meta says incomplete either way
-      }
-      throw error;
-    }
-    target.writeMeta({ imageHash: manifest.recipeHash, state: null, disk: null });
-    // The pristine post-boot state built with the image: the first start wakes instead of
-    // booting. It matches the freshly filled disk byte for byte, hence one generation for both.
+    const chunkBytes = wakeSet.reduce((n, i) => n + (base.chunkAt(i)?.compressedSize ?? 0), 0);
+    const total = { chunksTotal: wakeSet.length + (stateBytes ? 1 : 0), bytesTotal: chunkBytes + stateBytes };
+    emit({ state: 'downloading', reason, chunksDone: 0, bytesDone: 0, ...total });
+    await base.ensureStored(wakeSet, (done, _total, bytes) => emit({ state: 'downloading', reason, chunksDone: done, bytesDone: bytes, ...total }));
+    // The pristine state matches the image's disk byte for byte, hence one generation for both.
     const state = await fetchPristineState(manifest, baseUrl, { fetch: deps.fetch });
-    if (state) {
-      await target.store.writeState(state, `pristine-${manifest.recipeHash}`);
-      emit({ state: 'downloading', reason, chunksDone: last.chunksTotal, chunksTotal: last.chunksTotal, bytesDone: last.bytesTotal, bytesTotal: last.bytesTotal });
-    }
+    if (state) await target.store.writeState(state, `pristine-${manifest.recipeHash}`);
+    emit({ state: 'downloading', reason, chunksDone: total.chunksTotal, bytesDone: total.bytesTotal, ...total });
+    target.writeMeta({ ...target.readMeta(), imageHash: manifest.recipeHash });
+    return overlay;
+  }
+
+  // The image's chunks: one store per worker and image, shared through OPFS with every stack.
+  let baseChunks: BaseChunks | null = null;
+  const availabilityListeners = new Set<(availability: VmAvailability) => void>();
+  let availability: VmAvailability | null = null;
+  let downloading: Promise<void> | null = null;
+  let downloadAbort: AbortController | null = null;
+  const setAvailability = (next: VmAvailability) => {
+    availability = next;
+    for (const listener of availabilityListeners) listener(next);
+  };
+
+  async function baseFor(manifest: ImageManifest, baseUrl: string): Promise<BaseChunks> {
+    if (baseChunks?.manifest.recipeHash === manifest.recipeHash) return baseChunks;
+    const dir = await openBaseDir(await deps.storageRoot());
+    baseChunks = new BaseChunks(manifest, baseUrl, opfsChunkFiles(dir), {
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      onWaiting: (reason) => {
+        if (!reason) return;
+        const bytes = new TextEncoder().encode(`\r\n\x1b[33m[computer] ${reason}\x1b[0m\r\n`);
+        terminalListeners.forEach((listener) => listener(bytes));
+        recentNotices.push({ n: ++noticeCount, line: reason });
+      },
+    });
+    return baseChunks;
+  }
+
+  /**
+   * Fetches the rest of the image into this browser, two chunks at a time, so the computer works
+   * offline; progress goes to availability listeners. Stops quietly offline (tried again at the
+   * next start) and says so when storage is full.
+   */
+  function downloadRest(base: BaseChunks): Promise<void> {
+    if (downloading) return downloading;
+    downloadAbort = new AbortController();
+    const progress = (p: BaseProgress, state: VmAvailability['state'], error?: string) =>
+      setAvailability({ state, ...p, ...(error ? { error } : {}) });
+    // The user's work first: the download waits while a command runs or the terminal is in use
+    // (its chunks, inflated and checked, would take CPU from the emulator in this same worker).
+    const pace = async () => {
+      while (activeExecs > 0 || Date.now() - lastTyped < 3000) await new Promise((resolve) => setTimeout(resolve, 500));
+    };
+    downloading = base
+      .downloadAll((p) => progress(p, p.chunksDone === p.chunksTotal ? 'complete' : 'downloading'), downloadAbort.signal, pace)
+      .then((p) => progress(p, 'complete'))
+      .catch(async (error: unknown) => {
+        const p = await base.progress();
+        if (downloadAbort?.signal.aborted) return progress(p, 'paused');
+        progress(p, 'paused', toVmError(error).message);
+      })
+      .finally(() => {
+        downloading = null;
+      });
+    return downloading;
   }
 
   const api: VmApi = {
@@ -227,8 +288,20 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         wokeGeneration = (await files!.store.readGeneration()).state;
         const how = await machine.start();
         startFlushing();
+        if (baseChunks) void downloadRest(baseChunks);
         return how;
       });
+    },
+    async makeAvailableOffline(imageBaseUrl) {
+      return guard(async () => {
+        const base = await baseFor(await fetchManifest(imageBaseUrl, deps.fetch), imageBaseUrl);
+        await downloadRest(base);
+        return availability ?? { state: 'complete' as const, ...(await base.progress()) };
+      });
+    },
+    async subscribeAvailability(listener) {
+      availabilityListeners.add(listener);
+      if (availability) listener(availability);
     },
     async subscribeStatus(listener) {
       statusListeners.add(listener);
@@ -295,6 +368,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       return traffic.totals();
     },
     async terminalInput(bytes) {
+      lastTyped = Date.now();
       machine?.sendSerial(bytes);
       scheduleCheckpoint();
     },
@@ -331,12 +405,25 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     },
     async shutdown() {
       stopTimers();
+      downloadAbort?.abort();
       await mirror?.flush().catch(() => {});
       await machine?.shutdown();
       machine = null;
     },
   };
   return api;
+}
+
+/** Runs a synchronous write to the machine's files, naming a full storage as such. */
+function guardStorage<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (cause) {
+    if (cause instanceof Error && cause.name === 'QuotaExceededError') {
+      throw new ImageError('quota', "the browser's storage is full: the computer's disk does not fit", { cause });
+    }
+    throw cause;
+  }
 }
 
 /** Runs an operation, turning any failure into a plain VmError. Never rejects. */

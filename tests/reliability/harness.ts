@@ -3,10 +3,15 @@
 // and checking its databases with Debian's sqlite3 — outside the app, so the app cannot vouch for
 // itself.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { writeFully } from '../../vm/disk.ts';
+import { BLOCK_SIZE, Overlay } from '../../vm/disk/overlay.ts';
+import type { ImageManifest } from '../../vm/image.ts';
+import { openNodeSyncFile } from '../../vm/node-file.ts';
 import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
 
 export interface Browser {
@@ -146,21 +151,59 @@ export async function checkStackDatabases(page: Page, stack: string, transcriptS
   return { transcript: transcript.integrity, memory: memory.integrity, rows: transcript.rows };
 }
 
-/** The computer's disk as the killed browser left it: the largest file of the profile's OPFS. */
-export function diskImageIn(profile: string): string | null {
-  let best: { path: string; size: number } | null = null;
+/**
+ * The computer's disk as the killed browser left it, assembled in `scratch` the way the app reads
+ * it: the image's chunks (from `imageDir`, what the build served) under the stack's overlay,
+ * whose two files are found in the profile's OPFS by their headers (disk/overlay.ts). Null when
+ * the profile holds no overlay.
+ */
+export function diskImageIn(profile: string, scratch: string, imageDir = join(process.cwd(), 'vm-images', 'out', 'latest')): string | null {
+  const heads = new Map<string, { path: string; size: number; pairing: string }[]>([['SDOVMAP1', []], ['SDOVDAT1', []]]);
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.isFile()) {
-        const size = statSync(path).size;
-        if (!best || size > best.size) best = { path, size };
+      else if (entry.isFile() && statSync(path).size >= 64) {
+        const fd = openSync(path, 'r');
+        const head = Buffer.alloc(40);
+        readSync(fd, head, 0, 40, 0);
+        closeSync(fd);
+        heads.get(head.toString('latin1', 0, 8))?.push({ path, size: statSync(path).size, pairing: head.toString('hex', 24, 40) });
       }
     }
   };
   walk(join(profile, 'Default', 'File System'));
-  return (best as { path: string } | null)?.path ?? null;
+  // The stack whose overlay holds the most (the scenarios use one stack).
+  const data = heads.get('SDOVDAT1')!.sort((a, b) => b.size - a.size).find((d) => heads.get('SDOVMAP1')!.some((m) => m.pairing === d.pairing));
+  const map = data && heads.get('SDOVMAP1')!.find((m) => m.pairing === data.pairing);
+  if (!data || !map) return null;
+
+  const manifest = JSON.parse(readFileSync(join(imageDir, 'manifest.json'), 'utf8')) as ImageManifest;
+  const image = join(scratch, 'disk-assembled.img');
+  const out = openNodeSyncFile(image);
+  out.truncate(0);
+  out.truncate(manifest.disk.size);
+  for (const chunk of manifest.disk.chunks) writeFully(out, gunzipSync(readFileSync(join(imageDir, chunk.file))), chunk.index * manifest.disk.chunkSize);
+  // Copies: opening an overlay may trim a slot the map never recorded, and the profile stays as the browser left it.
+  copyFileSync(data.path, join(scratch, 'overlay.data'));
+  copyFileSync(map.path, join(scratch, 'overlay.map'));
+  const overlayData = openNodeSyncFile(join(scratch, 'overlay.data'));
+  const overlayMap = openNodeSyncFile(join(scratch, 'overlay.map'));
+  try {
+    const overlay = Overlay.open(overlayData, overlayMap, manifest.disk.size);
+    const block = new Uint8Array(BLOCK_SIZE);
+    for (const index of overlay.blocks()) {
+      overlay.read(index, block);
+      writeFully(out, block, index * BLOCK_SIZE);
+    }
+  } finally {
+    out.close();
+    overlayData.close();
+    overlayMap.close();
+    rmSync(join(scratch, 'overlay.data'), { force: true });
+    rmSync(join(scratch, 'overlay.map'), { force: true });
+  }
+  return image;
 }
 
 /**

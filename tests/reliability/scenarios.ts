@@ -639,8 +639,9 @@ export async function killDuringGuestWrite(target: Target, runs: number, seed: n
       await kill(browser);
       if ((await lastToolResult(target.fakeUrl)).includes('dd finished')) lateKills++;
 
-      const image = diskImageIn(profile);
-      const fsck = image ? checkDiskImage(image, scratch) : 'no disk image in the profile';
+      const image = diskImageIn(profile, scratch);
+      const fsck = image ? checkDiskImage(image, scratch) : 'no disk overlay in the profile';
+      if (image) rmSync(image, { force: true });
       if (fsck) {
         result.corrupt++;
         problems.push(`disk: ${fsck}`);

@@ -2,8 +2,9 @@
 // files and writes manifest.json last, so a directory with a manifest is complete. No served file
 // ends in .gz: static servers send those with Content-Encoding: gzip, and the browser would
 // inflate them before the checksum (and the kernel wants initrd.img as built).
-// Usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON [STATE]  (OUT_DIR already holds the boot
-// files; STATE is the pristine post-boot saved state that matches DISK_IMAGE, see prestate.ts)
+// Usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON [STATE [WAKE_SET]]  (OUT_DIR already holds
+// the boot files; STATE is the pristine post-boot saved state that matches DISK_IMAGE and WAKE_SET
+// the chunks waking it reads, see prestate.ts)
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -68,13 +69,18 @@ async function packState(outDir, statePath) {
 }
 
 async function main() {
-  const [outDir, diskPath, metaPath, statePath] = process.argv.slice(2);
+  const [outDir, diskPath, metaPath, statePath, wakeSetPath] = process.argv.slice(2);
   if (!metaPath) throw new Error('usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON [STATE]');
   const meta = JSON.parse(await readFile(metaPath, 'utf8'));
   const files = {};
   for (const [role, name] of Object.entries(BOOT_FILES)) files[role] = await describeFile(outDir, name);
   const disk = await packDisk(outDir, diskPath, meta.chunkSize);
   const pristineState = statePath ? await packState(outDir, statePath) : undefined;
+  if (wakeSetPath) {
+    // Only chunks the disk lists (a read of an all-zero chunk needs nothing fetched).
+    const listed = new Set(disk.chunks.map((c) => c.index));
+    disk.wakeSet = JSON.parse(await readFile(wakeSetPath, 'utf8')).filter((index) => listed.has(index));
+  }
   const manifest = {
     format: 1,
     recipeHash: meta.recipeHash,
@@ -95,9 +101,12 @@ async function main() {
   await writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n');
   await rename(tmp, join(outDir, 'manifest.json'));
   const stored = disk.chunks.reduce((sum, c) => sum + c.compressedSize, 0);
+  const wake = new Set(disk.wakeSet ?? []);
+  const wakeBytes = disk.chunks.filter((c) => wake.has(c.index)).reduce((sum, c) => sum + c.compressedSize, 0);
   console.error(
     `[pack-image] ${disk.chunks.length}/${disk.size / disk.chunkSize} chunks stored, ` +
-      `${(stored / 2 ** 20).toFixed(1)} MiB compressed`,
+      `${(stored / 2 ** 20).toFixed(1)} MiB compressed; wake set ${wake.size} chunks, ${(wakeBytes / 2 ** 20).toFixed(1)} MiB` +
+      (pristineState ? `; state ${(pristineState.compressedSize / 2 ** 20).toFixed(1)} MiB` : ''),
   );
 }
 

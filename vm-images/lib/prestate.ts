@@ -2,16 +2,23 @@
 // browser uses) and saves the post-boot state, so a user's first start wakes in about a second
 // instead of cold booting. The disk is written in place: the image ships the post-boot disk
 // with the state that matches it byte for byte.
-// Usage (from the repository root): npx tsx vm-images/lib/prestate.ts BOOT_DIR DISK_IMAGE OUT_STATE MEMORY_MIB CMDLINE
+//
+// Then it wakes that state once more on a copy-on-write view of the disk (the disk file stays as
+// saved) and does what a user's first minute does -- the agent's ping and clock, a terminal, a
+// first command in /workspace -- and writes the disk chunks those reads touched (WAKE_SET, a JSON
+// array of chunk indices for CHUNK_SIZE-byte chunks). The app fetches those before the first
+// start and the rest on demand, so a first shell needs a few MB, not the whole image.
+// Usage (from the repository root):
+//   npx tsx vm-images/lib/prestate.ts BOOT_DIR DISK_IMAGE OUT_STATE MEMORY_MIB CMDLINE WAKE_SET CHUNK_SIZE
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SyncFileDisk } from '../../vm/disk.ts';
+import { readFully, SyncFileDisk, type MachineDisk, type SyncFile } from '../../vm/disk.ts';
 import { Machine, type MachineStore } from '../../vm/machine.ts';
 import { openNodeSyncFile } from '../../vm/node-file.ts';
 
-const [bootDir, diskPath, outState, memoryMiB, cmdline] = process.argv.slice(2);
-if (!cmdline) {
-  console.error('usage: tsx prestate.ts BOOT_DIR DISK_IMAGE OUT_STATE MEMORY_MIB CMDLINE');
+const [bootDir, diskPath, outState, memoryMiB, cmdline, wakeSetPath, chunkSizeArg] = process.argv.slice(2);
+if (!chunkSizeArg) {
+  console.error('usage: tsx prestate.ts BOOT_DIR DISK_IMAGE OUT_STATE MEMORY_MIB CMDLINE WAKE_SET CHUNK_SIZE');
   process.exit(2);
 }
 
@@ -31,15 +38,92 @@ const store: MachineStore = {
   clearState: async () => {},
 };
 
+/**
+ * The disk file seen through a copy-on-write layer: the guest's writes stay in memory, and every
+ * chunk a read (or a partial write) touches is recorded.
+ */
+class RecordingDisk implements MachineDisk {
+  readonly byteLength: number;
+  onload: ((event: object) => void) | undefined = undefined;
+  dirty = false;
+  onFirstWrite: (() => void) | undefined = undefined;
+  readonly touched = new Set<number>();
+  private readonly written = new Map<number, Uint8Array>();
+
+  constructor(private readonly file: SyncFile, private readonly chunkSize: number) {
+    this.byteLength = file.size;
+  }
+  load() {
+    this.onload?.({});
+  }
+  get(offset: number, len: number, callback: (bytes: Uint8Array) => void) {
+    const out = new Uint8Array(len);
+    for (let sector = offset / 512; sector < (offset + len) / 512; sector++) {
+      const into = out.subarray(sector * 512 - offset, sector * 512 - offset + 512);
+      const mine = this.written.get(sector);
+      if (mine) into.set(mine);
+      else {
+        this.touched.add(Math.floor((sector * 512) / this.chunkSize));
+        readFully(this.file, into, sector * 512);
+      }
+    }
+    callback(out);
+  }
+  get_from_cache(offset: number, len: number) {
+    let bytes = new Uint8Array(0);
+    this.get(offset, len, (b) => (bytes = b));
+    return bytes;
+  }
+  get_and_cache(offset: number, len: number, callback: (bytes: Uint8Array) => void) {
+    this.get(offset, len, callback);
+  }
+  set(offset: number, bytes: Uint8Array, callback: () => void) {
+    this.dirty = true;
+    for (let at = 0; at < bytes.length; at += 512) this.written.set((offset + at) / 512, bytes.slice(at, at + 512));
+    callback();
+  }
+  get_buffer(callback: (buffer: ArrayBuffer | undefined) => void) {
+    callback(undefined);
+  }
+  get_state() {
+    return [];
+  }
+  set_state() {}
+  clearDirty() {
+    this.dirty = false;
+  }
+  flush() {}
+}
+
 const file = openNodeSyncFile(diskPath!);
-const machine = new Machine({
-  files: { bios: read('bios.bin'), vgaBios: read('vgabios.bin'), kernel: read('bzImage'), initrd: read('initrd.img'), cmdline, memoryMiB: Number(memoryMiB), agentPort: 1 },
-  disk: new SyncFileDisk(file),
-  store,
-  wasmPath: join(import.meta.dirname, '..', '..', 'node_modules', 'v86', 'build', 'v86.wasm'),
-  watchdog: false,
-  bootTimeoutMs: 600_000,
-});
+const bootFiles = { bios: read('bios.bin'), vgaBios: read('vgabios.bin'), kernel: read('bzImage'), initrd: read('initrd.img'), cmdline, memoryMiB: Number(memoryMiB), agentPort: 1 };
+const wasmPath = join(import.meta.dirname, '..', '..', 'node_modules', 'v86', 'build', 'v86.wasm');
+const machine = new Machine({ files: bootFiles, disk: new SyncFileDisk(file), store, wasmPath, watchdog: false, bootTimeoutMs: 600_000 });
+
+/** Wakes the saved state on a copy-on-write view and returns the chunks a first minute reads. */
+async function recordWakeSet(state: ArrayBuffer): Promise<number[]> {
+  const disk = new RecordingDisk(file, Number(chunkSizeArg));
+  const wakeStore: MachineStore = {
+    readState: async () => state,
+    writeState: async () => {},
+    readGeneration: async () => ({ state: 'saved', disk: 'saved' }),
+    markDiskDirty: () => {},
+    clearState: async () => {},
+  };
+  const woken = new Machine({ files: bootFiles, disk, store: wakeStore, wasmPath, watchdog: false });
+  try {
+    if ((await woken.start()) !== 'woke') throw new Error('the saved state did not wake');
+    // A terminal opening (its size set, a prompt asked for) and a first command in /workspace.
+    await woken.agent?.resize(24, 80, '/dev/ttyS0');
+    woken.sendSerial(new TextEncoder().encode('\r'));
+    const first = await woken.exec({ command: 'cd /workspace && ls -la && cat /etc/os-release >/dev/null && echo ok', timeout: 60 });
+    if (first.stdout?.trim().split('\n').at(-1) !== 'ok') throw new Error(`the first command failed: ${first.stderr ?? ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 2000)); // the prompt, whatever it reads
+    return [...disk.touched].sort((a, b) => a - b);
+  } finally {
+    await woken.shutdown();
+  }
+}
 
 const started = performance.now();
 try {
@@ -56,6 +140,9 @@ try {
   console.error(
     `[prestate] booted in ${((booted - started) / 1000).toFixed(1)} s, state ${((saved as ArrayBuffer).byteLength / 2 ** 20).toFixed(1)} MiB`,
   );
+  const wakeSet = await recordWakeSet(saved);
+  writeFileSync(wakeSetPath!, JSON.stringify(wakeSet));
+  console.error(`[prestate] a wake and a first command read ${wakeSet.length} chunks of ${Number(chunkSizeArg) / 2 ** 20} MiB`);
 } catch (error) {
   console.error(`[prestate] ${error instanceof Error ? error.message : String(error)}`);
   await machine.shutdown();

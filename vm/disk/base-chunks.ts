@@ -1,0 +1,303 @@
+// The machine image's disk as a content-addressed store shared by every stack: each chunk the
+// manifest lists is kept once per browser, gzip as shipped, under OPFS `base/<sha256>`, fetched
+// the first time any stack reads it (or by the background download). Reads inflate a chunk and
+// keep the last few inflated in memory.
+import { fetchOk, gunzip, ImageError, joinUrl, sha256Hex, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
+
+/** Where the chunks are kept: OPFS `base/` in the browser, a folder or a Map in tests. */
+export interface ChunkFiles {
+  /** The stored gzip bytes, or null when absent. */
+  read(sha256: string): Promise<Uint8Array | null>;
+  /** Stores a chunk whole or not at all. */
+  write(sha256: string, gzip: Uint8Array): Promise<void>;
+  remove(sha256: string): Promise<void>;
+  list(): Promise<Set<string>>;
+}
+
+/** OPFS `base/`: one file per chunk, written through a swap file so a cut write leaves nothing. */
+export function opfsChunkFiles(dir: FileSystemDirectoryHandle): ChunkFiles {
+  return {
+    async read(sha256) {
+      try {
+        const file = await (await dir.getFileHandle(sha256)).getFile();
+        return new Uint8Array(await file.arrayBuffer());
+      } catch {
+        return null;
+      }
+    },
+    async write(sha256, gzip) {
+      const writable = await (await dir.getFileHandle(sha256, { create: true })).createWritable();
+      try {
+        await writable.write(gzip as Uint8Array<ArrayBuffer>);
+        await writable.close();
+      } catch (error) {
+        await writable.abort().catch(() => {});
+        await dir.removeEntry(sha256).catch(() => {});
+        throw error;
+      }
+    },
+    async remove(sha256) {
+      await dir.removeEntry(sha256).catch(() => {});
+    },
+    async list() {
+      const names = new Set<string>();
+      for await (const name of (dir as unknown as { keys(): AsyncIterable<string> }).keys()) names.add(name);
+      return names;
+    },
+  };
+}
+
+export interface BaseProgress {
+  /** Chunks of the image stored in this browser, of all it lists (identical chunks count once). */
+  chunksDone: number;
+  chunksTotal: number;
+  bytesDone: number;
+  bytesTotal: number;
+}
+
+export interface BaseChunksOptions {
+  fetch?: FetchLike;
+  /** Bytes of inflated chunks kept in memory (default 24 MiB). */
+  cacheBytes?: number;
+  /**
+   * A read the guest is waiting for cannot get its chunk (offline, or the server fails): called
+   * with why, then with null once it arrived. The read waits and retries; the guest never gets
+   * bytes that are not the image's.
+   */
+  onWaiting?: (reason: string | null) => void;
+  /** First and longest pause between tries of a chunk a read waits for (ms). */
+  retryMs?: [number, number];
+}
+
+export class BaseChunks {
+  private readonly byIndex = new Map<number, DiskChunk>();
+  private readonly unique = new Map<string, DiskChunk>();
+  private readonly cache = new Map<number, Uint8Array>();
+  private readonly loading = new Map<number, Promise<Uint8Array>>();
+  private readonly storing = new Map<string, Promise<Uint8Array>>();
+  private stored: Set<string> | null = null;
+  private waiting = 0;
+  /** Bytes fetched from the image's server by this instance (benchmarks). */
+  fetchedBytes = 0;
+
+  constructor(
+    readonly manifest: ImageManifest,
+    private readonly baseUrl: string,
+    private readonly files: ChunkFiles,
+    private readonly options: BaseChunksOptions = {},
+  ) {
+    for (const chunk of manifest.disk.chunks) {
+      this.byIndex.set(chunk.index, chunk);
+      if (!this.unique.has(chunk.sha256)) this.unique.set(chunk.sha256, chunk);
+    }
+  }
+
+  get chunkSize(): number {
+    return this.manifest.disk.chunkSize;
+  }
+
+  /** The chunk at an index, or undefined where the image is all zeros. */
+  chunkAt(index: number): DiskChunk | undefined {
+    return this.byIndex.get(index);
+  }
+
+  /** The inflated chunk if it is in memory now. */
+  peek(index: number): Uint8Array | null {
+    const bytes = this.cache.get(index);
+    if (!bytes) return null;
+    this.cache.delete(index); // most recently used last
+    this.cache.set(index, bytes);
+    return bytes;
+  }
+
+  /**
+   * The inflated chunk: from memory, from the store, or fetched (then stored). A guest read
+   * (`wait`) retries until it has it; otherwise a failed fetch throws ImageError.
+   */
+  load(index: number, wait = false): Promise<Uint8Array> {
+    const cached = this.peek(index);
+    if (cached) return Promise.resolve(cached);
+    const chunk = this.byIndex.get(index);
+    if (!chunk) return Promise.resolve(new Uint8Array(this.chunkSize));
+    let pending = this.loading.get(index);
+    if (!pending) {
+      pending = (wait ? this.untilLoaded(chunk) : this.obtain(chunk)).then(
+        (bytes) => {
+          this.remember(index, bytes);
+          return bytes;
+        },
+      );
+      const settled = pending.finally(() => this.loading.delete(index));
+      settled.catch(() => {});
+      this.loading.set(index, pending);
+    }
+    return pending;
+  }
+
+  /** Makes sure chunks are stored in this browser (not kept in memory). */
+  async ensureStored(indices: Iterable<number>, onProgress?: (done: number, total: number, bytes: number) => void): Promise<void> {
+    const stored = await this.storedSet();
+    const wanted = [...new Set([...indices].map((i) => this.byIndex.get(i)).filter((c): c is DiskChunk => !!c && !stored.has(c.sha256)))];
+    let done = 0;
+    let bytes = 0;
+    onProgress?.(0, wanted.length, 0);
+    await parallel(wanted, 4, async (chunk) => {
+      await this.fetchAndStore(chunk);
+      done++;
+      bytes += chunk.compressedSize;
+      onProgress?.(done, wanted.length, bytes);
+    });
+  }
+
+  /** How much of the image this browser holds. */
+  async progress(): Promise<BaseProgress> {
+    const stored = await this.storedSet();
+    const progress: BaseProgress = { chunksDone: 0, chunksTotal: this.unique.size, bytesDone: 0, bytesTotal: 0 };
+    for (const chunk of this.unique.values()) {
+      progress.bytesTotal += chunk.compressedSize;
+      if (stored.has(chunk.sha256)) {
+        progress.chunksDone++;
+        progress.bytesDone += chunk.compressedSize;
+      }
+    }
+    return progress;
+  }
+
+  /**
+   * Fetches and stores every chunk this browser does not hold yet, two at a time, the wake set
+   * first. Stops at the first failure (thrown: offline, storage full) or when `signal` aborts.
+   * `pace` is awaited before each chunk (the caller holds the download back while the user works).
+   */
+  async downloadAll(onProgress?: (progress: BaseProgress) => void, signal?: AbortSignal, pace?: () => Promise<void>): Promise<BaseProgress> {
+    const stored = await this.storedSet();
+    const first = new Set(this.manifest.disk.wakeSet ?? []);
+    const missing = [...this.unique.values()]
+      .filter((c) => !stored.has(c.sha256))
+      .sort((a, b) => Number(first.has(b.index)) - Number(first.has(a.index)) || a.index - b.index);
+    const progress = await this.progress();
+    onProgress?.({ ...progress });
+    await parallel(missing, 2, async (chunk) => {
+      await pace?.();
+      signal?.throwIfAborted();
+      if ((await this.storedSet()).has(chunk.sha256)) return;
+      await this.fetchAndStore(chunk);
+      progress.chunksDone++;
+      progress.bytesDone += chunk.compressedSize;
+      onProgress?.({ ...progress });
+    });
+    return progress;
+  }
+
+  private async storedSet(): Promise<Set<string>> {
+    this.stored ??= await this.files.list();
+    return this.stored;
+  }
+
+  private remember(index: number, bytes: Uint8Array): void {
+    this.cache.set(index, bytes);
+    const limit = Math.max(4, Math.floor((this.options.cacheBytes ?? 24 * 2 ** 20) / this.chunkSize));
+    while (this.cache.size > limit) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  /** From the store when it holds a good copy, else from the server (and stored). */
+  private async obtain(chunk: DiskChunk): Promise<Uint8Array> {
+    const stored = await this.storedSet();
+    if (stored.has(chunk.sha256)) {
+      const packed = await this.files.read(chunk.sha256);
+      const raw = packed && (await gunzip(packed).catch(() => null));
+      if (raw && raw.length === this.expectedLength(chunk)) return raw;
+      // Gone or damaged (cleared by the browser, a cut write): fetched again.
+      stored.delete(chunk.sha256);
+      await this.files.remove(chunk.sha256);
+    }
+    return this.fetchAndStore(chunk);
+  }
+
+  private async untilLoaded(chunk: DiskChunk): Promise<Uint8Array> {
+    const [first, longest] = this.options.retryMs ?? [1000, 15_000];
+    let pause = first;
+    let reported = false;
+    try {
+      for (;;) {
+        try {
+          return await this.obtain(chunk);
+        } catch (error) {
+          if (!(error instanceof ImageError) || error.code === 'quota' || error.code === 'write_failed') throw error;
+          if (!reported) {
+            reported = true;
+            this.waiting++;
+            const why = navigatorOnline() === false ? 'this device is offline' : error.message;
+            this.options.onWaiting?.(`part of the computer's system disk is not in this browser yet and cannot be fetched (${why}): the program reading it waits until it can be`);
+          }
+          await new Promise((resolve) => setTimeout(resolve, pause));
+          pause = Math.min(pause * 2, longest);
+        }
+      }
+    } finally {
+      if (reported && --this.waiting === 0) this.options.onWaiting?.(null);
+    }
+  }
+
+  /** One fetch of a chunk at a time, however many reads want it. */
+  private fetchAndStore(chunk: DiskChunk): Promise<Uint8Array> {
+    let pending = this.storing.get(chunk.sha256);
+    if (!pending) {
+      pending = this.fetchChunk(chunk).finally(() => this.storing.delete(chunk.sha256));
+      this.storing.set(chunk.sha256, pending);
+    }
+    return pending;
+  }
+
+  private async fetchChunk(chunk: DiskChunk): Promise<Uint8Array> {
+    const url = joinUrl(this.baseUrl, chunk.file);
+    const response = await fetchOk(url, this.options.fetch);
+    const body = new Uint8Array(await response.arrayBuffer());
+    this.fetchedBytes += body.length;
+    const isGzip = body[0] === 0x1f && body[1] === 0x8b;
+    // A server that sent it with Content-Encoding: gzip had the browser inflate it on the way.
+    const raw = isGzip ? await gunzip(body) : body;
+    if (raw.length !== this.expectedLength(chunk)) throw new ImageError('checksum', `disk chunk ${chunk.index} has ${raw.length} bytes`);
+    const actual = await sha256Hex(raw);
+    if (actual !== chunk.sha256) throw new ImageError('checksum', `disk chunk ${chunk.index} is corrupt (sha256 ${actual.slice(0, 12)}…)`);
+    const packed = isGzip ? body : await gzip(raw);
+    try {
+      await this.files.write(chunk.sha256, packed);
+    } catch (cause) {
+      if (cause instanceof Error && cause.name === 'QuotaExceededError') {
+        throw new ImageError('quota', "the browser's storage is full: the computer's system disk does not fit", { cause });
+      }
+      throw new ImageError('write_failed', `could not store the computer's system disk: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    }
+    (await this.storedSet()).add(chunk.sha256);
+    return raw;
+  }
+
+  private expectedLength(chunk: DiskChunk): number {
+    return Math.min(this.chunkSize, this.manifest.disk.size - chunk.index * this.chunkSize);
+  }
+}
+
+async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+function navigatorOnline(): boolean | undefined {
+  return (globalThis as { navigator?: { onLine?: boolean } }).navigator?.onLine;
+}
+
+async function parallel<T>(items: T[], width: number, run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const lanes = Array.from({ length: Math.min(width, items.length) }, async () => {
+    while (!failed && next < items.length) {
+      try {
+        await run(items[next++]!);
+      } catch (error) {
+        failed = true; // the other lanes stop after their current item
+        throw error;
+      }
+    }
+  });
+  await Promise.all(lanes);
+}

@@ -1,0 +1,274 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import type { SyncFile } from '../disk.ts';
+import type { ImageManifest } from '../image.ts';
+import { BaseChunks, type ChunkFiles } from './base-chunks.ts';
+import { LayeredDisk } from './layered-disk.ts';
+import { BLOCK_SIZE, Overlay, OverlayError } from './overlay.ts';
+
+/** A growable in-memory file with the SyncFile interface. */
+function memoryFile(): SyncFile & { bytes(): Uint8Array } {
+  let data = new Uint8Array(0);
+  let size = 0;
+  const grow = (to: number) => {
+    if (to <= data.length) return;
+    const next = new Uint8Array(Math.max(to, data.length * 2));
+    next.set(data.subarray(0, size));
+    data = next;
+  };
+  return {
+    read(buffer, at) {
+      const n = Math.max(0, Math.min(buffer.length, size - at));
+      buffer.set(data.subarray(at, at + n));
+      return n;
+    },
+    write(buffer, at) {
+      grow(at + buffer.length);
+      data.set(buffer, at);
+      size = Math.max(size, at + buffer.length);
+      return buffer.length;
+    },
+    flush() {},
+    get size() {
+      return size;
+    },
+    truncate(to) {
+      grow(to);
+      if (to < size) data.fill(0, to, size);
+      size = to;
+    },
+    close() {},
+    bytes: () => data.slice(0, size),
+  };
+}
+
+const CHUNK = 64 * 1024;
+const DISK = 8 * CHUNK;
+
+/** An image of 8 chunks: 0-3 and 6 hold random bytes, 4, 5 and 7 are zeros (not listed). */
+function image() {
+  const disk = new Uint8Array(DISK);
+  const served = new Map<string, Uint8Array>();
+  const chunks: ImageManifest['disk']['chunks'] = [];
+  for (const index of [0, 1, 2, 3, 6]) {
+    const raw = randomBytes(CHUNK);
+    disk.set(raw, index * CHUNK);
+    const sha256 = createHash('sha256').update(raw).digest('hex');
+    const packed = gzipSync(raw);
+    served.set(`base/disk/${sha256}.gzip`, packed);
+    chunks.push({ index, sha256, file: `disk/${sha256}.gzip`, compressedSize: packed.length });
+  }
+  const manifest = { recipeHash: 'r1', disk: { size: DISK, chunkSize: CHUNK, compression: 'gzip', chunks, wakeSet: [3] } } as unknown as ImageManifest;
+  return { disk, served, manifest };
+}
+
+function memoryChunkFiles(): ChunkFiles & { map: Map<string, Uint8Array> } {
+  const map = new Map<string, Uint8Array>();
+  return {
+    map,
+    read: async (sha) => map.get(sha) ?? null,
+    write: async (sha, bytes) => void map.set(sha, bytes.slice()),
+    remove: async (sha) => void map.delete(sha),
+    list: async () => new Set(map.keys()),
+  };
+}
+
+function server(served: Map<string, Uint8Array>) {
+  const requests: string[] = [];
+  let down = false;
+  const fetch = async (url: string) => {
+    requests.push(url);
+    if (down) throw new TypeError('Failed to fetch');
+    const body = served.get(url);
+    return body ? new Response(body as Uint8Array<ArrayBuffer>) : new Response('missing', { status: 404 });
+  };
+  return { fetch, requests, setDown: (value: boolean) => (down = value) };
+}
+
+function setup() {
+  const img = image();
+  const srv = server(img.served);
+  const files = memoryChunkFiles();
+  const waits: (string | null)[] = [];
+  const base = new BaseChunks(img.manifest, 'base', files, { fetch: srv.fetch, onWaiting: (r) => waits.push(r), retryMs: [5, 20] });
+  const data = memoryFile();
+  const map = memoryFile();
+  const overlay = Overlay.create(data, map, DISK);
+  const disk = new LayeredDisk(overlay, base);
+  return { ...img, imageBytes: img.disk, srv, files, base, data, map, overlay, disk, waits };
+}
+
+const read = (disk: LayeredDisk, offset: number, len: number) => new Promise<Uint8Array>((resolve) => disk.get(offset, len, resolve));
+const write = (disk: LayeredDisk, offset: number, bytes: Uint8Array) => new Promise<void>((resolve) => disk.set(offset, bytes, resolve));
+
+describe('Overlay', () => {
+  it('keeps written blocks across a reopen and packs them one after another', () => {
+    const data = memoryFile();
+    const map = memoryFile();
+    const overlay = Overlay.create(data, map, DISK);
+    const a = new Uint8Array(BLOCK_SIZE).fill(7);
+    const b = new Uint8Array(BLOCK_SIZE).fill(9);
+    overlay.write(100, a);
+    overlay.write(3, b);
+    overlay.write(100, new Uint8Array([1, 2, 3]), 10); // in place
+    expect(overlay.blockCount).toBe(2);
+    expect(data.size).toBe(4096 + 2 * BLOCK_SIZE);
+
+    const again = Overlay.open(data, map, DISK);
+    expect([...again.blocks()]).toEqual([3, 100]);
+    const out = new Uint8Array(BLOCK_SIZE);
+    again.read(100, out);
+    expect([...out.subarray(8, 14)]).toEqual([7, 7, 1, 2, 3, 7]);
+    again.read(3, out);
+    expect(out.every((v) => v === 9)).toBe(true);
+    expect(again.has(4)).toBe(false);
+  });
+
+  it('forgets a block whose map entry never reached the file, and a slot whose data was cut', () => {
+    const data = memoryFile();
+    const map = memoryFile();
+    const overlay = Overlay.create(data, map, DISK);
+    overlay.write(1, new Uint8Array(BLOCK_SIZE).fill(1));
+    overlay.write(2, new Uint8Array(BLOCK_SIZE).fill(2));
+    // Killed after block 2's data and before its map entry:
+    map.truncate(map.size - 4);
+    let again = Overlay.open(data, map, DISK);
+    expect([...again.blocks()]).toEqual([1]);
+    expect(data.size).toBe(4096 + BLOCK_SIZE); // the orphan slot is dropped
+    again.write(5, new Uint8Array(BLOCK_SIZE).fill(5));
+    // Killed with block 5's data half written after its entry was (not the order we write, but
+    // a torn file must still not be trusted):
+    data.truncate(data.size - 100);
+    again = Overlay.open(data, map, DISK);
+    expect([...again.blocks()]).toEqual([1]);
+  });
+
+  it('refuses files of another disk or that do not belong together', () => {
+    const data = memoryFile();
+    const map = memoryFile();
+    Overlay.create(data, map, DISK);
+    expect(() => Overlay.open(data, map, DISK * 2)).toThrow(OverlayError);
+    const other = memoryFile();
+    Overlay.create(other, memoryFile(), DISK);
+    expect(() => Overlay.open(other, map, DISK)).toThrow(/do not belong together/);
+    const junk = memoryFile();
+    junk.write(new Uint8Array(100).fill(65), 0);
+    expect(() => Overlay.open(data, junk, DISK)).toThrow(/bad magic/);
+  });
+});
+
+describe('LayeredDisk', () => {
+  it('reads the image through its chunks, zeros where the image lists none, fetching each chunk once', async () => {
+    const s = setup();
+    const whole = await read(s.disk, 0, DISK);
+    expect(Buffer.from(whole).equals(Buffer.from(s.imageBytes))).toBe(true);
+    expect(s.srv.requests.length).toBe(5); // the five listed chunks, once each
+    await read(s.disk, CHUNK * 6 + 10, 100);
+    expect(s.srv.requests.length).toBe(5);
+  });
+
+  it('keeps what the guest wrote, merging a partial block with the image around it', async () => {
+    const s = setup();
+    const sector = new Uint8Array(512).fill(0xab);
+    await write(s.disk, CHUNK + 1024, sector); // inside chunk 1, not block-aligned
+    expect(s.disk.dirty).toBe(true);
+    const expected = imageOf(s).slice(CHUNK, CHUNK + BLOCK_SIZE);
+    expected.set(sector, 1024);
+    expect(Buffer.from(await read(s.disk, CHUNK, BLOCK_SIZE)).equals(Buffer.from(expected))).toBe(true);
+    // Only that one block is the stack's
+    expect([...s.overlay.blocks()]).toEqual([CHUNK / BLOCK_SIZE]);
+    // A whole block into a zero chunk needs no fetch
+    const before = s.srv.requests.length;
+    await write(s.disk, 4 * CHUNK, new Uint8Array(BLOCK_SIZE).fill(1));
+    expect(s.srv.requests.length).toBe(before);
+    expect((await read(s.disk, 4 * CHUNK + BLOCK_SIZE - 2, 4))).toEqual(new Uint8Array([1, 1, 0, 0]));
+  });
+
+  it('answers a read issued right after a write with that write, even while the write waits for its chunk', async () => {
+    const s = setup();
+    const done: string[] = [];
+    s.disk.set(2 * CHUNK + 512, new Uint8Array(512).fill(5), () => done.push('write'));
+    const result = read(s.disk, 2 * CHUNK, 2048).then((bytes) => (done.push('read'), bytes));
+    const bytes = await result;
+    expect(done).toEqual(['write', 'read']);
+    expect(bytes.subarray(512, 1024).every((v) => v === 5)).toBe(true);
+    expect(Buffer.from(bytes.subarray(0, 512)).equals(Buffer.from(imageOf(s).subarray(2 * CHUNK, 2 * CHUNK + 512)))).toBe(true);
+    await s.disk.settled();
+  });
+
+  it('copies what it writes later: v86 reuses its buffer', async () => {
+    const s = setup();
+    const buffer = new Uint8Array(512).fill(3);
+    const pending = write(s.disk, 3 * CHUNK + 512, buffer);
+    buffer.fill(4); // v86's next command
+    await pending;
+    expect((await read(s.disk, 3 * CHUNK + 512, 512)).every((v) => v === 3)).toBe(true);
+  });
+
+  it('makes a read wait while its chunk cannot be fetched, says why, and never hands out other bytes', async () => {
+    const s = setup();
+    s.srv.setDown(true);
+    let got: Uint8Array | null = null;
+    s.disk.get(6 * CHUNK, 1024, (bytes) => (got = bytes));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(got).toBeNull();
+    expect(s.waits[0]).toMatch(/not in this browser yet and cannot be fetched/);
+    let settled = false;
+    void s.disk.settled().then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(settled).toBe(false); // a save waits for it too
+    s.srv.setDown(false);
+    await vi_waitFor(() => got !== null);
+    expect(Buffer.from(got!).equals(Buffer.from(imageOf(s).subarray(6 * CHUNK, 6 * CHUNK + 1024)))).toBe(true);
+    expect(s.waits.at(-1)).toBeNull();
+    await s.disk.settled();
+  });
+
+  it('stores chunks compressed, refetches a damaged one, and refuses a chunk whose checksum is wrong', async () => {
+    const s = setup();
+    await read(s.disk, 0, 512);
+    const [sha] = [...s.files.map.keys()];
+    expect(s.files.map.get(sha!)![0]).toBe(0x1f); // gzip as shipped
+    // Damaged in storage: a new reader fetches it again.
+    s.files.map.set(sha!, new Uint8Array([1, 2, 3]));
+    const fresh = new BaseChunks(s.manifest, 'base', s.files, { fetch: s.srv.fetch });
+    const before = s.srv.requests.length;
+    expect(Buffer.from(await fresh.load(0)).equals(Buffer.from(imageOf(s).subarray(0, CHUNK)))).toBe(true);
+    expect(s.srv.requests.length).toBe(before + 1);
+    // A server handing out other bytes
+    const chunk1 = s.manifest.disk.chunks[1]!;
+    s.served.set(`base/${chunk1.file}`, gzipSync(randomBytes(CHUNK)));
+    await expect(fresh.load(1)).rejects.toMatchObject({ code: 'checksum' });
+    expect(s.files.map.has(chunk1.sha256)).toBe(false);
+  });
+
+  it('downloads the rest of the image with progress, the wake set first, and knows when it is all there', async () => {
+    const s = setup();
+    await read(s.disk, 0, 512); // chunk 0 is there already
+    const seen: number[] = [];
+    const progress = await s.base.downloadAll((p) => seen.push(p.chunksDone));
+    expect(progress).toMatchObject({ chunksDone: 5, chunksTotal: 5 });
+    expect(seen).toEqual([1, 2, 3, 4, 5]);
+    const order = s.srv.requests.slice(1).map((url) => s.manifest.disk.chunks.find((c) => url.endsWith(c.file))!.index);
+    expect(order[0]).toBe(3); // the wake set
+    // Offline now: every read still works from this browser.
+    s.srv.setDown(true);
+    const fresh = new BaseChunks(s.manifest, 'base', s.files, { fetch: s.srv.fetch });
+    const disk = new LayeredDisk(Overlay.create(memoryFile(), memoryFile(), DISK), fresh);
+    expect(Buffer.from(await read(disk, 0, DISK)).equals(Buffer.from(imageOf(s)))).toBe(true);
+  });
+});
+
+/** The image the setup's server serves, whole. */
+function imageOf(s: ReturnType<typeof setup>): Uint8Array {
+  return s.imageBytes;
+}
+
+async function vi_waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > timeoutMs) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
