@@ -1,8 +1,8 @@
 // The computer's state in the header: "Computer: downloading 42%", "ready (woke in 0.6 s)"...
 // Ready, it opens the terminal; after an error, it restarts the computer.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useOpenTerminal } from './canvas/useOpenTerminal.ts';
-import { computerChipText } from './computer-status.ts';
+import { computerChipText, offlineText } from './computer-status.ts';
 import { useStackClient } from './stack-context.ts';
 import { useAppStore } from './store.ts';
 
@@ -11,8 +11,10 @@ export function ComputerChip() {
   const status = useAppStore((state) => state.view.computer);
   const openTerminal = useOpenTerminal();
   const [busy, setBusy] = useState(false);
+  useDownloadWhenInstalled(status !== null && status.state !== 'unavailable');
   if (status === null) return null;
   const text = computerChipText(status);
+  const offline = offlineText(status);
 
   const run = (work: () => Promise<unknown>) => {
     setBusy(true);
@@ -39,6 +41,12 @@ export function ComputerChip() {
       ) : (
         <span title={status.state === 'error' || status.state === 'unavailable' ? status.message : undefined}>Computer: {text}</span>
       )}
+      {offline && (
+        <span class="computer-chip-offline" title="The rest of the computer's system downloads in the background; until then, some programs need the network the first time they run.">
+          {' · '}
+          {offline}
+        </span>
+      )}
       {status.state === 'error' && (
         <>
           {' — '}
@@ -55,4 +63,19 @@ export function ComputerChip() {
       )}
     </span>
   );
+}
+
+/**
+ * Installed as an app (or opened as one), the computer's whole system image is fetched into
+ * this browser in the background, so the computer works offline before it was ever started.
+ */
+function useDownloadWhenInstalled(hasComputer: boolean) {
+  const client = useStackClient();
+  useEffect(() => {
+    if (!hasComputer) return;
+    const download = () => void client.call('computer', { action: 'download' }).catch(() => {});
+    if (matchMedia('(display-mode: standalone)').matches || matchMedia('(display-mode: window-controls-overlay)').matches) download();
+    window.addEventListener('appinstalled', download);
+    return () => window.removeEventListener('appinstalled', download);
+  }, [client, hasComputer]);
 }

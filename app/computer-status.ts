@@ -26,6 +26,15 @@ export function computerChipText(status: ComputerStatus): string {
   }
 }
 
+/**
+ * How much of the computer works offline, while it is not all there: "available offline: 63%".
+ * Null once the whole system image is in this browser (or before anything is known).
+ */
+export function offlineText(status: ComputerStatus): string | null {
+  if (status.offline === undefined || status.offline >= 1 || status.state === 'unavailable') return null;
+  return `available offline: ${Math.min(99, percent(status.offline))}%`;
+}
+
 /** 0..1 as a whole percentage, clamped (a progress that overshoots never reads 101%). */
 export function percent(progress: number): number {
   if (!Number.isFinite(progress)) return 0;

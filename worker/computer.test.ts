@@ -1,17 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import type { VmApi, VmNetwork, VmStartOptions, VmStatus } from '../vm/protocol.ts';
+import type { VmApi, VmAvailability, VmNetwork, VmStartOptions, VmStatus } from '../vm/protocol.ts';
 import { ComputerUnavailableError, createComputer, type ComputerNetwork } from './computer.ts';
 import type { ComputerStatus } from './protocol.ts';
 
 /** A VmApi that goes through the statuses a real start does, with a clock the test moves. */
 function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke') {
   const listeners: ((s: VmStatus) => void)[] = [];
+  const availability: ((a: VmAvailability) => void)[] = [];
   const calls: string[] = [];
   const emit = (s: VmStatus) => listeners.forEach((l) => l(s));
   const vm: Partial<VmApi> = {
     async subscribeStatus(l) {
       listeners.push(l);
       l({ state: 'off' });
+    },
+    async subscribeAvailability(l) {
+      availability.push(l);
+    },
+    async makeAvailableOffline(url) {
+      calls.push(`download ${url}`);
+      const done: VmAvailability = { state: 'complete', chunksDone: 10, chunksTotal: 10, bytesDone: 100, bytesTotal: 100 };
+      availability.forEach((l) => l({ ...done, state: 'downloading', chunksDone: 5, bytesDone: 63 }));
+      return { ok: true, value: done };
     },
     async subscribeTerminal() {},
     async start() {
@@ -47,7 +57,7 @@ function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke') {
       return { ok: true, value: undefined };
     },
   };
-  return { vm: vm as VmApi, calls };
+  return { vm: vm as VmApi, calls, availability: (a: VmAvailability) => availability.forEach((l) => l(a)) };
 }
 
 describe('createComputer', () => {
@@ -66,6 +76,21 @@ describe('createComputer', () => {
     expect(calls.filter((c) => c === 'start')).toHaveLength(1);
     computer.workspaceChanged('documents/a.txt');
     expect(calls).toContain('changed documents/a.txt');
+  });
+
+  it('says how much of its system image this browser holds, and downloads the rest on request without starting', async () => {
+    const { vm, calls, availability } = fakeVm({ t: 0 });
+    const statuses: ComputerStatus[] = [];
+    const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: (s) => statuses.push(s), proxy: (f) => f, now: () => 0 });
+    await computer.start();
+    availability({ state: 'downloading', chunksDone: 1, chunksTotal: 10, bytesDone: 20, bytesTotal: 100 });
+    expect(statuses.at(-1)).toMatchObject({ state: 'ready', offline: 0.2 });
+    // Later statuses keep saying it.
+    await computer.control('suspend');
+    expect(statuses.at(-1)).toEqual({ state: 'suspended', offline: 0.2 });
+    expect(await computer.control('download')).toEqual({ state: 'suspended', offline: 1 });
+    expect(statuses.map((s) => s.offline)).toContain(0.63);
+    expect(calls).toEqual(['start', 'suspend', 'download /vm/h/']);
   });
 
   it('save asks a running computer to save what changed, and does not start one', async () => {

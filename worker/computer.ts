@@ -1,8 +1,8 @@
 // The stack's computer as the stack worker sees it: the VM worker (vm/) behind VmApi, its status
 // as ComputerStatus events, exec for the bash tool, the terminal, and /workspace kept in step
 // with the files the stack worker writes.
-import type { ExecRequest, NetTraffic, VmApi, VmExecResult, VmNetwork, VmStatus } from '../vm/protocol.ts';
-import type { ComputerStatus } from './protocol.ts';
+import type { ExecRequest, NetTraffic, VmApi, VmAvailability, VmExecResult, VmNetwork, VmStatus } from '../vm/protocol.ts';
+import type { ComputerAction, ComputerStatus } from './protocol.ts';
 
 /** The computer's network at a start: the proxy's relay and resolver, or why it has none. */
 export type ComputerNetwork = { network: VmNetwork } | { network: null; offline: string };
@@ -31,8 +31,11 @@ export interface Computer {
   readonly status: ComputerStatus;
   /** Starts (or wakes) the computer; resolves with the status it reached. Never rejects. */
   start(): Promise<ComputerStatus>;
-  /** `save`: saves the state now if it changed since the last save (the page is being hidden). */
-  control(action: 'start' | 'suspend' | 'reboot' | 'reset' | 'save'): Promise<ComputerStatus>;
+  /**
+   * `save`: saves the state now if it changed since the last save (the page is being hidden).
+   * `download`: fetches the rest of the system image so the computer works offline (not started).
+   */
+  control(action: ComputerAction): Promise<ComputerStatus>;
   /**
    * Runs a program, starting the computer first when needed. Throws ComputerUnavailableError
    * when there is no computer or it cannot start; a failed run is a result, not a throw.
@@ -62,9 +65,19 @@ export function createComputer(deps: ComputerDeps): Computer {
   const terminalListeners = new Set<(bytes: Uint8Array) => void>();
   let terminalHooked = false;
 
+  /** How much of the system image this browser holds (0..1), once the VM worker said. */
+  let offline: number | null = null;
   const set = (next: ComputerStatus) => {
-    status = next;
-    deps.emit(next);
+    const { offline: _previous, ...state } = next;
+    status = (offline === null ? state : { ...state, offline }) as ComputerStatus;
+    deps.emit(status);
+  };
+  const onAvailability = (a: VmAvailability) => {
+    const share = a.bytesTotal ? a.bytesDone / a.bytesTotal : a.chunksTotal ? a.chunksDone / a.chunksTotal : 1;
+    if (a.error) console.warn(`the computer's system image stopped downloading: ${a.error}`);
+    if (share === offline) return;
+    offline = share;
+    set(status);
   };
 
   const onVmStatus = (s: VmStatus) => {
@@ -100,6 +113,7 @@ export function createComputer(deps: ComputerDeps): Computer {
     if (!vm) {
       vm = deps.connect();
       void vm.subscribeStatus(deps.proxy(onVmStatus));
+      void vm.subscribeAvailability(deps.proxy(onAvailability));
     }
     return vm;
   }
@@ -132,8 +146,15 @@ export function createComputer(deps: ComputerDeps): Computer {
     return starting;
   }
 
-  async function control(action: 'start' | 'suspend' | 'reboot' | 'reset' | 'save'): Promise<ComputerStatus> {
+  async function control(action: ComputerAction): Promise<ComputerStatus> {
     if (action === 'start') return start();
+    if (action === 'download') {
+      if (status.state === 'unavailable') return status;
+      const result = await api().makeAvailableOffline(deps.imageBaseUrl!);
+      if (result.ok) onAvailability(result.value);
+      else console.warn(`the computer's system image could not be downloaded: ${result.error.message}`);
+      return status;
+    }
     if (action === 'save') {
       // Only a running computer with unsaved activity has anything to save.
       if (vm && status.state === 'ready') {

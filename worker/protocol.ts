@@ -236,7 +236,7 @@ export interface RequestMap {
    * the system disk's changes are lost, /workspace is kept).
    */
   /** `save`: save the computer's state now if it changed since its last save (the page is being hidden). */
-  computer: { params: { action: 'start' | 'suspend' | 'reboot' | 'reset' | 'save' }; result: ComputerStatus };
+  computer: { params: { action: ComputerAction }; result: ComputerStatus };
   /** The computer's network this session (polled while Settings is open). */
   computer_network: { params: Record<string, never>; result: ComputerNetworkUse };
   /** A file from the stack's user space, e.g. for a document window. */
@@ -366,10 +366,17 @@ export type StackEventBody =
   | { type: 'tool_output'; mission_id: string; tool_use_id: string; stream: 'stdout' | 'stderr'; text: string };
 
 /**
- * The computer's state as the UI shows it. `progress` is 0..1 when known (image download,
- * boot). `wake_ms`: how long the last wake or boot took, shown to the user.
+ * What the app asks of the computer: `download` fetches the rest of its system image into this
+ * browser (so it works offline) without starting it, e.g. once the app is installed.
  */
-export type ComputerStatus =
+export type ComputerAction = 'start' | 'suspend' | 'reboot' | 'reset' | 'save' | 'download';
+
+/**
+ * The computer's state as the UI shows it. `progress` is 0..1 when known (image download,
+ * boot). `wake_ms`: how long the last wake or boot took, shown to the user. `offline`: how much
+ * of its system image this browser holds (0..1; 1: it works offline), once known.
+ */
+export type ComputerStatus = (
   | { state: 'unavailable'; message: string }
   | { state: 'off' }
   | { state: 'downloading'; progress: number; detail: string }
@@ -377,7 +384,8 @@ export type ComputerStatus =
   | { state: 'waking' }
   | { state: 'ready'; woke: boolean; wake_ms: number | null }
   | { state: 'suspended' }
-  | { state: 'error'; message: string; can_reboot: boolean };
+  | { state: 'error'; message: string; can_reboot: boolean }
+) & { offline?: number };
 
 export type StackEvent = StackEventBody & { seq: number; at: number };
 export type StackEventType = StackEvent['type'];

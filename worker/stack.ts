@@ -413,7 +413,9 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       }
       case 'computer': {
         const action = req.params?.action;
-        if (!['start', 'suspend', 'reboot', 'reset', 'save'].includes(action)) throw new RequestError({ code: 'bad_request', message: 'The action must be start, suspend, reboot, reset or save.' });
+        if (!['start', 'suspend', 'reboot', 'reset', 'save', 'download'].includes(action)) {
+          throw new RequestError({ code: 'bad_request', message: 'The action must be start, suspend, reboot, reset, save or download.' });
+        }
         if (!computer) return { state: 'unavailable', message: 'This stack has no computer.' } as ResultOf<M>;
         return (await computer.control(action)) as ResultOf<M>;
       }
