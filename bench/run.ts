@@ -3,6 +3,7 @@
 import { benchAgent } from './agent.ts';
 import { benchApp } from './app.ts';
 import { benchCanvas } from './canvas.ts';
+import { benchFirstShell } from './first-shell.ts';
 import { benchMemory } from './memory.ts';
 import { benchNet } from './net.ts';
 import { benchOcr } from './ocr.ts';
@@ -17,6 +18,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'canvas.pan_frame_200': benchCanvas,
   'ocr.page': benchOcr,
   'vm.cold_boot': benchVm,
+  'vm.first_shell': benchFirstShell,
   'net.download_10mb': benchNet,
 };
 

@@ -1,0 +1,123 @@
+// The computer's first-ever open, as a new user has it: a fresh browser profile, the production
+// build served as a static site, the terminal opened, a first command run.
+//   vm.first_shell_bytes    MB of the computer's image fetched until that command printed
+//   vm.first_shell_20mbps   ms from opening the app to that output, the site served at 20 Mbit/s
+//                           with 20 ms added to every request (a server that paces its bytes:
+//                           Chromium's throttling does not reach dedicated workers)
+//   stack.storage_first_mb  navigator.storage.estimate().usage after that first shell, and
+//                           (`complete_mb`) once the whole image was downloaded in the background
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { preview, type Plugin } from 'vite';
+import { buildApp } from '../scripts/lib/serve.mjs';
+import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
+import { report, round } from './stats.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const PORT = 4195;
+const SLOW_PORT = 4196;
+
+/** Paces every response of the server through one shared link of `bitsPerSecond`, after `latencyMs`. */
+function slowLink(bitsPerSecond: number, latencyMs: number): Plugin {
+  const bytesPerMs = bitsPerSecond / 8 / 1000;
+  let linkFreeAt = 0;
+  const pace = (bytes: number) => {
+    const start = Math.max(Date.now(), linkFreeAt);
+    linkFreeAt = start + bytes / bytesPerMs;
+    return new Promise((resolve) => setTimeout(resolve, linkFreeAt - Date.now()));
+  };
+  return {
+    name: 'bench:slow-link',
+    configurePreviewServer(server) {
+      server.middlewares.use((_req: IncomingMessage, res: ServerResponse, next: () => void) => {
+        const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+        const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+        let queue: Promise<unknown> = Promise.resolve();
+        const size = (chunk: unknown) => (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk ? (chunk as Uint8Array).length : 0);
+        res.write = ((chunk: unknown, ...rest: unknown[]) => {
+          queue = queue.then(() => pace(size(chunk))).then(() => write(chunk, ...rest)).then(() => res.emit('drain'));
+          return false;
+        }) as typeof res.write;
+        res.end = ((...args: unknown[]) => {
+          const chunk = typeof args[0] === 'function' ? undefined : args[0];
+          queue = queue.then(() => pace(size(chunk))).then(() => end(...args));
+          return res;
+        }) as typeof res.end;
+        setTimeout(next, latencyMs);
+      });
+    },
+  };
+}
+
+interface FirstShell {
+  ms: number;
+  imageBytes: number;
+  usageMb: number;
+  page: Page;
+  context: BrowserContext;
+  profile: string;
+}
+
+/** Opens the app in a new profile, opens the terminal, runs a command; returns when it printed. */
+async function firstShell(url: string): Promise<FirstShell> {
+  const profile = mkdtempSync(join(tmpdir(), 'stackdocs-first-shell-'));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, args: chromiumArgs, viewport: { width: 1280, height: 800 } });
+  let imageBytes = 0;
+  context.on('requestfinished', (request) => {
+    if (!/\/vm\/[0-9a-f]+\//.test(request.url())) return;
+    void request.sizes().then((sizes) => (imageBytes += sizes.responseBodySize)).catch(() => {});
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const started = Date.now();
+  await page.goto(url);
+  await page.getByRole('button', { name: 'Add a window' }).click({ timeout: 120_000 });
+  await page.getByRole('menuitem', { name: 'Terminal' }).click();
+  const terminal = page.getByRole('region', { name: 'Terminal: root shell on the computer' });
+  await page.getByRole('status', { name: 'Computer' }).filter({ hasText: /ready/ }).waitFor({ timeout: 600_000 });
+  await terminal.click();
+  await page.keyboard.type('echo first-$((6*7))\n');
+  await terminal.locator('.xterm-rows').filter({ hasText: 'first-42' }).waitFor({ timeout: 300_000 });
+  const ms = Date.now() - started;
+  await page.waitForTimeout(200); // the last response sizes
+  const usageMb = await page.evaluate(async () => ((await navigator.storage.estimate()).usage ?? 0) / 1e6);
+  return { ms, imageBytes, usageMb, page, context, profile };
+}
+
+export async function benchFirstShell(): Promise<void> {
+  const outDir = mkdtempSync(join(tmpdir(), 'stackdocs-bench-dist-'));
+  // A static site with no proxy: the computer needs none.
+  await buildApp({ proxyUrl: '', quiet: true, outDir });
+  const servers = await Promise.all([
+    preview({ root, logLevel: 'silent', build: { outDir }, preview: { port: PORT, host: '127.0.0.1', strictPort: true, open: false } }),
+    preview({ root, logLevel: 'silent', build: { outDir }, plugins: [slowLink(20e6, 20)], preview: { port: SLOW_PORT, host: '127.0.0.1', strictPort: true, open: false } }),
+  ]);
+  try {
+    const fast = await firstShell(`http://127.0.0.1:${PORT}/`);
+    try {
+      report({ bench: 'vm.first_shell_bytes', value: round(fast.imageBytes / 1e6, 1), unit: 'MB', n: 1, first_shell_ms_localhost: fast.ms, goal: '< 25' });
+      // The rest of the image arrives in the background: the storage once it is all there.
+      const chip = fast.page.getByRole('status', { name: 'Computer' });
+      const waitStarted = Date.now();
+      while (/available offline/.test((await chip.textContent()) ?? '') && Date.now() - waitStarted < 600_000) await fast.page.waitForTimeout(1000);
+      const completeMb = await fast.page.evaluate(async () => ((await navigator.storage.estimate()).usage ?? 0) / 1e6);
+      report({ bench: 'stack.storage_first_mb', value: round(fast.usageMb, 1), unit: 'MB', n: 1, complete_mb: round(completeMb, 1), background_download_ms: Date.now() - waitStarted, goal: '< 600', before_layers: 2148 });
+    } finally {
+      await fast.context.close();
+      rmSync(fast.profile, { recursive: true, force: true });
+    }
+    const slow = await firstShell(`http://127.0.0.1:${SLOW_PORT}/`);
+    try {
+      report({ bench: 'vm.first_shell_20mbps', value: slow.ms, unit: 'ms', n: 1, image_mb: round(slow.imageBytes / 1e6, 1), link: '20 Mbit/s, +20 ms a request', goal: '< 12000' });
+    } finally {
+      await slow.context.close();
+      rmSync(slow.profile, { recursive: true, force: true });
+    }
+  } finally {
+    for (const server of servers) await new Promise((resolve) => server.httpServer.close(resolve));
+    rmSync(outDir, { recursive: true, force: true });
+  }
+}
