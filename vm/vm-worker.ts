@@ -156,6 +156,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       }
     }
     if (reason) overlay = await fill(files, base, options.imageBaseUrl, reason);
+    await base.pin(0);
     opened = { options, manifest, boot };
     const machineFiles = files;
     mirror = new WorkspaceMirror(opfsWorkspaceStore(machineFiles.stackDir));

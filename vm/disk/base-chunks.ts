@@ -73,6 +73,7 @@ export class BaseChunks {
   private readonly byIndex = new Map<number, DiskChunk>();
   private readonly unique = new Map<string, DiskChunk>();
   private readonly cache = new Map<number, Uint8Array>();
+  private readonly pinned = new Map<number, Uint8Array>();
   private readonly loading = new Map<number, Promise<Uint8Array>>();
   private readonly storing = new Map<string, Promise<Uint8Array>>();
   private stored: Set<string> | null = null;
@@ -101,8 +102,18 @@ export class BaseChunks {
     return this.byIndex.get(index);
   }
 
+  /**
+   * Loads a chunk and keeps it in memory for good: v86 reads the disk's first sector synchronously
+   * when it makes the drive (its geometry), before any read could wait.
+   */
+  async pin(index: number): Promise<void> {
+    this.pinned.set(index, await this.load(index));
+  }
+
   /** The inflated chunk if it is in memory now. */
   peek(index: number): Uint8Array | null {
+    const pinned = this.pinned.get(index);
+    if (pinned) return pinned;
     const bytes = this.cache.get(index);
     if (!bytes) return null;
     this.cache.delete(index); // most recently used last

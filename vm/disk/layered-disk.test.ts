@@ -168,6 +168,14 @@ describe('LayeredDisk', () => {
     expect(s.srv.requests.length).toBe(5);
   });
 
+  it('answers the first sector at once once its chunk is pinned (v86 reads it synchronously for the geometry)', async () => {
+    const s = setup();
+    expect(s.disk.get_from_cache(0, 512)).toBeUndefined();
+    await s.base.pin(0);
+    for (let i = 1; i < 40; i++) await s.base.load(i % 4); // more than the cache holds
+    expect(Buffer.from(s.disk.get_from_cache(0, 512)!).equals(Buffer.from(s.imageBytes.subarray(0, 512)))).toBe(true);
+  });
+
   it('keeps what the guest wrote, merging a partial block with the image around it', async () => {
     const s = setup();
     const sector = new Uint8Array(512).fill(0xab);
