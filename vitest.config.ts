@@ -27,7 +27,7 @@ export default defineConfig({
         plugins: [vmImageModule()],
         worker: { format: 'es', plugins: () => [vmImageModule()] },
         optimizeDeps: {
-          include: ['@anthropic-ai/sdk', 'zod', 'comlink', 'eventsource-parser', 'papaparse', 'pdfjs-dist', 'picomatch', 'tesseract.js', 'write-excel-file/universal', 'file-type', '@xterm/xterm', '@xterm/addon-fit'],
+          include: ['@anthropic-ai/sdk', 'zod', 'comlink', 'fflate', 'hash-wasm', 'eventsource-parser', 'papaparse', 'pdfjs-dist', 'picomatch', 'tesseract.js', 'write-excel-file/universal', 'file-type', '@xterm/xterm', '@xterm/addon-fit'],
           exclude: ['@journeyapps/wa-sqlite'],
         },
         test: {

@@ -67,3 +67,8 @@ export function normalizeStackPath(path: string): string {
   }
   return parts.join('/');
 }
+
+/** Where an export's consistent copies of a stack's databases go (`VACUUM INTO`), from the OPFS root. */
+export function opfsSnapshotPath(stackId: string, database: 'transcript' | 'memory'): string {
+  return `/${STACKS_DIR}/${checkStackId(stackId)}/${SYSTEM_DIR}/snapshot/${database}.db`;
+}

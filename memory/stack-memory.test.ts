@@ -58,3 +58,21 @@ describe('openStackMemory', () => {
     expect((error as Error).message).toMatch(/^memory\.db has schema version 9, but this version of Stackdocs understands schema versions up to 3\./);
   });
 });
+
+describe('snapshot', () => {
+  it('copies both databases whole with VACUUM INTO, the learnings searchable in the copy', async () => {
+    const m = await openTestMemory();
+    await m.memory.addLearnings([{ type: 'preference', content: 'Vendor names are written in uppercase' }]);
+    const into = { transcript: uniqueDbPath('copy-transcript.db'), memory: uniqueDbPath('copy-memory.db') };
+    await m.snapshot(into);
+    const runtime = await loadNodeSqlite();
+    const copy = await openDatabase(runtime, { path: into.memory, vfs: 'memory', name: 'memory.db' });
+    expect(await copy.all("SELECT content FROM learnings_fts WHERE learnings_fts MATCH 'uppercase'")).toEqual([{ content: 'Vendor names are written in uppercase' }]);
+    expect(await copy.get('PRAGMA user_version')).toEqual({ user_version: 3 });
+    await copy.close();
+    const transcript = await openDatabase(runtime, { path: into.transcript, vfs: 'memory', name: 'transcript.db' });
+    expect(await transcript.get('PRAGMA user_version')).toEqual({ user_version: 1 });
+    await transcript.close();
+    await m.close();
+  });
+});

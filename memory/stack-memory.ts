@@ -30,6 +30,11 @@ export interface StackMemory {
   createProcessor(options: Omit<ProcessorDeps, 'transcript' | 'memory' | 'files'>): ObservationProcessor;
   /** Records a new session and returns hooks bound to it (counting turns already waiting). */
   startSession(options: StartSessionOptions): Promise<{ session: SessionRecord; hooks: MemoryHooks }>;
+  /**
+   * Consistent copies of both databases at `into` (`VACUUM INTO`, after queued work): what an
+   * export carries, never the live files. The targets must not exist yet.
+   */
+  snapshot(into: DatabasePaths): Promise<void>;
   /** Closes both databases (after queued work). */
   close(): Promise<void>;
 }
@@ -85,10 +90,18 @@ export async function openStackMemory(options: OpenStackMemoryOptions): Promise<
       });
       return { session, hooks };
     },
+    async snapshot(into) {
+      await dbs.transcript.exec(`VACUUM INTO ${sqlString(into.transcript)}`);
+      await dbs.memory.exec(`VACUUM INTO ${sqlString(into.memory)}`);
+    },
     async close() {
       await Promise.all([dbs.transcript.close(), dbs.memory.close()]);
     },
   };
+}
+
+function sqlString(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
 }
 
 /**

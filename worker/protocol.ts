@@ -244,9 +244,10 @@ export interface RequestMap {
   /**
    * Makes the stack's files still, so they can be copied whole (duplicating the open stack): waits
    * for documents being read, saves and stops the computer, closes the databases. Refused (`busy`)
-   * while the agent works. Nothing works after it: the app stops this worker next.
+   * while the agent works. Nothing works after it: the app stops this worker next. `snapshot`
+   * (an export): consistent copies of both databases are made first, in `.os/snapshot/`.
    */
-  close: { params: Record<string, never>; result: Record<string, never> };
+  close: { params: { snapshot?: boolean }; result: Record<string, never> };
 }
 
 export type Method = keyof RequestMap;
@@ -464,6 +465,23 @@ export interface StacksApi {
   duplicate(stackId: string, name: string, options: { heldByCaller: boolean }): Promise<StacksResult<StackSummary>>;
   /** Deletes the stack's folder; refused for the last stack and for a stack open in another tab. */
   remove(stackId: string, options: { heldByCaller: boolean }): Promise<StacksResult<{ freed: number }>>;
+  /**
+   * Writes the stack as one `.stack` file (docs/stack-file.md). The caller holds its lock and
+   * closed it with `close {snapshot: true}` first. `target`: a file the user picked (File System
+   * Access); null: the file is made in this origin's storage and handed back to be downloaded.
+   * `job` names it for `cancel`; `onProgress` hears bytes done of the total.
+   */
+  exportStack(
+    stackId: string,
+    options: { layout: string | null; target: FileSystemFileHandle | null; job: string },
+    onProgress?: (done: number, total: number) => void,
+  ): Promise<StacksResult<{ name: string; bytes: number; file: File | null }>>;
+  /** Makes a new stack from a `.stack` file; refused (with why) unless every check passes, leaving nothing. */
+  importStack(file: Blob, options: { job: string }, onProgress?: (done: number, total: number) => void): Promise<StacksResult<{ stack: StackSummary; layout: string | null }>>;
+  /** Stops an export or import under way; it then fails with code `aborted`. */
+  cancel(job: string): Promise<void>;
+  /** Removes the file an export made for downloading, once the page has it. */
+  forgetExport(): Promise<void>;
 }
 
 /**

@@ -3,6 +3,9 @@
 // A stack open in a tab is guarded by that tab's Web Lock: one is copied or deleted only while it
 // is still (nobody holds its lock and this takes it, or the caller holds it and closed its worker).
 import type { ErrorShape, StackSummary, StacksReport } from './protocol.ts';
+import { exportStack } from './stack-file/export.ts';
+import { SNAPSHOT_DIR, StackFileError, totalSize } from './stack-file/format.ts';
+import { importStackFile } from './stack-file/import.ts';
 import { isStorageFull, noRoomMessage, storageFullMessage, type StorageEstimateLike } from './storage-full.ts';
 
 /** The stack's own record, `.os/config/stack.json`; `copying` while a duplicate is being made. */
@@ -53,6 +56,24 @@ export interface StackFolders {
   checkDuplicate(stackId: string, heldByCaller: boolean): Promise<void>;
   duplicate(stackId: string, name: string, heldByCaller: boolean): Promise<StackSummary>;
   remove(stackId: string, heldByCaller: boolean): Promise<{ freed: number }>;
+  /** Writes a still stack (closed for export by the caller, who holds its lock) as a `.stack` file to `out`. */
+  exportStack(stackId: string, options: StackExportOptions): Promise<{ name: string; bytes: number }>;
+  /** Makes a new stack from a `.stack` file, checked whole before it is listed; returns it and its canvas layout. */
+  importStack(file: Blob, options: StackImportOptions): Promise<{ stack: StackSummary; layout: string | null }>;
+}
+
+export interface StackExportOptions {
+  layout: string | null;
+  out: WritableStream<Uint8Array>;
+  appVersion: string;
+  signal: AbortSignal;
+  onProgress?(done: number, total: number): void;
+}
+
+export interface StackImportOptions {
+  appImage: string | null;
+  signal: AbortSignal;
+  onProgress?(done: number, total: number): void;
 }
 
 type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
@@ -187,6 +208,52 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
         if (!copied.held) throw new StackFolderError({ code: 'internal', message: 'The new stack id is in use; try again.' });
         return copied.value;
       });
+    },
+
+    async exportStack(stackId, options) {
+      const dir = await folder(stackId);
+      const { name } = await summary(stackId, dir);
+      try {
+        // Only the tab that closed the stack for it (its databases copied, its computer saved) exports it.
+        const written = await exportStack({ stack: dir, name, ...options });
+        return { name, bytes: written.bytes };
+      } catch (error) {
+        if (error instanceof StackFileError) throw new StackFolderError({ code: error.code === 'cancelled' ? 'aborted' : 'bad_request', message: error.message });
+        throw fullOr(error, `"${name}" was not exported`);
+      } finally {
+        const system = await dir.getDirectoryHandle('.os').catch(() => null);
+        await system?.removeEntry(SNAPSHOT_DIR.split('/')[1]!, { recursive: true }).catch(() => {});
+      }
+    },
+
+    async importStack(file, options) {
+      const id = newId();
+      const stacks = await deps.stacksDir();
+      const made = await deps.locks.withLock(id, async () => {
+        const target = await stacks.getDirectoryHandle(id, { create: true });
+        try {
+          // Unfinished until the last file passed its checks: list() removes what a killed tab left.
+          await writeMeta(target, { name: 'Imported stack', created_at: now(), copying: true });
+          const imported = await importStackFile({
+            file,
+            target,
+            appImage: options.appImage,
+            estimate: await deps.estimate(),
+            signal: options.signal,
+            ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+          });
+          const name = checkName(imported.manifest.stack.name);
+          await writeMeta(target, { name, created_at: now() });
+          return { stack: { id, name, bytes: Math.max(totalSize(imported.manifest), await folderSize(target)) }, layout: imported.layout };
+        } catch (error) {
+          // The file that failed its check lets go of its swap file a moment after it is aborted.
+          await removeWhenReleased(stacks, id, releaseWaitMs).catch(() => {});
+          if (error instanceof StackFileError) throw new StackFolderError({ code: error.code === 'cancelled' ? 'aborted' : error.code === 'storage' ? 'storage' : 'bad_request', message: error.message });
+          throw fullOr(error, 'The stack was not imported');
+        }
+      });
+      if (!made.held) throw new StackFolderError({ code: 'internal', message: 'The new stack id is in use; try again.' });
+      return made.value;
     },
 
     async remove(stackId, heldByCaller) {

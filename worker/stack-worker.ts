@@ -1,7 +1,7 @@
 // Entry of a dedicated stack worker: wires one stack to OPFS, the network and comlink.
 import * as Comlink from 'comlink';
 import wasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
-import { loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
+import { loadSqlite, openOpfsStackMemory, opfsSnapshotPath } from '../memory/index.ts';
 import { createAnthropicStream } from './agent/anthropic.ts';
 import { createOpenAIStream } from './agent/openai.ts';
 import type { StackApi } from './protocol.ts';
@@ -45,6 +45,13 @@ async function openStack(): Promise<StackApi> {
     ocr: createBrowserOcr({ base: appUrl('ocr/') }),
     defaults: { ...DEFAULT_CONNECTION, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
     fetch: (input, init) => fetch(input, init),
+    snapshotDatabases: async () => {
+      const system = await (await openStackDirectory(stackId)).getDirectoryHandle('.os');
+      // VACUUM INTO writes only into a file that does not exist: an earlier export's copies go first.
+      await system.removeEntry('snapshot', { recursive: true }).catch(() => {});
+      await system.getDirectoryHandle('snapshot', { create: true });
+      await memory.snapshot({ transcript: opfsSnapshotPath(stackId, 'transcript'), memory: opfsSnapshotPath(stackId, 'memory') });
+    },
     createComputer: (emit, network) =>
       (computer = createComputer({
         connect: () => Comlink.wrap<VmApi>(new Worker(new URL('../vm/vm-worker.ts', import.meta.url), { type: 'module', name: `vm:${stackId}` })) as unknown as VmApi,

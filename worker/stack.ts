@@ -89,6 +89,8 @@ export interface StackDeps {
   demoStream?: () => StreamFn;
   maxRetries?: number;
   compaction?: CompactionPolicy;
+  /** Consistent copies of both databases for an export (`.os/snapshot/`), replacing older ones. */
+  snapshotDatabases?: () => Promise<void>;
 }
 
 class RequestError extends Error {
@@ -434,6 +436,10 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         if (computer && !['off', 'unavailable', 'suspended'].includes(computer.status.state)) await computer.control('suspend');
         await checking;
         await log.flushed();
+        if (req.params?.snapshot) {
+          if (!deps.snapshotDatabases) throw new RequestError({ code: 'internal', message: 'This stack cannot copy its databases for an export.' });
+          await deps.snapshotDatabases();
+        }
         await deps.memory.close();
         return {} as ResultOf<M>;
       }

@@ -4,7 +4,10 @@ import * as Comlink from 'comlink';
 import { toErrorShape } from './agent/errors.ts';
 import { stackLockName, type StacksApi, type StacksResult } from './protocol.ts';
 import { createStackFolders, StackFolderError, webStackLocks } from './stack-folders.ts';
-import { storageEstimate } from './storage-full.ts';
+import { recipeOfImageBase } from './stack-file/format.ts';
+import { noRoomMessage, storageEstimate } from './storage-full.ts';
+import { vmImageBase } from 'virtual:vm-image';
+import { version as appVersion } from '../package.json';
 
 const folders = createStackFolders({
   stacksDir: async () => (await navigator.storage.getDirectory()).getDirectoryHandle('stacks', { create: true }),
@@ -21,6 +24,29 @@ async function result<T>(work: () => Promise<T>): Promise<StacksResult<T>> {
   }
 }
 
+/** Exports and imports under way, by the page's job name, for `cancel`. */
+const jobs = new Map<string, AbortController>();
+const EXPORTS_DIR = 'exports';
+
+async function job<T>(name: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  jobs.set(name, controller);
+  try {
+    return await work(controller.signal);
+  } finally {
+    jobs.delete(name);
+  }
+}
+
+/** The folder where an export without a picked file is made, for the page to download. */
+async function exportsDir(): Promise<FileSystemDirectoryHandle> {
+  return (await navigator.storage.getDirectory()).getDirectoryHandle(EXPORTS_DIR, { create: true });
+}
+
+async function forgetExport(): Promise<void> {
+  await (await navigator.storage.getDirectory()).removeEntry(EXPORTS_DIR, { recursive: true }).catch(() => {});
+}
+
 const api: StacksApi = {
   list: (names) => result(() => folders.list(names)),
   create: (name) => result(() => folders.create(name)),
@@ -28,6 +54,42 @@ const api: StacksApi = {
   checkDuplicate: (stackId, options) => result(async () => (await folders.checkDuplicate(stackId, options?.heldByCaller === true), null)),
   duplicate: (stackId, name, options) => result(() => folders.duplicate(stackId, name, options?.heldByCaller === true)),
   remove: (stackId, options) => result(() => folders.remove(stackId, options?.heldByCaller === true)),
+  exportStack: (stackId, options, onProgress) =>
+    result(() =>
+      job(options.job, async (signal) => {
+        let file: FileSystemFileHandle | null = null;
+        let out: WritableStream<Uint8Array>;
+        if (options.target) {
+          out = (await options.target.createWritable()) as unknown as WritableStream<Uint8Array>;
+        } else {
+          // Made in this origin's storage first: at most the stack's size again must fit.
+          await forgetExport();
+          const { stacks } = await folders.list();
+          const bytes = stacks.find((stack) => stack.id === stackId)?.bytes ?? 0;
+          const refusal = noRoomMessage('The stack was not exported', bytes, await storageEstimate());
+          if (refusal) throw new StackFolderError({ code: 'storage', message: refusal });
+          file = await (await exportsDir()).getFileHandle(`${stackId}.stack`, { create: true });
+          out = (await file.createWritable()) as unknown as WritableStream<Uint8Array>;
+        }
+        const done = await folders.exportStack(stackId, { layout: options.layout, out, appVersion, signal, ...(onProgress ? { onProgress: throttle(onProgress) } : {}) });
+        return { ...done, file: file ? await file.getFile() : null };
+      }),
+    ),
+  importStack: (file, options, onProgress) =>
+    result(() => job(options.job, (signal) => folders.importStack(file, { appImage: recipeOfImageBase(vmImageBase), signal, ...(onProgress ? { onProgress: throttle(onProgress) } : {}) }))),
+  cancel: async (name) => jobs.get(name)?.abort(),
+  forgetExport,
 };
+
+/** Progress at most ten times a second (and the last), so the page is not flooded. */
+function throttle(report: (done: number, total: number) => void): (done: number, total: number) => void {
+  let last = 0;
+  return (done, total) => {
+    const now = performance.now();
+    if (done < total && now - last < 100) return;
+    last = now;
+    void Promise.resolve(report(done, total)).catch(() => {});
+  };
+}
 
 Comlink.expose(api);

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { checkManifest, FORMAT, FORMAT_VERSION, pathProblem, recipeOfImageBase, StackFileError, type ManifestChecks, type StackManifest } from './format.ts';
+
+const SHA = 'a'.repeat(64);
+const manifest = (patch: Partial<StackManifest> = {}): StackManifest => ({
+  format: FORMAT,
+  format_version: FORMAT_VERSION,
+  app_version: '0.1.0',
+  created_at: 1,
+  stack: { name: 'Receipts' },
+  image: { recipe: 'fd64fdc78ca0f2c7' },
+  includes_image: false,
+  entries: [
+    { path: 'layout.json', size: 10, sha256: SHA },
+    { path: 'stack/documents/invoice.pdf', size: 1000, sha256: SHA },
+    { path: 'stack/.os/memory/memory.db', size: 2000, sha256: SHA },
+  ],
+  ...patch,
+});
+const roomy: ManifestChecks = { appImage: 'fd64fdc78ca0f2c7', estimate: { usage: 1_000, quota: 1_000_000_000 } };
+const refusal = (text: string, checks = roomy) => {
+  try {
+    checkManifest(text, checks);
+  } catch (error) {
+    expect(error).toBeInstanceOf(StackFileError);
+    return error as StackFileError;
+  }
+  throw new Error('the manifest was accepted');
+};
+
+describe('pathProblem', () => {
+  it('accepts the manifest, the layout and plain paths inside the stack', () => {
+    for (const path of ['manifest.json', 'layout.json', 'stack/documents/a b.pdf', 'stack/.os/vm/overlay.data', 'stack/.os/memory/transcript.db']) expect(pathProblem(path)).toBeNull();
+  });
+
+  it('refuses every path that could leave the stack, each saying why', () => {
+    expect(pathProblem('stack/../../etc/passwd')).toBe('"stack/../../etc/passwd" leaves the stack (a path with "..")');
+    expect(pathProblem('stack/documents/..')).toContain('leaves the stack');
+    expect(pathProblem('/etc/passwd')).toBe('"/etc/passwd" is an absolute path');
+    expect(pathProblem('C:/Windows/x')).toContain('is an absolute path');
+    expect(pathProblem('stack\\..\\x')).toContain('uses "\\"');
+    expect(pathProblem('stack//x')).toContain('is not a plain path');
+    expect(pathProblem('stack/./x')).toContain('is not a plain path');
+    expect(pathProblem('documents/x.pdf')).toBe('"documents/x.pdf" is outside the stack');
+    expect(pathProblem('stack/a\u0000b')).toContain('control character');
+  });
+
+  it('refuses files a stack never takes from outside: its record, secrets, journals', () => {
+    expect(pathProblem('stack/.os/config/secrets.json')).toContain('never takes from outside');
+    expect(pathProblem('stack/.os/config/stack.json')).toContain('never takes from outside');
+    expect(pathProblem('stack/.os/memory/memory.db-journal')).toContain('never takes from outside');
+    expect(pathProblem('stack/.os/snapshot/memory.db')).toContain('never takes from outside');
+  });
+});
+
+describe('checkManifest', () => {
+  it('accepts a good manifest', () => {
+    expect(checkManifest(JSON.stringify(manifest()), roomy).stack.name).toBe('Receipts');
+  });
+
+  it('refuses what is not a stack file', () => {
+    expect(refusal('not json').message).toBe('This is not a Stackdocs stack file: its manifest is not readable.');
+    expect(refusal(JSON.stringify({ format: 'zip' })).message).toContain('does not say "stackdocs-stack"');
+  });
+
+  it('refuses an unknown format version, naming both', () => {
+    const error = refusal(JSON.stringify(manifest({ format_version: 99 })));
+    expect(error.code).toBe('format_version');
+    expect(error.message).toBe('This stack file is format version 99; this version of Stackdocs reads format version 1 only. Open it in a newer Stackdocs.');
+  });
+
+  it('refuses a manifest with a hostile or repeated path before anything is written', () => {
+    const entries = (path: string) => [...manifest().entries, { path, size: 1, sha256: SHA }];
+    expect(refusal(JSON.stringify(manifest({ entries: entries('stack/../x') }))).message).toBe('This stack file is refused: "stack/../x" leaves the stack (a path with "..").');
+    expect(refusal(JSON.stringify(manifest({ entries: entries('/stack/x') }))).message).toBe('This stack file is refused: "/stack/x" is an absolute path.');
+    expect(refusal(JSON.stringify(manifest({ entries: entries('stack/documents/invoice.pdf') }))).message).toContain('is listed twice');
+    expect(refusal(JSON.stringify(manifest({ entries: entries('manifest.json') }))).message).toContain('cannot list itself');
+  });
+
+  it('refuses a damaged manifest with the field at fault', () => {
+    const bad = manifest();
+    (bad.entries[1] as { sha256: string }).sha256 = 'xyz';
+    expect(refusal(JSON.stringify(bad)).message).toMatch(/^This stack file's manifest is damaged \(entries\.1\.sha256: /);
+  });
+
+  it('refuses a stack made over another system image, naming both', () => {
+    const error = refusal(JSON.stringify(manifest({ image: { recipe: '0123456789abcdef' } })));
+    expect(error.code).toBe('image');
+    expect(error.message).toContain('system image 0123456789abcdef');
+    expect(error.message).toContain('this Stackdocs has system image fd64fdc78ca0f2c7');
+    expect(refusal(JSON.stringify(manifest()), { ...roomy, appImage: null }).message).toContain('this Stackdocs has no system image');
+  });
+
+  it('accepts a stack whose computer never started in any app', () => {
+    expect(checkManifest(JSON.stringify(manifest({ image: { recipe: null } })), { ...roomy, appImage: null }).image.recipe).toBeNull();
+  });
+
+  it('refuses what will not fit in the free room, naming both sizes', () => {
+    const huge = manifest({ entries: [{ path: 'stack/.os/vm/overlay.data', size: 5e12, sha256: SHA }] });
+    const error = refusal(JSON.stringify(huge));
+    expect(error.code).toBe('storage');
+    expect(error.message).toBe("The stack was not imported: it needs 5000.0 GB and the browser's storage for Stackdocs has 1.0 GB left (it holds 1 KB). Delete documents or stacks you no longer need, or free space on this device, then try again.");
+  });
+});
+
+describe('recipeOfImageBase', () => {
+  it("reads the app's image recipe from where the build serves it", () => {
+    expect(recipeOfImageBase('vm/fd64fdc78ca0f2c7/')).toBe('fd64fdc78ca0f2c7');
+    expect(recipeOfImageBase('/vm/fd64fdc78ca0f2c7/')).toBe('fd64fdc78ca0f2c7');
+    expect(recipeOfImageBase(null)).toBeNull();
+  });
+});

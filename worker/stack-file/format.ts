@@ -1,0 +1,143 @@
+// The `.stack` file's format, written down before it is written out (docs/stack-file.md): a zip
+// whose first entry is `manifest.json`, then `layout.json` (the canvas layout) and the stack's
+// files under `stack/`. The manifest names every other entry with its size and sha256; an
+// importer reads it first and refuses, before writing anything, a file it cannot take whole.
+import { z } from 'zod';
+import { noRoomMessage, type StorageEstimateLike } from '../storage-full.ts';
+
+export const FORMAT = 'stackdocs-stack';
+export const FORMAT_VERSION = 1;
+export const MANIFEST_NAME = 'manifest.json';
+export const LAYOUT_NAME = 'layout.json';
+export const STACK_PREFIX = 'stack/';
+/** A manifest is small text; anything larger is not one. */
+export const MANIFEST_MAX_BYTES = 8 * 1024 * 1024;
+/** The canvas layout is a small JSON object kept by the page. */
+export const LAYOUT_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Files of a stack that never leave it: its own record (the importer writes a new one), the
+ * secrets (the user's API key), and what the databases and the export leave beside themselves.
+ * The databases travel as consistent copies (`VACUUM INTO`), never as the live files.
+ */
+export const SNAPSHOT_DIR = '.os/snapshot';
+export const NEVER_EXPORTED = [/^\.os\/config\/stack\.json$/, /^\.os\/config\/secrets\.json/, /-journal$/, /^\.os\/snapshot(\/|$)/, /^\.os\/memory\/(transcript|memory)\.db$/];
+
+export class StackFileError extends Error {
+  override readonly name = 'StackFileError';
+  constructor(
+    readonly code: 'bad_file' | 'format_version' | 'image' | 'storage' | 'cancelled' | 'damaged',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const entrySchema = z.object({
+  path: z.string().min(1).max(1024),
+  size: z.number().int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+const manifestSchema = z.object({
+  format: z.literal(FORMAT),
+  format_version: z.number().int().positive(),
+  app_version: z.string().max(100),
+  created_at: z.number(),
+  stack: z.object({ name: z.string().min(1).max(200) }),
+  /** The system image the stack's computer disk was made over (its recipe hash); null: the computer never started. */
+  image: z.object({ recipe: z.string().regex(/^[0-9a-f]{8,64}$/).nullable() }),
+  /** Whether the file carries the system image itself. This version never includes it. */
+  includes_image: z.boolean(),
+  entries: z.array(entrySchema).max(200_000),
+});
+
+export type ManifestEntry = z.infer<typeof entrySchema>;
+export type StackManifest = z.infer<typeof manifestSchema>;
+
+/**
+ * A zip entry's name as a path inside the file: `manifest.json`, `layout.json` or `stack/<path>`,
+ * with `/` separators, no `.` or `..` segment, not absolute, nothing empty. Returns why not, or null.
+ */
+export function pathProblem(path: string): string | null {
+  if (path.startsWith('/') || path.startsWith('\\') || /^[A-Za-z]:/.test(path)) return `"${path}" is an absolute path`;
+  if (path.includes('\\')) return `"${path}" uses "\\" in a path`;
+  if (/[\u0000-\u001f]/.test(path)) return `"${path.replace(/[\u0000-\u001f]/g, '?')}" has a control character`;
+  const parts = path.split('/');
+  if (parts.some((part) => part === '..')) return `"${path}" leaves the stack (a path with "..")`;
+  if (parts.some((part) => part === '' || part === '.')) return `"${path}" is not a plain path`;
+  if (path === MANIFEST_NAME || path === LAYOUT_NAME) return null;
+  if (!path.startsWith(STACK_PREFIX) || parts.length < 2) return `"${path}" is outside the stack`;
+  const inStack = path.slice(STACK_PREFIX.length);
+  if (NEVER_EXPORTED.some((rule) => rule.test(inStack)) && !isDatabaseCopy(inStack)) return `"${path}" is a file a stack never takes from outside`;
+  return null;
+}
+
+/** The databases are carried as their consistent copies, under their own names. */
+function isDatabaseCopy(inStack: string): boolean {
+  return /^\.os\/memory\/(transcript|memory)\.db$/.test(inStack);
+}
+
+export interface ManifestChecks {
+  /** The recipe hash of this app's system image; null when the app has none. */
+  appImage: string | null;
+  estimate: StorageEstimateLike | undefined;
+}
+
+/**
+ * Parses and checks a manifest before anything is written: the format and its version, every
+ * path, no entry twice, the system image, and that everything fits in the free room. Throws
+ * StackFileError with a message for the user.
+ */
+export function checkManifest(text: string, checks: ManifestChecks): StackManifest {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new StackFileError('bad_file', 'This is not a Stackdocs stack file: its manifest is not readable.');
+  }
+  const head = raw as { format?: unknown; format_version?: unknown } | null;
+  if (head?.format !== FORMAT) throw new StackFileError('bad_file', 'This is not a Stackdocs stack file: its manifest does not say "stackdocs-stack".');
+  if (typeof head.format_version === 'number' && head.format_version !== FORMAT_VERSION) {
+    throw new StackFileError(
+      'format_version',
+      `This stack file is format version ${head.format_version}; this version of Stackdocs reads format version ${FORMAT_VERSION} only. ${head.format_version > FORMAT_VERSION ? 'Open it in a newer Stackdocs.' : ''}`.trim(),
+    );
+  }
+  const parsed = manifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new StackFileError('bad_file', `This stack file's manifest is damaged (${issue ? `${issue.path.join('.') || 'manifest'}: ${issue.message}` : 'unreadable'}).`);
+  }
+  const manifest = parsed.data;
+  const seen = new Set<string>();
+  for (const entry of manifest.entries) {
+    const problem = entry.path === MANIFEST_NAME ? `"${entry.path}" cannot list itself` : pathProblem(entry.path);
+    if (problem) throw new StackFileError('bad_file', `This stack file is refused: ${problem}.`);
+    if (seen.has(entry.path)) throw new StackFileError('bad_file', `This stack file is refused: "${entry.path}" is listed twice.`);
+    seen.add(entry.path);
+  }
+  const layout = manifest.entries.find((entry) => entry.path === LAYOUT_NAME);
+  if (layout && layout.size > LAYOUT_MAX_BYTES) throw new StackFileError('bad_file', `This stack file is refused: its layout claims ${layout.size} bytes.`);
+  const recipe = manifest.image.recipe;
+  if (recipe !== null && recipe !== checks.appImage) {
+    throw new StackFileError(
+      'image',
+      checks.appImage === null
+        ? `This stack's computer runs on system image ${recipe}, and this Stackdocs has no system image. Open the file in a Stackdocs built with image ${recipe}.`
+        : `This stack's computer runs on system image ${recipe}, but this Stackdocs has system image ${checks.appImage}, and the file does not include its image. Open it in a Stackdocs built with image ${recipe}.`,
+    );
+  }
+  const refusal = noRoomMessage('The stack was not imported', totalSize(manifest), checks.estimate);
+  if (refusal) throw new StackFileError('storage', refusal);
+  return manifest;
+}
+
+export function totalSize(manifest: Pick<StackManifest, 'entries'>): number {
+  return manifest.entries.reduce((sum, entry) => sum + entry.size, 0);
+}
+
+/** The app's image recipe from where the build serves it (`vm/<recipe>/`); null without one. */
+export function recipeOfImageBase(base: string | null): string | null {
+  return base?.match(/vm\/([0-9a-f]{8,64})\/?$/)?.[1] ?? null;
+}

@@ -1,0 +1,237 @@
+// A stack to a `.stack` file and back, in real Chromium OPFS: every file travels (the databases
+// as their consistent copies), no secret does, and each hostile file is refused with its own
+// message, leaving no stack behind.
+import { strFromU8, strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { stackLockName } from '../protocol.ts';
+import { createStackFolders, type StackFolders } from '../stack-folders.ts';
+import type { StorageEstimateLike } from '../storage-full.ts';
+
+const IMAGE = 'fd64fdc78ca0f2c7';
+const SECRET = 'sk-ant-test-secret-0123456789';
+let area = '';
+let estimate: StorageEstimateLike | undefined;
+let folders: StackFolders;
+
+async function stacksDir() {
+  return (await navigator.storage.getDirectory()).getDirectoryHandle(area, { create: true });
+}
+
+async function put(path: string, bytes: Uint8Array | string) {
+  const parts = path.split('/');
+  let dir = await stacksDir();
+  for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
+  const writable = await (await dir.getFileHandle(parts.at(-1)!, { create: true })).createWritable();
+  await writable.write(typeof bytes === 'string' ? bytes : bytes.slice());
+  await writable.close();
+}
+
+async function read(path: string): Promise<string | null> {
+  const parts = path.split('/');
+  try {
+    let dir = await stacksDir();
+    for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
+    return await (await (await dir.getFileHandle(parts.at(-1)!)).getFile()).text();
+  } catch {
+    return null;
+  }
+}
+
+async function folderNames(): Promise<string[]> {
+  const names: string[] = [];
+  for await (const [name] of (await stacksDir() as unknown as { entries(): AsyncIterable<[string, unknown]> }).entries()) names.push(name);
+  return names.sort();
+}
+
+/** A still stack as its worker leaves it after `close {snapshot: true}`. */
+async function makeStack() {
+  await put('default/.os/config/stack.json', JSON.stringify({ name: 'Receipts', created_at: 1 }));
+  await put('default/.os/config/settings.json', JSON.stringify({ provider: 'anthropic', model: 'claude-test' }));
+  await put('default/.os/config/secrets.json', JSON.stringify({ api_key: SECRET }));
+  await put('default/.os/memory/user.md', '# User\n- vendor names in uppercase\n');
+  await put('default/.os/memory/memory.db', 'the live file');
+  await put('default/.os/memory/memory.db-journal', '');
+  await put('default/.os/memory/transcript.db', 'the live transcript');
+  await put('default/.os/snapshot/memory.db', 'memory copy');
+  await put('default/.os/snapshot/transcript.db', 'transcript copy');
+  await put('default/.os/vm/machine.json', JSON.stringify({ imageHash: IMAGE, state: 'g1', disk: 'g1' }));
+  await put('default/.os/vm/state.bin', new Uint8Array(300_000).fill(7));
+  const overlay = new Uint8Array(3_000_000);
+  for (let i = 0; i < overlay.length; i += 4096) overlay[i] = i % 251;
+  await put('default/.os/vm/overlay.data', overlay);
+  await put('default/.os/vm/overlay.map', new Uint8Array(4096).fill(1));
+  await put('default/documents/invoice.txt', 'ACME 12.50');
+  await put('default/made-here.txt', 'from the shell');
+}
+
+async function exportBytes(layout: string | null = '{"state":{"geometry":{}},"version":1}'): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  const out = new WritableStream<Uint8Array>({ write: (chunk) => void parts.push(chunk.slice()) });
+  await folders.exportStack('default', { layout, out, appVersion: '0.1.0', signal: new AbortController().signal });
+  const all = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.byteLength;
+  }
+  return all;
+}
+
+const importBytes = (bytes: Uint8Array, appImage: string | null = IMAGE) =>
+  folders.importStack(new Blob([bytes.slice()]), { appImage, signal: new AbortController().signal });
+
+/** The exported file, changed: its entries and manifest as objects, zipped again (manifest first). */
+function rezip(bytes: Uint8Array, change: (files: Record<string, Uint8Array>, manifest: { entries: { path: string; size: number; sha256: string }[]; [key: string]: unknown }) => void): Uint8Array {
+  const files = unzipSync(bytes);
+  const manifest = JSON.parse(strFromU8(files['manifest.json']!));
+  delete files['manifest.json'];
+  change(files, manifest);
+  const ordered: Zippable = { 'manifest.json': strToU8(JSON.stringify(manifest)) };
+  for (const [name, data] of Object.entries(files)) ordered[name] = data;
+  return zipSync(ordered);
+}
+
+async function refusal(bytes: Uint8Array, appImage: string | null = IMAGE): Promise<string> {
+  const failure = await importBytes(bytes, appImage).then(
+    () => null,
+    (error: Error) => error,
+  );
+  expect(failure, 'the file was imported').not.toBeNull();
+  // Nothing of it is left: only the original stack's folder.
+  expect(await folderNames()).toEqual(['default']);
+  return failure!.message;
+}
+
+beforeEach(async () => {
+  area = `stack-file-test-${crypto.randomUUID().slice(0, 8)}`;
+  estimate = { usage: 1_000_000, quota: 10_000_000_000 };
+  let n = 0;
+  folders = createStackFolders({
+    stacksDir,
+    locks: webStackLocks(),
+    estimate: async () => estimate,
+    newId: () => `s-imported${++n}`,
+  });
+  await makeStack();
+});
+
+afterEach(async () => {
+  await (await navigator.storage.getDirectory()).removeEntry(area, { recursive: true }).catch(() => {});
+});
+
+function webStackLocks() {
+  return {
+    async withLock<T>(stackId: string, work: (signal: AbortSignal) => Promise<T>) {
+      return navigator.locks.request(`${area}:${stackLockName(stackId)}`, { ifAvailable: true }, async (lock) =>
+        lock ? { held: true as const, value: await work(new AbortController().signal) } : { held: false as const },
+      );
+    },
+  };
+}
+
+describe('.stack files', () => {
+  it('carries every file of a stack into a new one, the databases as their copies, and no secret', async () => {
+    const bytes = await exportBytes();
+    expect(new TextDecoder('latin1').decode(bytes)).not.toContain(SECRET);
+    const names = Object.keys(unzipSync(bytes));
+    expect(names[0]).toBe('manifest.json');
+    expect(names).not.toContain('stack/.os/config/secrets.json');
+    expect(names).not.toContain('stack/.os/memory/memory.db-journal');
+    // The export's copies are gone from the stack afterwards.
+    expect(await read('default/.os/snapshot/memory.db')).toBeNull();
+
+    const { stack, layout } = await importBytes(bytes);
+    expect(stack).toMatchObject({ id: 's-imported1', name: 'Receipts' });
+    expect(layout).toBe('{"state":{"geometry":{}},"version":1}');
+    expect(await read('s-imported1/.os/memory/memory.db')).toBe('memory copy');
+    expect(await read('s-imported1/.os/memory/transcript.db')).toBe('transcript copy');
+    expect(await read('s-imported1/documents/invoice.txt')).toBe('ACME 12.50');
+    expect(await read('s-imported1/made-here.txt')).toBe('from the shell');
+    expect(await read('s-imported1/.os/memory/user.md')).toContain('uppercase');
+    expect(await read('s-imported1/.os/vm/overlay.data')).toBe(await read('default/.os/vm/overlay.data'));
+    expect(await read('s-imported1/.os/vm/state.bin')).toBe(await read('default/.os/vm/state.bin'));
+    expect(await read('s-imported1/.os/config/secrets.json')).toBeNull();
+    expect(await read('s-imported1/.os/config/settings.json')).toContain('claude-test');
+    expect(JSON.parse((await read('s-imported1/.os/config/stack.json'))!)).toMatchObject({ name: 'Receipts' });
+    expect((await folders.list()).stacks.map((listed) => listed.name)).toEqual(['Receipts', 'Receipts']);
+  });
+
+  it('leaves out a saved state that does not match the disk', async () => {
+    await put('default/.os/vm/machine.json', JSON.stringify({ imageHash: IMAGE, state: 'g1', disk: null }));
+    const files = unzipSync(await exportBytes());
+    expect(files['stack/.os/vm/state.bin']).toBeUndefined();
+    expect(JSON.parse(strFromU8(files['stack/.os/vm/machine.json']!))).toEqual({ imageHash: IMAGE, state: null, disk: null });
+  });
+
+  it('refuses an export of a stack whose databases were not copied for it', async () => {
+    await (await (await (await stacksDir()).getDirectoryHandle('default')).getDirectoryHandle('.os')).removeEntry('snapshot', { recursive: true });
+    await expect(exportBytes()).rejects.toThrow("The stack's transcript.db was not copied for the export; try again.");
+  });
+
+  it('refuses each hostile file with its own message and leaves no stack behind', async () => {
+    const good = await exportBytes();
+    const withEntry = (path: string) =>
+      rezip(good, (files, manifest) => {
+        files[path] = strToU8('x');
+        manifest.entries.push({ path, size: 1, sha256: '2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881' });
+      });
+    expect(await refusal(withEntry('stack/../escaped.txt'))).toBe('This stack file is refused: "stack/../escaped.txt" leaves the stack (a path with "..").');
+    expect(await refusal(withEntry('/etc/cron.d/evil'))).toBe('This stack file is refused: "/etc/cron.d/evil" is an absolute path.');
+    expect(
+      await refusal(
+        rezip(good, (files) => {
+          files['stack/documents/invoice.txt'] = strToU8('ACME 99.50');
+        }),
+      ),
+    ).toBe('This stack file is damaged: "stack/documents/invoice.txt" does not match its checksum.');
+    expect(await refusal(good.slice(0, Math.floor(good.length * 0.6)))).toMatch(/^This stack file ends early: \d+ of its \d+ files are missing or cut short \(the first: ".*"\)\. It was not copied whole; export it again\.$/);
+    expect(
+      await refusal(
+        rezip(good, (_files, manifest) => {
+          manifest.entries.find((entry) => entry.path === 'stack/.os/vm/overlay.data')!.size = 50e12;
+        }),
+      ),
+    ).toMatch(/^The stack was not imported: it needs .* and the browser's storage for Stackdocs has .* left/);
+    expect(
+      await refusal(
+        rezip(good, (files, manifest) => {
+          files['stack/documents/bomb.txt'] = new Uint8Array(20_000_000);
+          manifest.entries.push({ path: 'stack/documents/bomb.txt', size: 10, sha256: 'a'.repeat(64) });
+        }),
+      ),
+    ).toBe('This stack file is refused: "stack/documents/bomb.txt" unpacks to more than the 10 bytes its manifest declares.');
+    expect(
+      await refusal(
+        rezip(good, (_files, manifest) => {
+          manifest.format_version = 2;
+        }),
+      ),
+    ).toBe('This stack file is format version 2; this version of Stackdocs reads format version 1 only. Open it in a newer Stackdocs.');
+    expect(await refusal(good, '0123456789abcdef')).toBe(
+      `This stack's computer runs on system image ${IMAGE}, but this Stackdocs has system image 0123456789abcdef, and the file does not include its image. Open it in a Stackdocs built with image ${IMAGE}.`,
+    );
+    expect(
+      await refusal(
+        rezip(good, (files) => {
+          files['stack/documents/unlisted.txt'] = strToU8('x');
+        }),
+      ),
+    ).toBe('This stack file is refused: "stack/documents/unlisted.txt" is not in its manifest.');
+    expect(await refusal(strToU8('not a zip at all'))).toBe('This is not a Stackdocs stack file: it has no manifest.');
+  });
+
+  it('stops when cancelled, leaving no stack', async () => {
+    const good = await exportBytes();
+    const controller = new AbortController();
+    controller.abort();
+    await expect(folders.importStack(new Blob([good.slice()]), { appImage: IMAGE, signal: controller.signal })).rejects.toThrow('The import was cancelled; no stack was made.');
+    expect(await folderNames()).toEqual(['default']);
+  });
+
+  it('a stack left unfinished by a killed tab is never listed, and its room is freed', async () => {
+    await put('s-half/.os/config/stack.json', JSON.stringify({ name: 'Imported stack', created_at: 2, copying: true }));
+    await put('s-half/documents/part.txt', 'half');
+    expect((await folders.list()).stacks.map((stack) => stack.id)).toEqual(['default']);
+    expect(await folderNames()).toEqual(['default']);
+  });
+});
