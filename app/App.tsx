@@ -1,6 +1,6 @@
 // The main screen: header, canvas, chat, settings — connected to one stack worker.
 import { ReactFlowProvider } from '@xyflow/react';
-import { useEffect, useMemo } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { Canvas } from './canvas/Canvas.tsx';
 import { Subbar } from './canvas/Subbar.tsx';
 import { useShortcuts } from './useShortcuts.ts';
@@ -64,6 +64,7 @@ function StackScreen() {
   const model = useAppStore((state) => state.view.model);
   const openSettings = useAppStore((state) => state.setSettingsOpen);
   const uploads = useUploads(client);
+  const [droppedStack, setDroppedStack] = useState<File | null>(null);
   useShortcuts(client);
 
   // Files pasted anywhere in the app are uploaded like dropped ones.
@@ -119,7 +120,7 @@ function StackScreen() {
       <div class="app" data-connection={connection.state}>
         <header class="topbar">
           <h1 class="brand">Stackdocs</h1>
-          <StackSwitcher current={STACK_ID} />
+          <StackSwitcher current={STACK_ID} stackFile={droppedStack} onStackFileTaken={() => setDroppedStack(null)} />
           <span class={`status-pill status-pill--${model.state}`} aria-label={`Model: ${modelLabel(model.state)}`}>
             {modelLabel(model.state)}
           </span>
@@ -146,7 +147,11 @@ function StackScreen() {
             const files = Array.from(event.dataTransfer?.files ?? []);
             if (files.length) {
               event.preventDefault();
-              void uploads.upload(files);
+              // A `.stack` file is a whole stack: it opens as a new one rather than becoming a document.
+              const stackFile = files.find((file) => file.name.toLowerCase().endsWith('.stack'));
+              if (stackFile) setDroppedStack(stackFile);
+              const documents = files.filter((file) => file !== stackFile);
+              if (documents.length) void uploads.upload(documents);
             }
           }}
         >

@@ -8,16 +8,20 @@ import { StackCallError } from './stack-client.ts';
 import { useStackClient } from './stack-context.ts';
 import { createStackActions, StackClosedError } from './stack-actions.ts';
 import { StackDialog, type StackDialogState } from './StackDialog.tsx';
+import { StackFileDialog, type StackFileTask } from './StackFileDialog.tsx';
 import { stacksClient } from './stacks-client.ts';
-import { copyPageKeys, forgetStack, keepStackList, listStacks, openStack } from './stacks.ts';
+import { copyPageKeys, forgetStack, keepStackList, layoutOf, listStacks, openStack, setLayout } from './stacks.ts';
 
-export function StackSwitcher({ current }: { current: string }) {
+/** `stackFile`: a `.stack` file dropped onto the app, to open as a new stack; `onStackFileTaken` clears it. */
+export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: { current: string; stackFile?: File | null; onStackFileTaken?(): void }) {
   const client = useStackClient();
   const [open, setOpen] = useState(false);
   const [report, setReport] = useState<StacksReport | null>(null);
   const [listError, setListError] = useState<string | null>(null);
   const [dialog, setDialog] = useState<StackDialogState | null>(null);
   const [kept, setKept] = useState<Persistence | null>(null);
+  const [fileTask, setFileTask] = useState<StackFileTask | null>(null);
+  const picker = useRef<HTMLInputElement>(null);
   const root = useRef<HTMLDivElement>(null);
   const toggle = useRef<HTMLButtonElement>(null);
   const stacks: StackSummary[] = report?.stacks ?? listStacks().map((entry) => ({ ...entry, bytes: -1 }));
@@ -29,13 +33,15 @@ export function StackSwitcher({ current }: { current: string }) {
         stacks: stacksClient(),
         currentId: current,
         async closeCurrent(mode) {
-          if (mode === 'copy') await client.call('close', {});
+          if (mode !== 'delete') await client.call('close', mode === 'export' ? { snapshot: true } : {});
           client.close();
         },
         open: openStack,
         remember: (made) => keepStackList([...listStacks().filter((entry) => entry.id !== made.id), made]),
         copyPageKeys,
         forgetStack,
+        layoutOf,
+        setLayout,
         askToKeep,
       }),
     [client, current],
@@ -53,6 +59,13 @@ export function StackSwitcher({ current }: { current: string }) {
       setListError(error instanceof Error ? error.message : String(error));
     }
   };
+
+  // A dropped `.stack` file opens as a new stack, unless another export or import is under way.
+  useEffect(() => {
+    if (!stackFile) return;
+    if (!fileTask) setFileTask({ kind: 'import', file: stackFile });
+    onStackFileTaken?.();
+  }, [stackFile]);
 
   // Names and sizes as the stacks worker finds them, once the stack opens and whenever the menu does.
   useEffect(() => void refresh(), []);
@@ -154,10 +167,32 @@ export function StackSwitcher({ current }: { current: string }) {
             <button type="button" class="button" onClick={() => setDialog({ kind: 'create', busy: false, error: null })}>
               New stack…
             </button>
+            <button type="button" class="button" onClick={() => (setOpen(false), setFileTask({ kind: 'export', name: currentName }))}>
+              Export stack…
+            </button>
+            <button type="button" class="button" onClick={() => picker.current?.click()}>
+              Open stack file…
+            </button>
+            <input
+              ref={picker}
+              type="file"
+              accept=".stack"
+              hidden
+              aria-label="Stack file to open"
+              onChange={(event) => {
+                const file = event.currentTarget.files?.[0];
+                event.currentTarget.value = '';
+                if (file) {
+                  setOpen(false);
+                  setFileTask({ kind: 'import', file });
+                }
+              }}
+            />
             {report && <span class="stack-menu-total">{totalWords(report)}</span>}
           </div>
         </section>
       )}
+      {fileTask && <StackFileDialog task={fileTask} actions={actions} stacks={stacksClient()} onClose={() => setFileTask(null)} reopen={() => openStack(current)} />}
       {dialog && (
         <StackDialog
           state={dialog}

@@ -15,6 +15,10 @@ function setup(overrides: Partial<StacksClient> = {}) {
     checkDuplicate: async (id, { heldByCaller }) => (calls.push(`check ${id} held=${heldByCaller}`), null),
     duplicate: async (id, name, { heldByCaller }) => (calls.push(`duplicate ${id} held=${heldByCaller}`), stack('s-copy', name)),
     remove: async (id, { heldByCaller }) => (calls.push(`remove ${id} held=${heldByCaller}`), { freed: 100 }),
+    exportStack: async (id, { layout, target }) => (calls.push(`export ${id} layout=${layout} target=${target ? 'picked' : 'none'}`), { name: 'My stack', bytes: 42, file: null }),
+    importStack: async () => (calls.push('import'), { stack: stack('s-imported', 'Receipts'), layout: '{"state":{}}' }),
+    cancel: async (job) => void calls.push(`cancel ${job}`),
+    forgetExport: async () => void calls.push('forget export'),
     ...overrides,
   };
   const deps: StackActionsDeps = {
@@ -26,6 +30,8 @@ function setup(overrides: Partial<StacksClient> = {}) {
     copyPageKeys: (from, to) => void calls.push(`keys ${from} -> ${to}`),
     forgetStack: (id) => void calls.push(`forget ${id}`),
     askToKeep: async () => void calls.push('ask to keep'),
+    layoutOf: (id) => (id === 'default' ? '{"state":{"windows":{}}}' : null),
+    setLayout: (id, layout) => void calls.push(`layout ${id} ${layout}`),
   };
   return { actions: createStackActions(deps), calls };
 }
@@ -77,5 +83,24 @@ describe('stack actions', () => {
     const alone = setup();
     await expect(alone.actions.remove('default', [stack('default')])).rejects.toThrow('only stack');
     expect(alone.calls).toEqual([]);
+  });
+
+  it('exports the open stack after closing it for export, with its layout', async () => {
+    const { actions, calls } = setup();
+    expect(await actions.exportCurrent(null, 'job-1', () => {})).toEqual({ name: 'My stack', bytes: 42, file: null });
+    expect(calls).toEqual(['close current (export)', 'export default layout={"state":{"windows":{}}} target=none']);
+  });
+
+  it('says the stack was closed when its export fails', async () => {
+    const { actions } = setup({ exportStack: async () => Promise.reject(new StackCallError({ code: 'aborted', message: 'The export was cancelled.' })) });
+    const failure = actions.exportCurrent(null, 'job-1', () => {});
+    await expect(failure).rejects.toBeInstanceOf(StackClosedError);
+    await expect(failure).rejects.toThrow('The export was cancelled.');
+  });
+
+  it('imports a file as a new stack, keeps its layout for it and opens it, leaving the open stack alone', async () => {
+    const { actions, calls } = setup();
+    await actions.importFile(new Blob(['x']), 'job-2', () => {});
+    expect(calls).toEqual(['ask to keep', 'import', 'layout s-imported {"state":{}}', 'remember s-imported Receipts', 'open s-imported']);
   });
 });

@@ -10,9 +10,10 @@ export interface StackActionsDeps {
   currentId: string;
   /**
    * Closes the stack open here. `copy`: its worker first saves the computer and closes the
-   * databases (the `close` request), then stops; `delete`: it just stops.
+   * databases (the `close` request), then stops; `export`: the same, with consistent copies of
+   * the databases made first; `delete`: it just stops.
    */
-  closeCurrent(mode: 'copy' | 'delete'): Promise<void>;
+  closeCurrent(mode: 'copy' | 'export' | 'delete'): Promise<void>;
   /** Opens a stack in this tab (a new page). */
   open(stackId: string): void;
   /** Lists a new stack by its name at once (the next page names it before the stacks worker answers). */
@@ -20,6 +21,9 @@ export interface StackActionsDeps {
   /** The page's own keys of a stack (its window layout…): copied with it, forgotten with it. */
   copyPageKeys(from: string, to: string): void;
   forgetStack(stackId: string): void;
+  /** The page's canvas layout of a stack (JSON), carried in its `.stack` file; null when none. */
+  layoutOf(stackId: string): string | null;
+  setLayout(stackId: string, layout: string): void;
   /** Asks the browser to keep this site's storage (asked when a stack is made). */
   askToKeep(): Promise<unknown>;
 }
@@ -63,6 +67,30 @@ export function createStackActions(deps: StackActionsDeps) {
       deps.remember(copy);
       deps.open(copy.id);
       return copy;
+    },
+
+    /**
+     * Writes the stack open here as one `.stack` file: closed first (its computer saved, its
+     * databases copied whole), then streamed to `target` (null: a file to download). The stack
+     * stays closed after: the page opens it again. Any failure throws StackClosedError.
+     */
+    async exportCurrent(target: FileSystemFileHandle | null, job: string, onProgress: (done: number, total: number) => void) {
+      await deps.closeCurrent('export');
+      try {
+        return await stacks.exportStack(currentId, { layout: deps.layoutOf(currentId), target, job }, onProgress);
+      } catch (error) {
+        throw new StackClosedError(error instanceof Error ? error.message : String(error), { cause: error });
+      }
+    },
+
+    /** Makes a new stack from a `.stack` file and opens it; the stack open here is left as it is. */
+    async importFile(file: Blob, job: string, onProgress: (done: number, total: number) => void): Promise<StackSummary> {
+      await deps.askToKeep();
+      const { stack, layout } = await stacks.importStack(file, { job }, onProgress);
+      if (layout !== null) deps.setLayout(stack.id, layout);
+      deps.remember(stack);
+      deps.open(stack.id);
+      return stack;
     },
 
     /**

@@ -12,6 +12,14 @@ export interface StacksClient {
   checkDuplicate(stackId: string, options: { heldByCaller: boolean }): Promise<null>;
   duplicate(stackId: string, name: string, options: { heldByCaller: boolean }): Promise<StackSummary>;
   remove(stackId: string, options: { heldByCaller: boolean }): Promise<{ freed: number }>;
+  exportStack(
+    stackId: string,
+    options: { layout: string | null; target: FileSystemFileHandle | null; job: string },
+    onProgress?: (done: number, total: number) => void,
+  ): Promise<{ name: string; bytes: number; file: File | null }>;
+  importStack(file: Blob, options: { job: string }, onProgress?: (done: number, total: number) => void): Promise<{ stack: StackSummary; layout: string | null }>;
+  cancel(job: string): Promise<void>;
+  forgetExport(): Promise<void>;
 }
 
 let shared: StacksClient | null = null;
@@ -37,5 +45,10 @@ export function wrapStacks(api: StacksApi): StacksClient {
     checkDuplicate: (stackId, options) => unwrap(api.checkDuplicate(stackId, options)),
     duplicate: (stackId, name, options) => unwrap(api.duplicate(stackId, name, options)),
     remove: (stackId, options) => unwrap(api.remove(stackId, options)),
+    // Progress comes back through a proxied callback; the worker calls it, never the reverse.
+    exportStack: (stackId, options, onProgress) => unwrap(api.exportStack(stackId, options, onProgress && Comlink.proxy(onProgress))),
+    importStack: (file, options, onProgress) => unwrap(api.importStack(file, options, onProgress && Comlink.proxy(onProgress))),
+    cancel: (job) => api.cancel(job),
+    forgetExport: () => api.forgetExport(),
   };
 }

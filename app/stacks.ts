@@ -67,6 +67,15 @@ export function forgetStack(stackId: string): void {
   if (localStorage.getItem(LAST_KEY) === stackId) localStorage.removeItem(LAST_KEY);
 }
 
+/** The stack's canvas layout as the page keeps it (JSON), for its `.stack` file; null when none. */
+export function layoutOf(stackId: string): string | null {
+  return localStorage.getItem(pageKeys(stackId)[0]!);
+}
+
+export function setLayout(stackId: string, layout: string): void {
+  localStorage.setItem(pageKeys(stackId)[0]!, layout);
+}
+
 /** Opens a stack in this tab (a fresh page, so a fresh worker). */
 export function openStack(id: string): void {
   const url = new URL(location.href);

@@ -1,0 +1,129 @@
+// "Export stack…" and "Open stack file…": one `.stack` file out of the open stack, or a new stack
+// out of one, with progress and cancel. The stacks worker does the work (stack-actions.ts).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { formatBytes } from '../worker/protocol.ts';
+import { StackCallError } from './stack-client.ts';
+import { StackClosedError, type StackActions } from './stack-actions.ts';
+import type { StacksClient } from './stacks-client.ts';
+
+export type StackFileTask = { kind: 'export'; name: string } | { kind: 'import'; file: File };
+
+type Phase =
+  | { step: 'ask' }
+  | { step: 'working'; done: number; total: number }
+  | { step: 'exported'; bytes: number; saved: 'picked' | 'downloaded' }
+  | { step: 'failed'; message: string; closed: boolean };
+
+interface SaveFilePicker {
+  showSaveFilePicker?(options: { suggestedName: string; types: { description: string; accept: Record<string, string[]> }[] }): Promise<FileSystemFileHandle>;
+}
+
+export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { task: StackFileTask; actions: StackActions; stacks: StacksClient; onClose(): void; reopen(): void }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const job = useRef(`job-${crypto.randomUUID()}`);
+  const [phase, setPhase] = useState<Phase>(task.kind === 'export' ? { step: 'ask' } : { step: 'working', done: 0, total: task.file.size });
+  const progress = (done: number, total: number) => setPhase({ step: 'working', done, total });
+
+  useEffect(() => {
+    if (!dialog.current?.open) dialog.current?.showModal();
+    if (task.kind === 'import') {
+      // The new stack opens when it is complete; until then nothing of it is listed.
+      actions.importFile(task.file, job.current, progress).catch((error: unknown) => setPhase({ step: 'failed', message: messageOf(error), closed: false }));
+    }
+  }, []);
+
+  const startExport = async () => {
+    if (task.kind !== 'export') return;
+    // The picker first, inside the click: where the browser has none, the file is downloaded.
+    const picker = (window as unknown as SaveFilePicker).showSaveFilePicker;
+    let target: FileSystemFileHandle | null = null;
+    if (picker) {
+      try {
+        target = await picker.call(window, { suggestedName: fileName(task.name), types: [{ description: 'Stackdocs stack', accept: { 'application/zip': ['.stack'] } }] });
+      } catch {
+        return; // the user closed the picker: nothing happened
+      }
+    }
+    setPhase({ step: 'working', done: 0, total: 0 });
+    try {
+      const done = await actions.exportCurrent(target, job.current, progress);
+      if (done.file) download(done.file, fileName(task.name));
+      setPhase({ step: 'exported', bytes: done.bytes, saved: done.file ? 'downloaded' : 'picked' });
+    } catch (error) {
+      setPhase({ step: 'failed', message: messageOf(error), closed: error instanceof StackClosedError });
+    }
+  };
+
+  const working = phase.step === 'working';
+  const title = task.kind === 'export' ? `Export “${task.name}”` : `Open “${task.file.name}”`;
+  const finish = () => (phase.step === 'exported' || (phase.step === 'failed' && phase.closed) ? reopen() : onClose());
+
+  return (
+    <dialog ref={dialog} class="settings stack-dialog" aria-labelledby="stack-file-title" onCancel={(event) => (event.preventDefault(), working ? undefined : finish())}>
+      <h2 id="stack-file-title">{title}</h2>
+      {phase.step === 'ask' && (
+        <p>
+          One <code>.stack</code> file with everything in this stack: documents, files, conversation, memory, the computer's disk and its saved state,
+          the window layout and the settings — never your API key or this browser's pairing. It opens as a new stack in another browser. The stack closes
+          while it is written and opens again after.
+        </p>
+      )}
+      {working && (
+        <>
+          <p>{task.kind === 'export' ? 'Writing the stack file…' : 'Checking and copying the stack…'}</p>
+          <progress max={phase.total || 1} value={phase.done} aria-label={task.kind === 'export' ? 'Export progress' : 'Import progress'} />
+          <p class="stack-menu-total">{phase.total ? `${formatBytes(phase.done)} of ${formatBytes(phase.total)}` : 'Saving the computer and copying the databases…'}</p>
+        </>
+      )}
+      {phase.step === 'exported' && (
+        <p role="status">
+          Exported “{task.kind === 'export' ? task.name : ''}” ({formatBytes(phase.bytes)}){phase.saved === 'downloaded' ? ': the browser is downloading it.' : '.'}
+        </p>
+      )}
+      {phase.step === 'failed' && (
+        <p class="settings-error" role="alert">
+          {phase.message}
+        </p>
+      )}
+      <div class="settings-actions">
+        {working ? (
+          <button type="button" class="button" onClick={() => void stacks.cancel(job.current)}>
+            Cancel
+          </button>
+        ) : phase.step === 'ask' ? (
+          <>
+            <button type="button" class="button" onClick={onClose}>
+              Cancel
+            </button>
+            <button type="button" class="button button--primary" onClick={() => void startExport()}>
+              Export
+            </button>
+          </>
+        ) : (
+          <button type="button" class="button" onClick={finish}>
+            {phase.step === 'exported' || (phase.step === 'failed' && phase.closed) ? 'Open the stack again' : 'Close'}
+          </button>
+        )}
+      </div>
+    </dialog>
+  );
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof StackCallError || error instanceof Error ? error.message : String(error);
+}
+
+/** "Receipts 2026.stack": the stack's name without characters file systems refuse. */
+export function fileName(name: string): string {
+  return `${name.replace(/[\\/:*?"<>|\u0000-\u001f]+/g, ' ').trim() || 'stack'}.stack`;
+}
+
+function download(file: File, name: string): void {
+  const url = URL.createObjectURL(file);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.click();
+  // The download holds its own reference once started.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
