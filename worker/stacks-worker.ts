@@ -47,6 +47,21 @@ async function forgetExport(): Promise<void> {
   await (await navigator.storage.getDirectory()).removeEntry(EXPORTS_DIR, { recursive: true }).catch(() => {});
 }
 
+/**
+ * A downloaded export stays until the browser has copied it out; one older than that (ten
+ * minutes) is removed when a page next starts this worker, so it does not take room for good.
+ */
+async function removeStaleExports(): Promise<void> {
+  const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(EXPORTS_DIR).catch(() => null);
+  if (!dir) return;
+  for await (const [name, handle] of (dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
+    if (handle.kind !== 'file') continue;
+    const file = await (handle as FileSystemFileHandle).getFile();
+    if (Date.now() - file.lastModified > 10 * 60_000) await dir.removeEntry(name).catch(() => {});
+  }
+}
+void removeStaleExports().catch(() => {});
+
 const api: StacksApi = {
   list: (names) => result(() => folders.list(names)),
   create: (name) => result(() => folders.create(name)),
