@@ -3,6 +3,7 @@
 import wasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
 import { messageOf } from './db-errors.ts';
 import type { ObservationProcessor } from './processor.ts';
+import { opfsSnapshotPath } from './layout.ts';
 import { loadSqlite } from './sqlite-runtime.ts';
 import { openOpfsStackMemory, type StackMemory } from './stack-memory.ts';
 
@@ -69,6 +70,13 @@ const commands = {
       }
     }
     return outcomes;
+  },
+
+  /** `VACUUM INTO` the stack's `.os/snapshot/`, as an export does. */
+  async snapshot(stackId: string) {
+    const stack = await (await (await navigator.storage.getDirectory()).getDirectoryHandle('stacks')).getDirectoryHandle(stackId);
+    await (await stack.getDirectoryHandle('.os')).getDirectoryHandle('snapshot', { create: true });
+    await memory!.snapshot({ transcript: opfsSnapshotPath(stackId, 'transcript'), memory: opfsSnapshotPath(stackId, 'memory') });
   },
 
   async close() {

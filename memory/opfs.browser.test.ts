@@ -79,6 +79,34 @@ describe('memory on OPFS', () => {
     });
   });
 
+  it('copies both databases whole with VACUUM INTO, and the copies open as the databases of another stack', async () => {
+    const stackId = `mem-${crypto.randomUUID().slice(0, 8)}`;
+    const first = openWorker();
+    await first('open', stackId);
+    await first('converse', 's1', 2);
+    await first('process', correction);
+    await first('snapshot', stackId);
+    await first('close');
+    // The copies moved into a second stack's place, as an import writes them.
+    const stacks = await (await navigator.storage.getDirectory()).getDirectoryHandle('stacks');
+    const from = await (await stacks.getDirectoryHandle(stackId)).getDirectoryHandle('.os');
+    const copyId = `${stackId}-copy`;
+    const to = await (await (await stacks.getDirectoryHandle(copyId, { create: true })).getDirectoryHandle('.os', { create: true })).getDirectoryHandle('memory', { create: true });
+    for (const name of ['transcript.db', 'memory.db']) {
+      const file = await (await (await from.getDirectoryHandle('snapshot')).getFileHandle(name)).getFile();
+      const writable = await (await to.getFileHandle(name, { create: true })).createWritable();
+      await writable.write(await file.arrayBuffer());
+      await writable.close();
+    }
+    const second = openWorker();
+    await second('open', copyId);
+    const state = await second<State>('state');
+    expect(state.observations).toBe(2);
+    expect(state.learnings).toBe(1);
+    expect(state.search[0]?.content).toContain('uppercase');
+    await second('close');
+  });
+
   it('loses no rows when two workers open and write one stack at the same time', async () => {
     const stackId = `two-${crypto.randomUUID().slice(0, 8)}`;
     const a = openWorker();
