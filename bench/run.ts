@@ -8,6 +8,7 @@ import { benchMemory } from './memory.ts';
 import { benchNet } from './net.ts';
 import { benchOcr } from './ocr.ts';
 import { benchProxy } from './proxy.ts';
+import { benchStackFile } from './stack-file.ts';
 import { benchVm } from './vm.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -20,6 +21,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'vm.cold_boot': benchVm,
   'vm.first_shell': benchFirstShell,
   'net.download_10mb': benchNet,
+  'stack.file': benchStackFile,
 };
 
 // Names come after `--` from npm, or as plain arguments.

@@ -1,7 +1,7 @@
 // Writes a still stack (closed by its tab, its databases copied with VACUUM INTO) as one `.stack`
 // file, streamed: the manifest first (every entry's size and sha256, measured in a first pass),
 // then the layout and the stack's files, each deflated by fflate's streaming Zip.
-import { Zip, ZipDeflate } from 'fflate';
+import { deflateSync, Zip, ZipDeflate, ZipPassThrough } from 'fflate';
 import { createSHA256 } from 'hash-wasm';
 import { FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, NEVER_EXPORTED, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type ManifestEntry, type StackManifest } from './format.ts';
 
@@ -59,7 +59,7 @@ export async function exportStack(options: ExportOptions): Promise<StackManifest
     await zip.add(MANIFEST_NAME, [new TextEncoder().encode(JSON.stringify(manifest, null, 1))]);
     for (const source of sources) {
       checkCancelled(signal);
-      await zip.add(source.path, chunksOf(source, signal), progress);
+      await zip.add(source.path, chunksOf(source, signal), progress, await worthDeflating(source));
     }
     await zip.end();
     await writer.close();
@@ -149,6 +149,26 @@ async function imageRecipe(stack: FileSystemDirectoryHandle): Promise<string | n
   return typeof hash === 'string' && /^[0-9a-f]{8,64}$/.test(hash) ? hash : null;
 }
 
+const SAMPLE = 64 * 1024;
+
+/**
+ * Whether deflating a file pays: samples across it (start, middle, end) deflated, and the file
+ * is stored as it is when they barely shrink (PDFs, photos, random data). Deflating what does
+ * not shrink costs most of an export's time and most of an import's.
+ */
+async function worthDeflating(source: Source): Promise<boolean> {
+  const size = sizeOf(source);
+  if (size <= SAMPLE * 4) return true;
+  let sampled = 0;
+  let packed = 0;
+  for (const at of [0, Math.floor(size / 3), Math.floor((size * 2) / 3), size - SAMPLE]) {
+    const slice = 'file' in source ? new Uint8Array(await source.file.slice(at, at + SAMPLE).arrayBuffer()) : source.bytes.subarray(at, at + SAMPLE);
+    sampled += slice.byteLength;
+    packed += deflateSync(slice, { level: 1 }).byteLength;
+  }
+  return packed < sampled * 0.9;
+}
+
 async function* chunksOf(source: Source, signal: AbortSignal): AsyncGenerator<Uint8Array> {
   if ('bytes' in source) {
     yield source.bytes;
@@ -201,8 +221,8 @@ function createZipSink(writer: WritableStreamDefaultWriter<Uint8Array>, onWritte
     onWritten(size);
   }
   return {
-    async add(name: string, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, progress?: (bytes: number) => void) {
-      const entry = new ZipDeflate(name, { level: 1 });
+    async add(name: string, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, progress?: (bytes: number) => void, deflate = true) {
+      const entry = deflate ? new ZipDeflate(name, { level: 1 }) : new ZipPassThrough(name);
       zip.add(entry);
       let pending: Uint8Array | null = null;
       // One chunk behind, so the last one is pushed with `final`.

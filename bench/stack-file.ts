@@ -1,0 +1,129 @@
+// stack.export_mb_s / stack.import_mb_s: a stack written to one `.stack` file and read back as a
+// new stack, through the stack menu of the production build, in MB of the stack's files a second;
+// each beside the raw OPFS write speed of the same number of bytes in the same page (`vs_raw`).
+// stack.export_size_fresh: the file of a fresh stack after one command on its computer (MB; needs
+// the computer image, else it is not printed).
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { strFromU8, unzipSync } from 'fflate';
+import { chromium, type Page } from 'playwright-core';
+import { serveStack } from '../scripts/lib/serve.mjs';
+import { startFakeModel } from '../tests/fake-model/server.ts';
+import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
+import { report, round } from './stats.ts';
+
+const HAS_IMAGE = existsSync(join(import.meta.dirname, '..', 'vm-images', 'out', 'latest', 'manifest.json'));
+/** Added to the stack so the speeds are measured over a sizeable file (half random, half text-like). */
+const DATA_MB = 96;
+
+async function exportStack(page: Page, to: string): Promise<number> {
+  await openMenu(page);
+  await page.getByRole('region', { name: 'Stacks' }).getByRole('button', { name: 'Export stack…' }).click();
+  const dialog = page.getByRole('dialog', { name: /^Export / });
+  const started = Date.now();
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 10 * 60_000 }), dialog.getByRole('button', { name: 'Export' }).click()]);
+  await dialog.getByRole('status').waitFor({ timeout: 10 * 60_000 });
+  const seconds = (Date.now() - started) / 1000;
+  await download.saveAs(to);
+  await dialog.getByRole('button', { name: 'Open the stack again' }).click();
+  await page.getByRole('textbox', { name: 'Message' }).waitFor();
+  await page.waitForFunction(() => !document.querySelector<HTMLTextAreaElement>('#chat-input')?.disabled);
+  return seconds;
+}
+
+async function openMenu(page: Page) {
+  const panel = page.getByRole('region', { name: 'Stacks' });
+  if (!(await panel.isVisible())) await page.getByRole('button', { name: /^Stack: / }).click();
+  await panel.waitFor();
+}
+
+/** MB/s of writing `bytes` to an OPFS file in 1 MiB writes, as the export and import write theirs. */
+function rawOpfsWrite(page: Page, bytes: number): Promise<number> {
+  return page.evaluate(async (bytes) => {
+    const root = await navigator.storage.getDirectory();
+    const chunk = new Uint8Array(1 << 20);
+    crypto.getRandomValues(chunk.subarray(0, 65536));
+    const started = performance.now();
+    const writable = await (await root.getFileHandle('bench-raw.bin', { create: true })).createWritable();
+    for (let done = 0; done < bytes; done += chunk.byteLength) await writable.write(chunk.subarray(0, Math.min(chunk.byteLength, bytes - done)));
+    await writable.close();
+    const seconds = (performance.now() - started) / 1000;
+    await root.removeEntry('bench-raw.bin');
+    return bytes / 1e6 / seconds;
+  }, bytes);
+}
+
+function stackBytes(file: string): number {
+  const files = unzipSync(readFileSync(file), { filter: (entry) => entry.name === 'manifest.json' });
+  const manifest = JSON.parse(strFromU8(files['manifest.json']!)) as { entries: { size: number }[] };
+  return manifest.entries.reduce((sum, entry) => sum + entry.size, 0);
+}
+
+export async function benchStackFile(): Promise<void> {
+  const fake = await startFakeModel({ port: 0 });
+  const stack = await serveStack({ appPort: 4197, proxyPort: 8811, apiKey: 'test-bench-key', upstream: fake.url, quiet: true });
+  const dir = mkdtempSync(join(tmpdir(), 'stackdocs-bench-stack-'));
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+  try {
+    const context = await browser.newContext({ acceptDownloads: true });
+    await context.addInitScript(() => delete (window as { showSaveFilePicker?: unknown }).showSaveFilePicker);
+    const page = await context.newPage();
+    await page.goto(stack.appUrl);
+    await page.waitForFunction(() => !document.querySelector<HTMLTextAreaElement>('#chat-input')?.disabled);
+
+    if (HAS_IMAGE) {
+      await page.getByRole('button', { name: 'Add a window' }).click();
+      await page.getByRole('menuitem', { name: 'Terminal' }).click();
+      // The terminal starts the computer: the first start copies the image in, then wakes.
+      await page.getByRole('status', { name: 'Computer' }).filter({ hasText: /ready/i }).waitFor({ timeout: 10 * 60_000 });
+      await page.getByRole('region', { name: 'Terminal: root shell on the computer' }).click();
+      await page.keyboard.type('echo BENCH-$((6*7))\n', { delay: 5 });
+      await page.waitForFunction(() => /BENCH-42/.test(document.querySelector('.xterm-rows')?.textContent ?? ''), undefined, { timeout: 10 * 60_000 });
+      const fresh = join(dir, 'fresh.stack');
+      await exportStack(page, fresh);
+      report({ bench: 'stack.export_size_fresh', value: round(statSync(fresh).size / 1e6, 1), unit: 'MB', stack_mb: round(stackBytes(fresh) / 1e6, 1), goal: '< 30' });
+    } else {
+      console.error('stack.export_size_fresh: no computer image is built (vm-images/build.sh), so it is not measured');
+    }
+
+    // A sizeable file in the stack: half random bytes, half repetitive text.
+    await page.evaluate(async (mb) => {
+      const stacks = await (await navigator.storage.getDirectory()).getDirectoryHandle('stacks');
+      const artifacts = await (await stacks.getDirectoryHandle('default')).getDirectoryHandle('artifacts', { create: true });
+      const writable = await (await artifacts.getFileHandle('bench-data.bin', { create: true })).createWritable();
+      const random = new Uint8Array(1 << 20);
+      const text = new TextEncoder().encode('2026-11-25,ACME GMBH,INV-0001,1234.56,EUR\n'.repeat(24_000)).subarray(0, 1 << 20);
+      for (let i = 0; i < mb; i++) {
+        if (i % 2 === 0) {
+          for (let at = 0; at < random.length; at += 65536) crypto.getRandomValues(random.subarray(at, at + 65536));
+          await writable.write(random);
+        } else await writable.write(text);
+      }
+      await writable.close();
+    }, DATA_MB);
+
+    const file = join(dir, 'bench.stack');
+    const exportSeconds = await exportStack(page, file);
+    const bytes = stackBytes(file);
+    const rawExport = await rawOpfsWrite(page, bytes);
+    const exportMbS = bytes / 1e6 / exportSeconds;
+    report({ bench: 'stack.export_mb_s', value: round(exportMbS, 1), unit: 'MB/s', stack_mb: round(bytes / 1e6, 1), file_mb: round(statSync(file).size / 1e6, 1), raw_opfs_mb_s: round(rawExport, 1), vs_raw: round(exportMbS / rawExport), goal_vs_raw: '>= 0.5' });
+
+    await openMenu(page);
+    // Timed from when the page has the file (Playwright hands it over the wire first) to the new
+    // stack's page being asked for, which happens once the stack is complete.
+    await page.getByRole('region', { name: 'Stacks' }).getByLabel('Stack file to open').setInputFiles(file);
+    const started = Date.now();
+    await page.waitForURL(/\?stack=s-/, { timeout: 10 * 60_000, waitUntil: 'commit' });
+    const importSeconds = (Date.now() - started) / 1000;
+    const rawImport = await rawOpfsWrite(page, bytes);
+    const importMbS = bytes / 1e6 / importSeconds;
+    report({ bench: 'stack.import_mb_s', value: round(importMbS, 1), unit: 'MB/s', stack_mb: round(bytes / 1e6, 1), raw_opfs_mb_s: round(rawImport, 1), vs_raw: round(importMbS / rawImport), goal_vs_raw: '>= 0.5' });
+  } finally {
+    await browser.close();
+    await stack.close();
+    await fake.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
