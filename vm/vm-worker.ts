@@ -50,6 +50,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   let checkpointing: Promise<unknown> | null = null;
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
   let lastTyped = 0;
+  let startedAt = 0;
 
   // The guest's DNS goes to the proxy's resolver with the current network ticket.
   // Each refusal is told where the command came from: in the bash tool's result for the agent's
@@ -212,10 +213,23 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     const chunkBytes = wakeSet.reduce((n, i) => n + (base.chunkAt(i)?.compressedSize ?? 0), 0);
     const total = { chunksTotal: wakeSet.length + (stateBytes ? 1 : 0), bytesTotal: chunkBytes + stateBytes };
     emit({ state: 'downloading', reason, chunksDone: 0, bytesDone: 0, ...total });
-    await base.ensureStored(wakeSet, (done, _total, bytes) => emit({ state: 'downloading', reason, chunksDone: done, bytesDone: bytes, ...total }));
+    const started = performance.now();
+    let chunksDone = 0;
+    let wakeBytes = 0;
+    const chunks = base.ensureStored(wakeSet, (done, _total, bytes) => {
+      chunksDone = done;
+      wakeBytes = bytes;
+      emit({ state: 'downloading', reason, chunksDone: done, bytesDone: bytes, ...total });
+    });
     // The pristine state matches the image's disk byte for byte, hence one generation for both.
-    const state = await fetchPristineState(manifest, baseUrl, { fetch: deps.fetch });
-    if (state) await target.store.writeState(state, `pristine-${manifest.recipeHash}`);
+    // Fetched beside the chunks: on a slow line the two share it, and neither waits for the other.
+    let chunksMs = 0;
+    const [, stateBytes_] = await Promise.all([chunks.then(() => (chunksMs = performance.now() - started)), fetchPristineState(manifest, baseUrl, { fetch: deps.fetch })]);
+    const fetchedMs = performance.now() - started;
+    if (stateBytes_) await target.store.writeState(stateBytes_, `pristine-${manifest.recipeHash}`);
+    console.info(
+      `computer set up in ${Math.round(performance.now() - started)} ms: ${JSON.stringify({ chunks: chunksDone, chunkBytes: wakeBytes, chunksMs: Math.round(chunksMs), stateFetchedMs: Math.round(fetchedMs), stateWrittenMs: Math.round(performance.now() - started - fetchedMs) })}`,
+    );
     emit({ state: 'downloading', reason, chunksDone: total.chunksTotal, bytesDone: total.bytesTotal, ...total });
     target.writeMeta({ ...target.readMeta(), imageHash: manifest.recipeHash });
     return overlay;
@@ -227,8 +241,13 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   let availability: VmAvailability | null = null;
   let downloading: Promise<void> | null = null;
   let downloadAbort: AbortController | null = null;
+  let availabilityToldAt = 0;
   const setAvailability = (next: VmAvailability) => {
     availability = next;
+    // At most twice a second while chunks stream in (each crosses to the stack worker).
+    const now = Date.now();
+    if (next.state === 'downloading' && now - availabilityToldAt < 500) return;
+    availabilityToldAt = now;
     for (const listener of availabilityListeners) listener(next);
   };
 
@@ -259,8 +278,10 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       setAvailability({ state, ...p, ...(error ? { error } : {}) });
     // The user's work first: the download waits while a command runs or the terminal is in use
     // (its chunks, inflated and checked, would take CPU from the emulator in this same worker).
+    // It also waits a moment after a start: a first command, which reads what it needs at once,
+    // has the connection to itself.
     const pace = async () => {
-      while (activeExecs > 0 || Date.now() - lastTyped < 3000) await new Promise((resolve) => setTimeout(resolve, 500));
+      while (activeExecs > 0 || Date.now() - lastTyped < 3000 || Date.now() - startedAt < 10_000) await new Promise((resolve) => setTimeout(resolve, 500));
     };
     downloading = base
       .downloadAll((p) => progress(p, p.chunksDone === p.chunksTotal ? 'complete' : 'downloading'), downloadAbort.signal, pace)
@@ -288,6 +309,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         machine = await prepare(options, null);
         wokeGeneration = (await files!.store.readGeneration()).state;
         const how = await machine.start();
+        startedAt = Date.now();
         startFlushing();
         if (baseChunks) void downloadRest(baseChunks);
         return how;

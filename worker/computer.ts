@@ -73,8 +73,10 @@ export function createComputer(deps: ComputerDeps): Computer {
     deps.emit(status);
   };
   const onAvailability = (a: VmAvailability) => {
-    const share = a.bytesTotal ? a.bytesDone / a.bytesTotal : a.chunksTotal ? a.chunksDone / a.chunksTotal : 1;
+    const exact = a.bytesTotal ? a.bytesDone / a.bytesTotal : a.chunksTotal ? a.chunksDone / a.chunksTotal : 1;
     if (a.error) console.warn(`the computer's system image stopped downloading: ${a.error}`);
+    // Whole percents: each status is an event the stack keeps, and thousands of chunks arrive.
+    const share = exact >= 1 ? 1 : Math.floor(exact * 100) / 100;
     if (share === offline) return;
     offline = share;
     set(status);

@@ -190,8 +190,8 @@ export class BaseChunks {
     await parallel(missing, 2, async (chunk) => {
       await pace?.();
       signal?.throwIfAborted();
-      if ((await this.storedSet()).has(chunk.sha256)) return;
-      await this.fetchAndStore(chunk);
+      // A guest read may have fetched it meanwhile: it counts all the same.
+      if (!(await this.storedSet()).has(chunk.sha256)) await this.fetchAndStore(chunk);
       progress.chunksDone++;
       progress.bytesDone += chunk.compressedSize;
       onProgress?.({ ...progress });
