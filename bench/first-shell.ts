@@ -55,7 +55,10 @@ function slowLink(bitsPerSecond: number, latencyMs: number): Plugin {
 
 interface FirstShell {
   ms: number;
+  readyMs: number;
   imageBytes: number;
+  /** Every byte the browser fetched until then (the app, its offline cache, the image). */
+  allBytes: number;
   usageMb: number;
   page: Page;
   context: BrowserContext;
@@ -67,9 +70,16 @@ async function firstShell(url: string): Promise<FirstShell> {
   const profile = mkdtempSync(join(tmpdir(), 'stackdocs-first-shell-'));
   const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, args: chromiumArgs, viewport: { width: 1280, height: 800 } });
   let imageBytes = 0;
+  let allBytes = 0;
   context.on('requestfinished', (request) => {
-    if (!/\/vm\/[0-9a-f]+\//.test(request.url())) return;
-    void request.sizes().then((sizes) => (imageBytes += sizes.responseBodySize)).catch(() => {});
+    const image = /\/vm\/[0-9a-f]+\//.test(request.url());
+    void request
+      .sizes()
+      .then((sizes) => {
+        allBytes += sizes.responseBodySize;
+        if (image) imageBytes += sizes.responseBodySize;
+      })
+      .catch(() => {});
   });
   const page = context.pages()[0] ?? (await context.newPage());
   const started = Date.now();
@@ -78,13 +88,14 @@ async function firstShell(url: string): Promise<FirstShell> {
   await page.getByRole('menuitem', { name: 'Terminal' }).click();
   const terminal = page.getByRole('region', { name: 'Terminal: root shell on the computer' });
   await page.getByRole('status', { name: 'Computer' }).filter({ hasText: /ready/ }).waitFor({ timeout: 600_000 });
+  const readyMs = Date.now() - started;
   await terminal.click();
   await page.keyboard.type('echo first-$((6*7))\n');
   await terminal.locator('.xterm-rows').filter({ hasText: 'first-42' }).waitFor({ timeout: 300_000 });
   const ms = Date.now() - started;
   await page.waitForTimeout(200); // the last response sizes
   const usageMb = await page.evaluate(async () => ((await navigator.storage.estimate()).usage ?? 0) / 1e6);
-  return { ms, imageBytes, usageMb, page, context, profile };
+  return { ms, readyMs, imageBytes, allBytes, usageMb, page, context, profile };
 }
 
 export async function benchFirstShell(): Promise<void> {
@@ -98,7 +109,7 @@ export async function benchFirstShell(): Promise<void> {
   try {
     const fast = await firstShell(`http://127.0.0.1:${PORT}/`);
     try {
-      report({ bench: 'vm.first_shell_bytes', value: round(fast.imageBytes / 1e6, 1), unit: 'MB', n: 1, first_shell_ms_localhost: fast.ms, goal: '< 25' });
+      report({ bench: 'vm.first_shell_bytes', value: round(fast.imageBytes / 1e6, 1), unit: 'MB', n: 1, all_mb: round(fast.allBytes / 1e6, 1), first_shell_ms_localhost: fast.ms, goal: '< 25' });
       // The rest of the image arrives in the background: the storage once it is all there.
       const chip = fast.page.getByRole('status', { name: 'Computer' });
       const waitStarted = Date.now();
@@ -111,7 +122,7 @@ export async function benchFirstShell(): Promise<void> {
     }
     const slow = await firstShell(`http://127.0.0.1:${SLOW_PORT}/`);
     try {
-      report({ bench: 'vm.first_shell_20mbps', value: slow.ms, unit: 'ms', n: 1, image_mb: round(slow.imageBytes / 1e6, 1), link: '20 Mbit/s, +20 ms a request', goal: '< 12000' });
+      report({ bench: 'vm.first_shell_20mbps', value: slow.ms, unit: 'ms', n: 1, ready_ms: slow.readyMs, image_mb: round(slow.imageBytes / 1e6, 1), all_mb: round(slow.allBytes / 1e6, 1), link: '20 Mbit/s, +20 ms a request', goal: '< 12000' });
     } finally {
       await slow.context.close();
       rmSync(slow.profile, { recursive: true, force: true });
