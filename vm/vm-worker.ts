@@ -49,7 +49,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   let flushTimer: ReturnType<typeof setInterval> | null = null;
   let checkpointing: Promise<unknown> | null = null;
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
-  let lastTyped = 0;
+  /** The last keystroke into the terminal, or output from it: someone is using the computer. */
+  let lastTerminalUse = 0;
   let startedAt = 0;
 
   // The guest's DNS goes to the proxy's resolver with the current network ticket.
@@ -175,7 +176,10 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     });
     setNetwork(options.network ?? null);
     next.onStatus((s) => emit(s));
-    next.onSerial((bytes) => terminalListeners.forEach((l) => l(bytes)));
+    next.onSerial((bytes) => {
+      lastTerminalUse = Date.now();
+      terminalListeners.forEach((l) => l(bytes));
+    });
     return next;
   }
 
@@ -276,12 +280,13 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     downloadAbort = new AbortController();
     const progress = (p: BaseProgress, state: VmAvailability['state'], error?: string) =>
       setAvailability({ state, ...p, ...(error ? { error } : {}) });
-    // The user's work first: the download waits while a command runs or the terminal is in use
-    // (its chunks, inflated and checked, would take CPU from the emulator in this same worker).
+    // The user's work first: the download waits while a command runs or the terminal is in use,
+    // typed into or printing (its chunks, inflated and checked, take CPU from the emulator in
+    // this same worker).
     // It also waits a moment after a start: a first command, which reads what it needs at once,
     // has the connection to itself.
     const pace = async () => {
-      while (activeExecs > 0 || Date.now() - lastTyped < 3000 || Date.now() - startedAt < 10_000) await new Promise((resolve) => setTimeout(resolve, 500));
+      while (activeExecs > 0 || Date.now() - lastTerminalUse < 3000 || Date.now() - startedAt < 10_000) await new Promise((resolve) => setTimeout(resolve, 500));
     };
     downloading = base
       .downloadAll((p) => progress(p, p.chunksDone === p.chunksTotal ? 'complete' : 'downloading'), downloadAbort.signal, pace)
@@ -391,7 +396,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       return traffic.totals();
     },
     async terminalInput(bytes) {
-      lastTyped = Date.now();
+      lastTerminalUse = Date.now();
       machine?.sendSerial(bytes);
       scheduleCheckpoint();
     },
