@@ -67,7 +67,10 @@ export async function benchStackFile(): Promise<void> {
   const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
   try {
     const context = await browser.newContext({ acceptDownloads: true });
-    await context.addInitScript(() => delete (window as { showSaveFilePicker?: unknown }).showSaveFilePicker);
+    await context.addInitScript(() => {
+      delete (Window.prototype as { showSaveFilePicker?: unknown }).showSaveFilePicker;
+      delete (window as { showSaveFilePicker?: unknown }).showSaveFilePicker;
+    });
     const page = await context.newPage();
     await page.goto(stack.appUrl);
     await page.waitForFunction(() => !document.querySelector<HTMLTextAreaElement>('#chat-input')?.disabled);

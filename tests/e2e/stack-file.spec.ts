@@ -1,0 +1,290 @@
+// A stack is a file: one browser profile makes a stack (an invoice, its extraction corrected and
+// the correction learned, a note, a file the agent wrote, and with the computer image a file on the
+// system disk and a package installed from a wheel) and exports it; a second profile, offline
+// once the app is loaded, opens the file as a new stack and finds all of it, then works on in it.
+// The file carries neither the user's API key nor the device's token. Hostile files are refused,
+// each with its own message, and leave no stack behind. Each profile has its own user-data dir.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { strFromU8, strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
+import { chromium, expect, test, type BrowserContext, type Page } from './test.ts';
+import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
+import { E2E_APP_URL, E2E_PROXY_URL } from './ports.ts';
+import { fakeState, loadScript } from './fake.ts';
+import { send } from './app.ts';
+import { putFile } from './opfs.ts';
+import { fixture, invoice } from '../support/fixtures.ts';
+
+const HAS_IMAGE = existsSync(join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json'));
+const API_KEY = 'sk-ant-e2e-stackfile-4b1f9c0d7e2a';
+test.describe.configure({ mode: 'serial' });
+
+const work = mkdtempSync(join(tmpdir(), 'stackdocs-stack-file-'));
+const exported = join(work, 'exported.stack');
+const profiles: { context: BrowserContext; dir: string }[] = [];
+
+async function launch(name: string): Promise<Page> {
+  const dir = join(work, name);
+  const context = await chromium.launchPersistentContext(dir, { executablePath: chromiumPath, args: chromiumArgs, baseURL: E2E_APP_URL, viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+  // The download path (browsers without the File System Access save picker); the picker cannot be driven.
+  await context.addInitScript(() => {
+    delete (Window.prototype as { showSaveFilePicker?: unknown }).showSaveFilePicker;
+    delete (window as { showSaveFilePicker?: unknown }).showSaveFilePicker;
+  });
+  profiles.push({ context, dir });
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto('/');
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  return page;
+}
+
+test.afterAll(async () => {
+  for (const { context } of profiles) await context.close().catch(() => {});
+  rmSync(work, { recursive: true, force: true });
+});
+
+const menu = (page: Page) => page.getByRole('button', { name: /^Stack: / });
+const panel = (page: Page) => page.getByRole('region', { name: 'Stacks' });
+const terminal = (page: Page) => page.getByRole('region', { name: 'Terminal: root shell on the computer' });
+const stackId = (page: Page) => new URL(page.url()).searchParams.get('stack');
+
+async function openMenu(page: Page) {
+  if (!(await panel(page).isVisible())) await menu(page).click();
+  await expect(panel(page)).toBeVisible();
+}
+
+async function run(page: Page, command: string, expected: RegExp, timeout = 120_000): Promise<void> {
+  if (!(await terminal(page).isVisible())) {
+    await page.getByRole('button', { name: 'Add a window' }).click();
+    await page.getByRole('menuitem', { name: 'Terminal' }).click();
+  }
+  // The first start copies the image in (or fetches what a wake reads); the shell is there once ready.
+  await expect(page.getByRole('status', { name: 'Computer' })).toContainText(/ready/i, { timeout });
+  await terminal(page).click();
+  await page.keyboard.type(`${command}\n`, { delay: 5 });
+  await expect(terminal(page).locator('.xterm-rows')).toContainText(expected, { timeout });
+}
+
+/** A pure-Python wheel, as pip builds them: the module, its metadata and a RECORD with hashes. */
+function wheel(): Buffer {
+  const files: Record<string, string> = {
+    'stackdemo/__init__.py': 'VALUE = 42\n',
+    'stackdemo-1.0.dist-info/METADATA': 'Metadata-Version: 2.1\nName: stackdemo\nVersion: 1.0\n',
+    'stackdemo-1.0.dist-info/WHEEL': 'Wheel-Version: 1.0\nGenerator: stackdocs-e2e\nRoot-Is-Purelib: true\nTag: py3-none-any\n',
+  };
+  const record = Object.entries(files).map(([path, text]) => `${path},sha256=${createHash('sha256').update(text).digest('base64url')},${Buffer.byteLength(text)}`);
+  files['stackdemo-1.0.dist-info/RECORD'] = [...record, 'stackdemo-1.0.dist-info/RECORD,,', ''].join('\n');
+  return Buffer.from(zipSync(Object.fromEntries(Object.entries(files).map(([path, text]) => [path, strToU8(text)]))));
+}
+
+const layoutOf = (page: Page, id: string) => page.evaluate((key) => JSON.parse(localStorage.getItem(key) ?? 'null') as { state: { geometry: Record<string, unknown> } } | null, `stackdocs:layout:${id}`);
+
+test('a stack exported in one browser opens in another as a new stack with everything, and works on', async () => {
+  test.setTimeout(HAS_IMAGE ? 25 * 60_000 : 5 * 60_000);
+  const fakeUrl = process.env.E2E_FAKE_URL!;
+  const doc = invoice('plain-1');
+  await loadScript({
+    name: 'stack file: the first browser',
+    turns: [
+      { expect: { last_user_text: 'extract the vendor data' }, reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: `${doc.id}.pdf` } }] } },
+      {
+        expect: { tool_result: { contains: doc.vendor } },
+        reply: { content: [{ type: 'tool_use', name: 'save_extraction', input: { document: `${doc.id}.pdf`, fields: { vendor: doc.vendor, total: doc.total } } }] },
+      },
+      { reply: { content: [{ type: 'tool_use', name: 'create_window', input: { kind: 'notes', title: 'To do', content: 'Pay **NORTHWIND TRADERS** by Friday.' } }] } },
+      { reply: { content: [{ type: 'tool_use', name: 'write', input: { path: 'artifacts/summary.txt', content: 'one invoice, vendor corrected\n' } }] } },
+      { reply: { content: [{ type: 'text', text: 'The table and a note are on the canvas.' }] } },
+      {
+        expect: { last_user_text: 'the vendor is wrong' },
+        reply: { content: [{ type: 'tool_use', name: 'save_extraction', input: { document: `${doc.id}.pdf`, fields: { vendor: 'NORTHWIND TRADERS' } } }] },
+      },
+      { expect: { tool_result: { contains: 'Updated the extraction' } }, reply: { content: [{ type: 'text', text: 'Fixed: NORTHWIND TRADERS.' }] } },
+      {
+        expect: { model: 'claude-haiku-5-5' },
+        reply: { content: [{ type: 'text', text: `CORRECTION (1.0): The vendor of ${doc.id}.pdf is NORTHWIND TRADERS, not ${doc.vendor}.` }] },
+      },
+    ],
+  });
+
+  const a = await launch('first-profile');
+  // The user's own key is saved in this stack, then the proxy is used: the file must carry neither.
+  await a.getByRole('button', { name: 'Settings' }).click();
+  await a.getByRole('radio', { name: 'Anthropic, with my own key' }).check();
+  await a.getByRole('textbox', { name: 'Model endpoint' }).fill(fakeUrl);
+  await a.getByLabel('API key').fill(API_KEY);
+  await a.getByRole('button', { name: 'Save' }).click();
+  await expect(a.getByRole('dialog')).toBeHidden();
+  await a.getByRole('button', { name: 'Settings' }).click();
+  await a.getByRole('radio', { name: 'Stackdocs proxy' }).check();
+  await a.getByRole('textbox', { name: 'Model endpoint' }).fill(E2E_PROXY_URL);
+  await expect(a.getByLabel('API key')).toHaveCount(0);
+  await a.getByRole('button', { name: 'Save' }).click();
+  await expect(a.getByRole('dialog')).toBeHidden();
+
+  await a.getByLabel('Attach files').setInputFiles([{ name: `${doc.id}.pdf`, mimeType: 'application/pdf', buffer: fixture(`${doc.id}.pdf`) }]);
+  await expect(a.locator('[data-role=notice]').filter({ hasText: `Read ${doc.id}.pdf` })).toBeVisible();
+  await send(a, 'extract the vendor data');
+  await expect(a.locator('[data-role=assistant]').last()).toHaveText('The table and a note are on the canvas.');
+  await send(a, 'the vendor is wrong, it is NORTHWIND TRADERS');
+  await expect(a.locator('[data-role=assistant]').last()).toHaveText('Fixed: NORTHWIND TRADERS.');
+  await expect(a.getByRole('button', { name: 'Stop' })).toHaveCount(0);
+  await a.getByRole('button', { name: 'Settings' }).click();
+  await a.getByRole('button', { name: 'Learn now' }).click();
+  await expect(a.getByRole('status').filter({ hasText: 'Learned' })).toContainText('Learned 1 thing');
+  await a.getByRole('button', { name: 'Cancel' }).click();
+  await expect(a.getByRole('region', { name: 'Notes window: To do' })).toBeVisible();
+  const deviceTokens = await a.evaluate(async () => {
+    const device = await (await navigator.storage.getDirectory()).getDirectoryHandle('device');
+    const all = JSON.parse(await (await (await device.getFileHandle('proxy-credentials.json')).getFile()).text()) as Record<string, { token: string }>;
+    return Object.values(all).map((credential) => credential.token);
+  });
+  expect(deviceTokens.length).toBeGreaterThan(0);
+
+  if (HAS_IMAGE) {
+    // A wheel on disk (put in /workspace before the computer first starts), installed with pip,
+    // and a file on the system disk.
+    await putFile(a, 'stacks/default/artifacts/stackdemo-1.0-py3-none-any.whl', wheel());
+    await run(a, 'pip install --no-index --break-system-packages /workspace/artifacts/stackdemo-1.0-py3-none-any.whl', /Successfully installed stackdemo-1\.0/, 10 * 60_000);
+    await run(a, "echo 'made on the first browser' > /root/made-here.txt && sync && echo WROTE-$((6*7))", /WROTE-42/);
+  }
+  const layoutA = await layoutOf(a, 'default');
+  expect(Object.keys(layoutA?.state.geometry ?? {}).length).toBeGreaterThanOrEqual(3);
+
+  await openMenu(a);
+  await panel(a).getByRole('button', { name: 'Export stack…' }).click();
+  const exporting = a.getByRole('dialog', { name: 'Export “My stack”' });
+  const downloaded = a.waitForEvent('download', { timeout: 5 * 60_000 });
+  await exporting.getByRole('button', { name: 'Export' }).click();
+  // Done, or refused with a message (shown here when it is).
+  await expect(exporting.getByRole('status').or(exporting.getByRole('alert'))).toBeVisible({ timeout: 5 * 60_000 });
+  await expect(exporting.getByRole('alert')).toHaveCount(0);
+  await expect(exporting.getByRole('status')).toContainText(/Exported “My stack” \(.+\): the browser is downloading it\./);
+  const download = await downloaded;
+  expect(download.suggestedFilename()).toBe('My stack.stack');
+  await download.saveAs(exported);
+  const bytes = readFileSync(exported);
+  console.log(`exported .stack: ${(bytes.length / 1e6).toFixed(2)} MB${HAS_IMAGE ? ' (with the computer)' : ''}`);
+  expect(bytes.includes(API_KEY)).toBe(false);
+  for (const token of deviceTokens) expect(bytes.includes(token)).toBe(false);
+  // The exported stack opens again here, as it was.
+  await exporting.getByRole('button', { name: 'Open the stack again' }).click();
+  await expect(a.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await expect(a.getByRole('region', { name: 'Notes window: To do' })).toBeVisible();
+
+  // The second browser: the app loads, then the network goes.
+  const b = await launch('second-profile');
+  await b.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+    if (!navigator.serviceWorker.controller) await new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', resolve, { once: true }));
+  });
+  const contextB = profiles[1]!.context;
+  await contextB.setOffline(true);
+  await openMenu(b);
+  await panel(b).getByLabel('Stack file to open').setInputFiles(exported);
+  await expect(b).toHaveURL(/\?stack=s-/, { timeout: 5 * 60_000 });
+  await expect(b.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  const imported = stackId(b)!;
+  await expect(menu(b)).toHaveAccessibleName('Stack: My stack');
+  // The transcript, the table with its corrected cell, the note, the document, and their layout.
+  await expect(b.locator('[data-role=user]')).toHaveText(['extract the vendor data', 'the vendor is wrong, it is NORTHWIND TRADERS']);
+  await expect(b.locator('[data-role=assistant]').last()).toHaveText('Fixed: NORTHWIND TRADERS.');
+  const table = b.getByRole('region', { name: 'Table window: Extracted data' });
+  await expect(table.getByRole('cell', { name: 'NORTHWIND TRADERS' })).toBeVisible();
+  await expect(b.getByRole('region', { name: 'Notes window: To do' })).toContainText('Pay NORTHWIND TRADERS by Friday.');
+  await expect(b.getByRole('region', { name: `Document window: ${doc.id}.pdf` })).toBeVisible();
+  expect((await layoutOf(b, imported))?.state.geometry).toEqual(layoutA?.state.geometry);
+  const summary = await b.evaluate(async (id) => {
+    const stack = await (await (await navigator.storage.getDirectory()).getDirectoryHandle('stacks')).getDirectoryHandle(id);
+    return (await (await (await stack.getDirectoryHandle('artifacts')).getFileHandle('summary.txt')).getFile()).text();
+  }, imported);
+  expect(summary).toBe('one invoice, vendor corrected\n');
+  // A new upload works offline.
+  await b.getByLabel('Attach files').setInputFiles([{ name: 'terms.txt', mimeType: 'text/plain', buffer: Buffer.from('Payment within 30 days.\n') }]);
+  await expect(b.locator('[data-role=notice]').filter({ hasText: 'Added terms.txt' })).toBeVisible();
+
+  // Online again: the model finds the learned correction in memory; the computer fetches its image.
+  await contextB.setOffline(false);
+  await loadScript({
+    name: 'stack file: the second browser',
+    turns: [
+      { expect: { last_user_text: 'who is the vendor' }, reply: { content: [{ type: 'tool_use', name: 'search_memory', input: { query: 'vendor' } }] } },
+      { expect: { tool_result: { contains: 'NORTHWIND TRADERS', is_error: false } }, reply: { content: [{ type: 'text', text: 'NORTHWIND TRADERS, as you corrected.' }] } },
+    ],
+  });
+  await b.reload();
+  await expect(b.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await send(b, 'who is the vendor of the invoice?');
+  await expect(b.locator('[data-role=assistant]').last()).toHaveText('NORTHWIND TRADERS, as you corrected.');
+  expect((await fakeState()).failures).toEqual([]);
+
+  if (HAS_IMAGE) {
+    await run(b, 'cat /root/made-here.txt', /made on the first browser/, 10 * 60_000);
+    await run(b, "python3 -c 'import stackdemo; print(\"pkg\", stackdemo.VALUE)'", /pkg 42/);
+    await run(b, 'cat /workspace/artifacts/summary.txt; echo NEW-$((7*6))', /NEW-42/);
+  }
+});
+
+/** The exported file, changed and zipped again with its manifest first. */
+function rezip(change: (files: Record<string, Uint8Array>, manifest: { format_version: number; image: { recipe: string | null }; entries: { path: string; size: number; sha256: string }[] }) => void): Buffer {
+  const files = unzipSync(readFileSync(exported));
+  const manifest = JSON.parse(strFromU8(files['manifest.json']!));
+  delete files['manifest.json'];
+  change(files, manifest);
+  const ordered: Zippable = { 'manifest.json': strToU8(JSON.stringify(manifest)) };
+  for (const [name, data] of Object.entries(files)) ordered[name] = data;
+  return Buffer.from(zipSync(ordered));
+}
+
+test('hostile .stack files are refused, each with its own message, and leave no stack behind', async () => {
+  test.setTimeout(5 * 60_000);
+  test.skip(!existsSync(exported), 'the export test did not run');
+  const page = profiles[1] ? profiles[1].context.pages()[0]! : await launch('second-profile');
+  const listed = async () => {
+    await openMenu(page);
+    const names = await panel(page).locator('.stack-row').count();
+    return names;
+  };
+  const before = await listed();
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+  const withEntry = (path: string) => rezip((files, manifest) => {
+    files[path] = strToU8('x');
+    manifest.entries.push({ path, size: 1, sha256: sha('x') });
+  });
+  const full = readFileSync(exported);
+  const cases: [string, Buffer, string | RegExp][] = [
+    ['dotdot', withEntry('stack/../escaped.txt'), 'This stack file is refused: "stack/../escaped.txt" leaves the stack (a path with "..").'],
+    ['absolute', withEntry('/etc/cron.d/evil'), 'This stack file is refused: "/etc/cron.d/evil" is an absolute path.'],
+    ['checksum', rezip((files) => void (files['stack/artifacts/summary.txt'] = strToU8('one invoice, vendor CORRECTED\n'))), 'This stack file is damaged: "stack/artifacts/summary.txt" does not match its checksum.'],
+    ['truncated', full.subarray(0, Math.floor(full.length / 2)), /^This stack file ends early: \d+ of its \d+ files are missing or cut short/],
+    ['quota', rezip((_files, manifest) => void (manifest.entries.find((entry) => entry.path.startsWith('stack/documents/'))!.size = 400e12)), /^The stack was not imported: it needs .+ and the browser's storage for Stackdocs has .+ left/],
+    [
+      'bomb',
+      rezip((files, manifest) => {
+        files['stack/documents/bomb.txt'] = new Uint8Array(30_000_000);
+        manifest.entries.push({ path: 'stack/documents/bomb.txt', size: 100, sha256: sha('x') });
+      }),
+      'This stack file is refused: "stack/documents/bomb.txt" unpacks to more than the 100 bytes its manifest declares.',
+    ],
+    ['version', rezip((_files, manifest) => void (manifest.format_version = 7)), 'This stack file is format version 7; this version of Stackdocs reads format version 1 only. Open it in a newer Stackdocs.'],
+    ['image', rezip((_files, manifest) => void (manifest.image.recipe = '0123456789abcdef')), /^This stack's computer runs on system image 0123456789abcdef, but this Stackdocs (has system image [0-9a-f]+, and the file does not include its image|has no system image)\./],
+  ];
+  for (const [name, file, message] of cases) {
+    const path = join(work, `${name}.stack`);
+    writeFileSync(path, file);
+    await openMenu(page);
+    await panel(page).getByLabel('Stack file to open').setInputFiles(path);
+    const dialog = page.getByRole('dialog', { name: `Open “${name}.stack”` });
+    await expect(dialog.getByRole('alert')).toHaveText(message, { timeout: 60_000 });
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    expect(await listed(), `${name}: no stack is left behind`).toBe(before);
+  }
+  // Nor any folder: only the stacks listed.
+  const folders = await page.evaluate(async () => {
+    const names: string[] = [];
+    for await (const name of ((await (await navigator.storage.getDirectory()).getDirectoryHandle('stacks')) as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
+    return names.length;
+  });
+  expect(folders).toBe(before);
+});
