@@ -15,7 +15,7 @@ import { report, round } from './stats.ts';
 
 const HAS_IMAGE = existsSync(join(import.meta.dirname, '..', 'vm-images', 'out', 'latest', 'manifest.json'));
 /** Added to the stack so the speeds are measured over a sizeable file (half random, half text-like). */
-const DATA_MB = 96;
+const DATA_MB = 48;
 
 async function exportStack(page: Page, to: string): Promise<number> {
   await openMenu(page);
@@ -118,7 +118,9 @@ export async function benchStackFile(): Promise<void> {
     // stack's page being asked for, which happens once the stack is complete.
     await page.getByRole('region', { name: 'Stacks' }).getByLabel('Stack file to open').setInputFiles(file);
     const started = Date.now();
-    await page.waitForURL(/\?stack=s-/, { timeout: 10 * 60_000, waitUntil: 'commit' });
+    const refused = page.getByRole('dialog', { name: /^Open / }).getByRole('alert');
+    await Promise.race([page.waitForURL(/\?stack=s-/, { timeout: 10 * 60_000, waitUntil: 'commit' }), refused.waitFor({ timeout: 10 * 60_000 })]);
+    if (!/\?stack=s-/.test(page.url())) throw new Error(`the import was refused: ${await refused.textContent()}`);
     const importSeconds = (Date.now() - started) / 1000;
     const rawImport = await rawOpfsWrite(page, bytes);
     const importMbS = bytes / 1e6 / importSeconds;
