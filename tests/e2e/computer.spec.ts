@@ -96,7 +96,7 @@ test('first open: a terminal shows a root shell where pandas imports; the image 
 });
 
 test('online through the proxy: pip installs from a package index, also after a reload; hosts not allowed fail at once', async () => {
-  test.setTimeout(9 * 60_000);
+  test.setTimeout(14 * 60_000);
   const port = process.env.E2E_INDEX_PORT;
   await openTerminal();
   await waitReady(5 * 60_000);
@@ -111,7 +111,9 @@ test('online through the proxy: pip installs from a package index, also after a 
   await run(
     `clear; mkdir -p /root/tinyapp && cd /root/tinyapp && npm install --no-audit --no-fund --registry http://pkg.index.test:${port}/npm/ tinynode && node -e 'console.log("NPM=" + require("tinynode").hello())'; cd`,
     /NPM=tinynode says hi/,
-    180_000,
+    // npm's own start reads hundreds of modules in an emulated 32-bit CPU: 30-60 s on a quiet
+    // machine, several minutes beside other jobs.
+    360_000,
   );
   // A name the proxy does not allow, and an allowed name that leads to a private address: the
   // resolver refuses at once, so curl gives up in well under five seconds.
