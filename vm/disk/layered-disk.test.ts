@@ -144,6 +144,34 @@ describe('Overlay', () => {
     expect([...again.blocks()]).toEqual([1]);
   });
 
+  it('keeps a block the storage had no room for and stores it once there is room; flush fails until then', () => {
+    const data = memoryFile();
+    const map = memoryFile();
+    const overlay = Overlay.create(data, map, DISK);
+    let room = 4096 + BLOCK_SIZE; // the header and one block
+    const write = data.write.bind(data);
+    data.write = (buffer, at) => {
+      if (at + buffer.length > room) throw new DOMException('full', 'QuotaExceededError');
+      return write(buffer, at);
+    };
+    overlay.write(1, new Uint8Array(BLOCK_SIZE).fill(1));
+    overlay.write(2, new Uint8Array(BLOCK_SIZE).fill(2)); // no room: kept
+    overlay.write(2, new Uint8Array([9]), 5);
+    expect(overlay.has(2)).toBe(true);
+    expect(overlay.pendingCount).toBe(1);
+    const out = new Uint8Array(8);
+    overlay.read(2, out);
+    expect([...out]).toEqual([2, 2, 2, 2, 2, 9, 2, 2]);
+    expect(() => overlay.flush()).toThrow(/full/);
+    room = Infinity;
+    overlay.flush();
+    expect(overlay.pendingCount).toBe(0);
+    const again = Overlay.open(data, map, DISK);
+    again.read(2, out);
+    expect([...out]).toEqual([2, 2, 2, 2, 2, 9, 2, 2]);
+    expect([...again.blocks()]).toEqual([1, 2]);
+  });
+
   it('refuses files of another disk or that do not belong together', () => {
     const data = memoryFile();
     const map = memoryFile();

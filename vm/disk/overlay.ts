@@ -26,6 +26,11 @@ export class Overlay {
   /** Disk block -> slot + 1 (0: the block is the base's). */
   private readonly slots: Uint32Array;
   private used: number;
+  /**
+   * New blocks the browser's storage had no room for: kept here and written by the next flush(),
+   * which fails (so no save records this disk) until they are all in the files.
+   */
+  private readonly pending = new Map<number, Uint8Array>();
 
   private constructor(
     private readonly data: SyncFile,
@@ -101,11 +106,21 @@ export class Overlay {
 
   /** Whether the stack wrote this block (else it reads from the base). */
   has(block: number): boolean {
-    return this.slots[block] !== 0;
+    return this.slots[block] !== 0 || this.pending.has(block);
+  }
+
+  /** Blocks written but not yet stored for want of room. */
+  get pendingCount(): number {
+    return this.pending.size;
   }
 
   /** Copies `into.length` bytes of the block, from `offset` within it. */
   read(block: number, into: Uint8Array, offset = 0): void {
+    const waiting = this.pending.get(block);
+    if (waiting) {
+      into.set(waiting.subarray(offset, offset + into.length));
+      return;
+    }
     const slot = this.slots[block]! - 1;
     if (slot < 0) throw new OverlayError(`block ${block} is not in the overlay`);
     readFully(this.data, into, DATA_HEADER + slot * BLOCK_SIZE + offset);
@@ -116,12 +131,26 @@ export class Overlay {
    * 0, BLOCK_SIZE bytes): the caller merges partial writes with the base's bytes first.
    */
   write(block: number, bytes: Uint8Array, offset = 0): void {
+    const waiting = this.pending.get(block);
+    if (waiting) {
+      waiting.set(bytes, offset);
+      return;
+    }
     const existing = this.slots[block]!;
     if (existing) {
       writeFully(this.data, bytes, DATA_HEADER + (existing - 1) * BLOCK_SIZE + offset);
       return;
     }
     if (offset !== 0 || bytes.length !== BLOCK_SIZE) throw new OverlayError(`block ${block} is new to the overlay and must be written whole`);
+    try {
+      this.append(block, bytes);
+    } catch (error) {
+      if (!isQuotaError(error)) throw error;
+      this.pending.set(block, bytes.slice()); // the guest goes on; flush() stores it once there is room
+    }
+  }
+
+  private append(block: number, bytes: Uint8Array): void {
     const slot = this.used;
     writeFully(this.data, bytes, DATA_HEADER + slot * BLOCK_SIZE);
     const entry = new Uint8Array(4);
@@ -145,10 +174,19 @@ export class Overlay {
     for (let block = 0; block < this.slots.length; block++) if (this.slots[block]) yield block;
   }
 
+  /** Stores what waited for room (throws the storage's error while it still does not fit). */
   flush(): void {
+    for (const [block, bytes] of this.pending) {
+      this.append(block, bytes);
+      this.pending.delete(block);
+    }
     this.data.flush();
     this.map.flush();
   }
+}
+
+function isQuotaError(error: unknown): boolean {
+  return error instanceof Error && error.name === 'QuotaExceededError';
 }
 
 function text(bytes: Uint8Array, from: number, to: number): string {
