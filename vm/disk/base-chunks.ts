@@ -75,6 +75,13 @@ export class BaseChunks {
   private readonly unique = new Map<string, DiskChunk>();
   private readonly cache = new Map<number, Uint8Array>();
   private readonly pinned = new Map<number, Uint8Array>();
+  /**
+   * The gzip bytes of chunks read in this worker (up to 64 MiB): a chunk evicted from the
+   * inflated cache comes back synchronously, with no trip to storage. ext4 scatters files, so
+   * a program's reads return to the same chunks at different times.
+   */
+  private readonly packed = new Map<number, Uint8Array>();
+  private packedBytes = 0;
   private readonly loading = new Map<number, Promise<Uint8Array>>();
   private readonly storing = new Map<string, Promise<Uint8Array>>();
   private stored: Set<string> | null = null;
@@ -116,7 +123,13 @@ export class BaseChunks {
     const pinned = this.pinned.get(index);
     if (pinned) return pinned;
     const bytes = this.cache.get(index);
-    if (!bytes) return null;
+    if (!bytes) {
+      const packed = this.packed.get(index);
+      const raw = packed && inflate(packed);
+      if (!raw) return null;
+      this.remember(index, raw);
+      return raw;
+    }
     this.cache.delete(index); // most recently used last
     this.cache.set(index, bytes);
     return bytes;
@@ -205,6 +218,17 @@ export class BaseChunks {
     return this.stored;
   }
 
+  private keepPacked(index: number, packed: Uint8Array): void {
+    if (this.packed.has(index)) return;
+    this.packed.set(index, packed);
+    this.packedBytes += packed.length;
+    while (this.packedBytes > 64 * 2 ** 20) {
+      const [oldest, bytes] = this.packed.entries().next().value!;
+      this.packed.delete(oldest);
+      this.packedBytes -= bytes.length;
+    }
+  }
+
   private remember(index: number, bytes: Uint8Array): void {
     this.cache.set(index, bytes);
     const limit = Math.max(4, Math.floor((this.options.cacheBytes ?? 24 * 2 ** 20) / this.chunkSize));
@@ -217,7 +241,10 @@ export class BaseChunks {
     if (stored.has(chunk.sha256)) {
       const packed = await this.files.read(chunk.sha256);
       const raw = packed && inflate(packed);
-      if (raw && raw.length === this.expectedLength(chunk)) return raw;
+      if (raw && raw.length === this.expectedLength(chunk)) {
+        this.keepPacked(chunk.index, packed);
+        return raw;
+      }
       // Gone or damaged (cleared by the browser, a cut write): fetched again.
       stored.delete(chunk.sha256);
       await this.files.remove(chunk.sha256);
@@ -273,6 +300,7 @@ export class BaseChunks {
     const actual = await sha256Hex(raw);
     if (actual !== chunk.sha256) throw new ImageError('checksum', `disk chunk ${chunk.index} is corrupt (sha256 ${actual.slice(0, 12)}…)`);
     const packed = isGzip ? body : await gzip(raw);
+    this.keepPacked(chunk.index, packed);
     try {
       await this.files.write(chunk.sha256, packed);
     } catch (cause) {
