@@ -18,7 +18,7 @@ import { putFile } from './opfs.ts';
 import { fixture, invoice } from '../support/fixtures.ts';
 
 const HAS_IMAGE = existsSync(join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json'));
-const API_KEY = 'sk-ant-e2e-stackfile-4b1f9c0d7e2a';
+const API_KEY = 'test-key-e2e-stackfile-4b1f9c0d7e2a';
 test.describe.configure({ mode: 'serial' });
 
 const work = mkdtempSync(join(tmpdir(), 'stackdocs-stack-file-'));

@@ -8,7 +8,7 @@ import { createStackFolders, type StackFolders } from '../stack-folders.ts';
 import type { StorageEstimateLike } from '../storage-full.ts';
 
 const IMAGE = 'fd64fdc78ca0f2c7';
-const SECRET = 'sk-ant-test-secret-0123456789';
+const SECRET = 'test-key-secret-0123456789';
 let area = '';
 let estimate: StorageEstimateLike | undefined;
 let folders: StackFolders;
