@@ -13,6 +13,8 @@ export interface DiskChunk {
   sha256: string;
   file: string;
   compressedSize: number;
+  /** sha256 of the gzip file as served: a download is checked without inflating it. */
+  gzipSha256?: string;
 }
 
 export interface ImageManifest {

@@ -134,3 +134,21 @@ export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: 
     },
   };
 }
+
+/** The base chunks this stack's guest read last (disk/base-chunks.ts recentlyUsed), or none. */
+export async function readWarmSet(vmDir: FileSystemDirectoryHandle): Promise<number[]> {
+  try {
+    const value: unknown = JSON.parse(await (await (await vmDir.getFileHandle(WARM_SET)).getFile()).text());
+    return Array.isArray(value) ? value.filter((n): n is number => Number.isInteger(n) && n >= 0) : [];
+  } catch {
+    return []; // absent or torn: the next start loads nothing ahead
+  }
+}
+
+export async function writeWarmSet(vmDir: FileSystemDirectoryHandle, indices: number[]): Promise<void> {
+  const writable = await (await vmDir.getFileHandle(WARM_SET, { create: true })).createWritable();
+  await writable.write(JSON.stringify(indices));
+  await writable.close();
+}
+
+const WARM_SET = 'warm-set.json';

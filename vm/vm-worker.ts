@@ -8,7 +8,7 @@ import { LayeredDisk } from './disk/layered-disk.ts';
 import { Overlay, OverlayError } from './disk/overlay.ts';
 import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, type ImageManifest } from './image.ts';
 import { Machine, MachineError, type EmulatorLike, type MachineBootFiles, type MachineOptions } from './machine.ts';
-import { openBaseDir, openOpfsMachine, type OpfsMachineFiles } from './opfs-store.ts';
+import { openBaseDir, openOpfsMachine, readWarmSet, writeWarmSet, type OpfsMachineFiles } from './opfs-store.ts';
 import { opfsWorkspaceStore, readJournal, writeJournal } from './opfs-workspace.ts';
 import { WorkspaceMirror, type Fs9pLike } from './workspace.ts';
 import { installDnsBridge, type DnsNotice } from './network.ts';
@@ -116,7 +116,17 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     if (flushTimer) return;
     flushTimer = setInterval(() => {
       if (mirror?.pending && activeExecs === 0 && !checkpointing) mirror.flush().catch(() => {});
+      if (Date.now() - warmSetSavedAt > 10_000) saveWarmSet();
     }, deps.workspaceFlushMs ?? 1000);
+  };
+  /** What the guest read lately, for the next start to load ahead (not tied to saves: a session that only reads saves nothing). */
+  let warmSetSavedAt = 0;
+  let warmSetChanges = -1;
+  const saveWarmSet = () => {
+    warmSetSavedAt = Date.now();
+    if (!baseChunks || !files || baseChunks.usedChanges === warmSetChanges) return;
+    warmSetChanges = baseChunks.usedChanges;
+    void writeWarmSet(files.vmDir, baseChunks.recentlyUsed()).catch(() => {});
   };
   const stopTimers = () => {
     if (checkpointTimer) clearTimeout(checkpointTimer);
@@ -158,6 +168,17 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       }
     }
     if (reason) overlay = await fill(files, base, options.imageBaseUrl, reason);
+    else {
+      // What this stack read last time, loaded ahead of the guest, whose caches a save emptied.
+      const vmDir = files.vmDir;
+      const started = performance.now();
+      void readWarmSet(vmDir)
+        .then(async (indices) => {
+          const loaded = await base.warm(indices);
+          console.info(`disk: ${loaded} of ${indices.length} chunks read last time loaded ahead in ${Math.round(performance.now() - started)} ms`);
+        })
+        .catch((error: unknown) => console.warn('could not load the disk ahead of the computer', error));
+    }
     await base.pin(0);
     opened = { options, manifest, boot };
     const machineFiles = files;
@@ -281,8 +302,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     const progress = (p: BaseProgress, state: VmAvailability['state'], error?: string) =>
       setAvailability({ state, ...p, ...(error ? { error } : {}) });
     // The user's work first: the download waits while a command runs or the terminal is in use,
-    // typed into or printing (its chunks, inflated and checked, take CPU from the emulator in
-    // this same worker).
+    // typed into or printing (its chunks, hashed and stored, take time from the emulator in this
+    // same worker).
     // It also waits a moment after a start: a first command, which reads what it needs at once,
     // has the connection to itself.
     const pace = async () => {

@@ -23,7 +23,24 @@ async function userFiles(page: Page, id: string): Promise<string[]> {
   }, id);
 }
 
-const usage = (page: Page) => page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
+/**
+ * The browser's storage used, less the system image's chunks under OPFS `base/` (shared by every
+ * stack, and growing while the computer's image downloads in the background).
+ */
+const usage = (page: Page) =>
+  page.evaluate(async () => {
+    const baseBytes = async () => {
+      let bytes = 0;
+      const base = await (await navigator.storage.getDirectory()).getDirectoryHandle('base', { create: true });
+      for await (const handle of (base as unknown as { values(): AsyncIterable<FileSystemFileHandle> }).values()) bytes += (await handle.getFile()).size;
+      return bytes;
+    };
+    for (;;) {
+      const before = await baseBytes();
+      const used = (await navigator.storage.estimate()).usage ?? 0;
+      if ((await baseBytes()) === before) return used - before;
+    }
+  });
 
 test('stacks are made, renamed, duplicated with their files, measured and deleted', async ({ page }) => {
   await openApp(page);

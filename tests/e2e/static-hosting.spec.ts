@@ -95,6 +95,9 @@ test('served from a sub-path: the terminal runs a command and a scan is read by 
   await terminal.click();
   await page.keyboard.type('echo SUBPATH-$((6*7))\n', { delay: 5 });
   await expect(terminal.locator('.xterm-rows')).toContainText('SUBPATH-42', { timeout: 60_000 });
+  // The rest of the computer's system comes down in the background; the chip counts it until it
+  // is all in this browser (the next test plays the demo offline, pandas and all, which proves it).
+  await expect(page.locator('.computer-chip-offline')).toHaveCount(0, { timeout: 4 * 60_000 });
   expect(server.missing).toEqual([]);
 });
 

@@ -47,7 +47,7 @@ async function packDisk(outDir, diskPath, chunkSize) {
         written.add(file); // identical chunks share one file
         await writeFile(join(outDir, file), packed);
       }
-      chunks.push({ index, sha256: hash, file, compressedSize: packed.length });
+      chunks.push({ index, sha256: hash, file, compressedSize: packed.length, gzipSha256: sha256(packed) });
     }
   }
 

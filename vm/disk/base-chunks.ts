@@ -17,12 +17,17 @@ export interface ChunkFiles {
 
 /** OPFS `base/`: one file per chunk, written through a swap file so a cut write leaves nothing. */
 export function opfsChunkFiles(dir: FileSystemDirectoryHandle): ChunkFiles {
+  // A handle per chunk, kept: in the VM worker each step of a read waits for the emulator's next
+  // yield, so a read that skips a lookup answers the guest sooner.
+  const handles = new Map<string, FileSystemFileHandle>();
   return {
     async read(sha256) {
       try {
-        const file = await (await dir.getFileHandle(sha256)).getFile();
-        return new Uint8Array(await file.arrayBuffer());
+        let handle = handles.get(sha256);
+        if (!handle) handles.set(sha256, (handle = await dir.getFileHandle(sha256)));
+        return new Uint8Array(await (await handle.getFile()).arrayBuffer());
       } catch {
+        handles.delete(sha256);
         return null;
       }
     },
@@ -38,6 +43,7 @@ export function opfsChunkFiles(dir: FileSystemDirectoryHandle): ChunkFiles {
       }
     },
     async remove(sha256) {
+      handles.delete(sha256);
       await dir.removeEntry(sha256).catch(() => {});
     },
     async list() {
@@ -47,6 +53,10 @@ export function opfsChunkFiles(dir: FileSystemDirectoryHandle): ChunkFiles {
     },
   };
 }
+
+/** Gzip bytes of chunks kept in memory, and the share of them a start loads ahead (warm()). */
+const PACKED_BUDGET = 64 * 2 ** 20;
+const WARM_BUDGET = 48 * 2 ** 20;
 
 export interface BaseProgress {
   /** Chunks of the image stored in this browser, of all it lists (identical chunks count once). */
@@ -83,6 +93,10 @@ export class BaseChunks {
   private readonly packed = new Map<number, Uint8Array>();
   private packedBytes = 0;
   private readonly loading = new Map<number, Promise<Uint8Array>>();
+  /** Chunks the guest read, least recently first (the warm set a next start loads early). */
+  private readonly used = new Map<number, true>();
+  /** Counts chunks the guest read for the first time in this worker (a changed warm set). */
+  usedChanges = 0;
   private readonly storing = new Map<string, Promise<Uint8Array>>();
   private stored: Set<string> | null = null;
   private waiting = 0;
@@ -122,6 +136,8 @@ export class BaseChunks {
   peek(index: number): Uint8Array | null {
     const pinned = this.pinned.get(index);
     if (pinned) return pinned;
+    if (!this.used.delete(index)) this.usedChanges++;
+    this.used.set(index, true);
     const bytes = this.cache.get(index);
     if (!bytes) {
       const packed = this.packed.get(index);
@@ -174,6 +190,49 @@ export class BaseChunks {
     });
   }
 
+  /**
+   * The chunks the guest read most recently, most recent first, as many as `budget` bytes of
+   * their gzip files: what a next start of this stack loads ahead of the guest (warm()).
+   */
+  recentlyUsed(budget = WARM_BUDGET): number[] {
+    const out: number[] = [];
+    let bytes = 0;
+    for (const index of [...this.used.keys()].reverse()) {
+      const chunk = this.byIndex.get(index);
+      if (!chunk) continue;
+      if ((bytes += chunk.compressedSize) > budget) break;
+      out.push(index);
+    }
+    return out;
+  }
+
+  /**
+   * Loads the gzip bytes of chunks this browser holds into memory ahead of the guest, four at a
+   * time, within `budget` bytes: after a reload the guest's own caches are empty, and every file
+   * a program opens would otherwise wait for storage. Chunks not stored are left alone (no
+   * network); a read the guest issues meanwhile goes first, by its own path.
+   */
+  async warm(indices: number[], budget = WARM_BUDGET): Promise<number> {
+    const stored = await this.storedSet();
+    let bytes = 0;
+    const wanted: DiskChunk[] = [];
+    for (const index of indices) {
+      const chunk = this.byIndex.get(index);
+      if (!chunk || !stored.has(chunk.sha256) || this.packed.has(index)) continue;
+      if ((bytes += chunk.compressedSize) > budget) break;
+      wanted.push(chunk);
+    }
+    let loaded = 0;
+    await parallel(wanted, 4, async (chunk) => {
+      if (this.packed.has(chunk.index) || this.cache.has(chunk.index)) return;
+      const packed = await this.files.read(chunk.sha256);
+      if (!packed || this.packed.has(chunk.index)) return;
+      this.keepPacked(chunk.index, packed);
+      loaded++;
+    });
+    return loaded;
+  }
+
   /** How much of the image this browser holds. */
   async progress(): Promise<BaseProgress> {
     const stored = await this.storedSet();
@@ -222,7 +281,7 @@ export class BaseChunks {
     if (this.packed.has(index)) return;
     this.packed.set(index, packed);
     this.packedBytes += packed.length;
-    while (this.packedBytes > 64 * 2 ** 20) {
+    while (this.packedBytes > PACKED_BUDGET) {
       const [oldest, bytes] = this.packed.entries().next().value!;
       this.packed.delete(oldest);
       this.packedBytes -= bytes.length;
@@ -249,7 +308,9 @@ export class BaseChunks {
       stored.delete(chunk.sha256);
       await this.files.remove(chunk.sha256);
     }
-    return this.fetchAndStore(chunk);
+    const packed = await this.fetchAndStore(chunk);
+    this.keepPacked(chunk.index, packed);
+    return inflate(packed)!;
   }
 
   private async untilLoaded(chunk: DiskChunk): Promise<Uint8Array> {
@@ -277,7 +338,7 @@ export class BaseChunks {
     }
   }
 
-  /** One fetch of a chunk at a time, however many reads want it. */
+  /** One fetch of a chunk at a time, however many reads want it: its gzip bytes, checked and stored. */
   private fetchAndStore(chunk: DiskChunk): Promise<Uint8Array> {
     let pending = this.storing.get(chunk.sha256);
     if (!pending) {
@@ -292,15 +353,7 @@ export class BaseChunks {
     const response = await fetchOk(url, this.options.fetch);
     const body = new Uint8Array(await response.arrayBuffer());
     this.fetchedBytes += body.length;
-    const isGzip = body[0] === 0x1f && body[1] === 0x8b;
-    // A server that sent it with Content-Encoding: gzip had the browser inflate it on the way.
-    const raw = isGzip ? inflate(body) : body;
-    if (!raw) throw new ImageError('checksum', `disk chunk ${chunk.index} does not inflate as gzip`);
-    if (raw.length !== this.expectedLength(chunk)) throw new ImageError('checksum', `disk chunk ${chunk.index} has ${raw.length} bytes`);
-    const actual = await sha256Hex(raw);
-    if (actual !== chunk.sha256) throw new ImageError('checksum', `disk chunk ${chunk.index} is corrupt (sha256 ${actual.slice(0, 12)}…)`);
-    const packed = isGzip ? body : await gzip(raw);
-    this.keepPacked(chunk.index, packed);
+    const packed = await this.checked(chunk, body);
     try {
       await this.files.write(chunk.sha256, packed);
     } catch (cause) {
@@ -310,7 +363,24 @@ export class BaseChunks {
       throw new ImageError('write_failed', `could not store the computer's system disk: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     }
     (await this.storedSet()).add(chunk.sha256);
-    return raw;
+    return packed;
+  }
+
+  /**
+   * The chunk's gzip bytes once they are the image's. With the gzip file's own hash in the
+   * manifest nothing is inflated (the background download stays light beside the emulator);
+   * otherwise, or when a server sent it with Content-Encoding: gzip and the browser inflated it
+   * on the way, the inflated bytes are hashed.
+   */
+  private async checked(chunk: DiskChunk, body: Uint8Array): Promise<Uint8Array> {
+    const isGzip = body[0] === 0x1f && body[1] === 0x8b;
+    if (isGzip && chunk.gzipSha256 && (await sha256Hex(body)) === chunk.gzipSha256) return body;
+    const raw = isGzip ? inflate(body) : body;
+    if (!raw) throw new ImageError('checksum', `disk chunk ${chunk.index} does not inflate as gzip`);
+    if (raw.length !== this.expectedLength(chunk)) throw new ImageError('checksum', `disk chunk ${chunk.index} has ${raw.length} bytes`);
+    const actual = await sha256Hex(raw);
+    if (actual !== chunk.sha256) throw new ImageError('checksum', `disk chunk ${chunk.index} is corrupt (sha256 ${actual.slice(0, 12)}…)`);
+    return isGzip ? body : gzip(raw);
   }
 
   private expectedLength(chunk: DiskChunk): number {

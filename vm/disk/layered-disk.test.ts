@@ -57,7 +57,7 @@ function image() {
     const sha256 = createHash('sha256').update(raw).digest('hex');
     const packed = gzipSync(raw);
     served.set(`base/disk/${sha256}.gzip`, packed);
-    chunks.push({ index, sha256, file: `disk/${sha256}.gzip`, compressedSize: packed.length });
+    chunks.push({ index, sha256, file: `disk/${sha256}.gzip`, compressedSize: packed.length, gzipSha256: createHash('sha256').update(packed).digest('hex') });
   }
   const manifest = { recipeHash: 'r1', disk: { size: DISK, chunkSize: CHUNK, compression: 'gzip', chunks, wakeSet: [3] } } as unknown as ImageManifest;
   return { disk, served, manifest };
@@ -277,6 +277,31 @@ describe('LayeredDisk', () => {
     s.served.set(`base/${chunk1.file}`, gzipSync(randomBytes(CHUNK)));
     await expect(fresh.load(1)).rejects.toMatchObject({ code: 'checksum' });
     expect(s.files.map.has(chunk1.sha256)).toBe(false);
+    // The same bytes compressed otherwise (another gzip hash): checked by their inflated hash.
+    const chunk2 = s.manifest.disk.chunks[2]!;
+    s.served.set(`base/${chunk2.file}`, gzipSync(imageOf(s).subarray(2 * CHUNK, 3 * CHUNK), { level: 1 }));
+    expect(Buffer.from(await fresh.load(2)).equals(Buffer.from(imageOf(s).subarray(2 * CHUNK, 3 * CHUNK)))).toBe(true);
+  });
+
+  it('remembers the chunks the guest read last, and a next start loads them ahead from storage alone', async () => {
+    const s = setup();
+    await read(s.disk, 2 * CHUNK, 512);
+    await read(s.disk, 0, 512);
+    await read(s.disk, 6 * CHUNK + 100, 512);
+    await read(s.disk, 2 * CHUNK + 4096, 512); // 2 again: most recent
+    expect(s.base.recentlyUsed()).toEqual([2, 6, 0]);
+    expect(s.base.recentlyUsed(s.manifest.disk.chunks[2]!.compressedSize)).toEqual([2]);
+
+    // A next start, offline: the stored chunks come from storage, before any read asks.
+    s.srv.setDown(true);
+    const fresh = new BaseChunks(s.manifest, 'base', s.files, { fetch: s.srv.fetch });
+    expect(fresh.peek(6)).toBeNull();
+    expect(await fresh.warm([2, 6, 0, 1])).toBe(3); // 1 was never stored: nothing fetched
+    expect(Buffer.from(fresh.peek(6)!).equals(Buffer.from(imageOf(s).subarray(6 * CHUNK, 7 * CHUNK)))).toBe(true);
+    expect(fresh.peek(1)).toBeNull();
+    // Within its budget only.
+    const small = new BaseChunks(s.manifest, 'base', s.files, { fetch: s.srv.fetch });
+    expect(await small.warm([2, 6, 0], s.manifest.disk.chunks[2]!.compressedSize + 10)).toBe(1);
   });
 
   it('downloads the rest of the image with progress, the wake set first, and knows when it is all there', async () => {
