@@ -339,7 +339,8 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
     }
     if (slowest >= 100) {
       result.failures++;
-      result.notes.push(`an input took ${Math.round(slowest)} ms to answer (${slow.filter((entry) => entry.duration >= 100).length} of ${slow.length} over 100 ms)`);
+      const over = slow.filter((entry) => entry.duration >= 100);
+      result.notes.push(`an input took ${Math.round(slowest)} ms to answer (${over.length} of ${slow.length} over 100 ms: ${over.map((entry) => `${entry.name} ${Math.round(entry.duration)} ms`).join(', ')})`);
     }
     if (crashed) result.corrupt++;
     const files = await readStackFiles(page, 'default', ['documents/kept.pdf']);

@@ -57,6 +57,14 @@ export function opfsChunkFiles(dir: FileSystemDirectoryHandle): ChunkFiles {
 /** Gzip bytes of chunks kept in memory, and the share of them a start loads ahead (warm()). */
 const PACKED_BUDGET = 64 * 2 ** 20;
 const WARM_BUDGET = 48 * 2 ** 20;
+/** Chunks read ahead of a guest read that went to storage (4 MiB of disk). */
+const READ_AHEAD = 16;
+
+/** A fetched chunk's gzip bytes, and why they could not be stored (kept in memory then). */
+interface Fetched {
+  packed: Uint8Array;
+  unstored: ImageError | null;
+}
 
 export interface BaseProgress {
   /** Chunks of the image stored in this browser, of all it lists (identical chunks count once). */
@@ -97,7 +105,8 @@ export class BaseChunks {
   private readonly used = new Map<number, true>();
   /** Counts chunks the guest read for the first time in this worker (a changed warm set). */
   usedChanges = 0;
-  private readonly storing = new Map<string, Promise<Uint8Array>>();
+  private readonly storing = new Map<string, Promise<Fetched>>();
+  private readonly reading = new Map<number, Promise<Uint8Array | null>>();
   private stored: Set<string> | null = null;
   private waiting = 0;
   /** Bytes fetched from the image's server by this instance (benchmarks). */
@@ -183,7 +192,7 @@ export class BaseChunks {
     let bytes = 0;
     onProgress?.(0, wanted.length, 0);
     await parallel(wanted, 4, async (chunk) => {
-      await this.fetchAndStore(chunk);
+      await this.fetchAndKeep(chunk);
       done++;
       bytes += chunk.compressedSize;
       onProgress?.(done, wanted.length, bytes);
@@ -225,7 +234,7 @@ export class BaseChunks {
     let loaded = 0;
     await parallel(wanted, 4, async (chunk) => {
       if (this.packed.has(chunk.index) || this.cache.has(chunk.index)) return;
-      const packed = await this.files.read(chunk.sha256);
+      const packed = await this.readPacked(chunk);
       if (!packed || this.packed.has(chunk.index)) return;
       this.keepPacked(chunk.index, packed);
       loaded++;
@@ -264,7 +273,7 @@ export class BaseChunks {
       await pace?.();
       signal?.throwIfAborted();
       // A guest read may have fetched it meanwhile: it counts all the same.
-      if (!(await this.storedSet()).has(chunk.sha256)) await this.fetchAndStore(chunk);
+      if (!(await this.storedSet()).has(chunk.sha256)) await this.fetchAndKeep(chunk);
       progress.chunksDone++;
       progress.bytesDone += chunk.compressedSize;
       onProgress?.({ ...progress });
@@ -298,7 +307,8 @@ export class BaseChunks {
   private async obtain(chunk: DiskChunk): Promise<Uint8Array> {
     const stored = await this.storedSet();
     if (stored.has(chunk.sha256)) {
-      const packed = await this.files.read(chunk.sha256);
+      this.readAhead(chunk.index);
+      const packed = await this.readPacked(chunk);
       const raw = packed && inflate(packed);
       if (raw && raw.length === this.expectedLength(chunk)) {
         this.keepPacked(chunk.index, packed);
@@ -308,9 +318,32 @@ export class BaseChunks {
       stored.delete(chunk.sha256);
       await this.files.remove(chunk.sha256);
     }
-    const packed = await this.fetchAndStore(chunk);
+    const { packed, unstored } = await this.fetchAndStore(chunk);
+    // Storage full: the guest still gets its bytes (kept in memory), and the image stays whole.
+    if (unstored) console.warn(`disk chunk ${chunk.index} is used from memory: ${unstored.message}`);
     this.keepPacked(chunk.index, packed);
     return inflate(packed)!;
+  }
+
+  /** One read of a stored chunk's gzip bytes at a time, whoever wants it (a guest read, warm()). */
+  private readPacked(chunk: DiskChunk): Promise<Uint8Array | null> {
+    let pending = this.reading.get(chunk.index);
+    if (!pending) {
+      pending = this.files.read(chunk.sha256).finally(() => this.reading.delete(chunk.index));
+      this.reading.set(chunk.index, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * A guest read that goes to storage starts reading the stored chunks after it too: ext4 keeps a
+   * file's blocks together, so the program's next reads are most likely there, and each read
+   * from storage waits several turns of this worker behind the emulator.
+   */
+  private readAhead(index: number): void {
+    const next: number[] = [];
+    for (let i = index + 1; i <= index + READ_AHEAD; i++) if (this.byIndex.has(i)) next.push(i);
+    void this.warm(next, Infinity).catch(() => {});
   }
 
   private async untilLoaded(chunk: DiskChunk): Promise<Uint8Array> {
@@ -338,8 +371,8 @@ export class BaseChunks {
     }
   }
 
-  /** One fetch of a chunk at a time, however many reads want it: its gzip bytes, checked and stored. */
-  private fetchAndStore(chunk: DiskChunk): Promise<Uint8Array> {
+  /** One fetch of a chunk at a time, however many reads want it: its gzip bytes, checked, and stored if storage has room. */
+  private fetchAndStore(chunk: DiskChunk): Promise<Fetched> {
     let pending = this.storing.get(chunk.sha256);
     if (!pending) {
       pending = this.fetchChunk(chunk).finally(() => this.storing.delete(chunk.sha256));
@@ -348,7 +381,13 @@ export class BaseChunks {
     return pending;
   }
 
-  private async fetchChunk(chunk: DiskChunk): Promise<Uint8Array> {
+  /** A fetch that must end stored (the first start's chunks, the background download). */
+  private async fetchAndKeep(chunk: DiskChunk): Promise<void> {
+    const { unstored } = await this.fetchAndStore(chunk);
+    if (unstored) throw unstored;
+  }
+
+  private async fetchChunk(chunk: DiskChunk): Promise<Fetched> {
     const url = joinUrl(this.baseUrl, chunk.file);
     const response = await fetchOk(url, this.options.fetch);
     const body = new Uint8Array(await response.arrayBuffer());
@@ -357,13 +396,14 @@ export class BaseChunks {
     try {
       await this.files.write(chunk.sha256, packed);
     } catch (cause) {
-      if (cause instanceof Error && cause.name === 'QuotaExceededError') {
-        throw new ImageError('quota', "the browser's storage is full: the computer's system disk does not fit", { cause });
-      }
-      throw new ImageError('write_failed', `could not store the computer's system disk: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      const unstored =
+        cause instanceof Error && cause.name === 'QuotaExceededError'
+          ? new ImageError('quota', "the browser's storage is full: the computer's system disk does not fit", { cause })
+          : new ImageError('write_failed', `could not store the computer's system disk: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      return { packed, unstored };
     }
     (await this.storedSet()).add(chunk.sha256);
-    return packed;
+    return { packed, unstored: null };
   }
 
   /**

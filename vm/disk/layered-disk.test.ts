@@ -283,6 +283,29 @@ describe('LayeredDisk', () => {
     expect(Buffer.from(await fresh.load(2)).equals(Buffer.from(imageOf(s).subarray(2 * CHUNK, 3 * CHUNK)))).toBe(true);
   });
 
+  it('with storage full, a guest read still gets its chunk (kept in memory), while the download says so', async () => {
+    const s = setup();
+    s.files.write = async () => {
+      throw new DOMException('over quota', 'QuotaExceededError');
+    };
+    const bytes = await read(s.disk, 6 * CHUNK + 10, 100);
+    expect(Buffer.from(bytes).equals(Buffer.from(imageOf(s).subarray(6 * CHUNK + 10, 6 * CHUNK + 110)))).toBe(true);
+    expect(s.files.map.size).toBe(0);
+    await s.disk.settled();
+    await expect(s.base.downloadAll()).rejects.toMatchObject({ code: 'quota' });
+  });
+
+  it('a read from storage reads the chunks after it ahead', async () => {
+    const s = setup();
+    await s.base.downloadAll();
+    const fresh = new BaseChunks(s.manifest, 'base', s.files, { fetch: s.srv.fetch });
+    const disk = new LayeredDisk(Overlay.create(memoryFile(), memoryFile(), DISK), fresh);
+    await read(disk, 0, 512);
+    await vi_waitFor(() => fresh.peek(3) !== null);
+    expect(fresh.peek(1)).not.toBeNull();
+    expect(fresh.peek(2)).not.toBeNull();
+  });
+
   it('remembers the chunks the guest read last, and a next start loads them ahead from storage alone', async () => {
     const s = setup();
     await read(s.disk, 2 * CHUNK, 512);
