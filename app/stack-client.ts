@@ -22,8 +22,12 @@ export class StackCallError extends Error {
 
 export interface StackClient {
   readonly stackId: string;
-  /** Resolves with the result, or rejects with a StackCallError carrying the worker's error. */
-  call<M extends Method>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>>;
+  /**
+   * Resolves with the result, or rejects with a StackCallError carrying the worker's error.
+   * `transfer`: buffers the worker takes over rather than a copy (the caller must not use them
+   * again): a file of megabytes is not copied on the page's thread while the user types.
+   */
+  call<M extends Method>(method: M, params: ParamsOf<M>, transfer?: ArrayBuffer[]): Promise<ResultOf<M>>;
   snapshot(): Promise<StackSnapshot>;
   subscribe(afterSeq: number, listener: EventListener): Promise<{ last_seq: number }>;
   /** The computer's serial root shell: its output, keystrokes and size. */
@@ -48,10 +52,10 @@ export function connectStack(stackId: string): StackClient {
   const feed = createTerminalFeed((listener) => api.subscribeTerminal(Comlink.proxy(listener)));
   return {
     stackId,
-    async call(method, params) {
+    async call(method, params, transfer) {
       const request = { id: crypto.randomUUID(), method, params } as StackRequest;
       // comlink's Remote<> drops the method's generic, so the pairing is restored here.
-      const response = (await api.request(request)) as StackResponse<typeof method>;
+      const response = (await api.request(transfer?.length ? Comlink.transfer(request, transfer) : request)) as StackResponse<typeof method>;
       if (response.request_id !== request.id) {
         throw new StackCallError({ code: 'internal', message: `Response for ${response.request_id} answered ${request.id}.` });
       }

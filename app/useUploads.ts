@@ -26,7 +26,8 @@ export function useUploads(client: StackClient): UploadState {
         }
         setBusy(file.name);
         try {
-          await client.call('upload_file', { name: file.name, bytes: new Uint8Array(await file.arrayBuffer()) });
+          const buffer = await file.arrayBuffer();
+          await client.call('upload_file', { name: file.name, bytes: new Uint8Array(buffer) }, [buffer]);
         } catch (error) {
           failed.push(error instanceof StackCallError ? error.message : `${file.name} could not be read.`);
         }

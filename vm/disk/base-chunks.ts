@@ -107,6 +107,8 @@ export class BaseChunks {
   usedChanges = 0;
   private readonly storing = new Map<string, Promise<Fetched>>();
   private readonly reading = new Map<number, Promise<Uint8Array | null>>();
+  /** warm() calls running (the start's warm set, a read-ahead). */
+  private warming = 0;
   private stored: Set<string> | null = null;
   private waiting = 0;
   /** Bytes fetched from the image's server by this instance (benchmarks). */
@@ -216,7 +218,7 @@ export class BaseChunks {
   }
 
   /**
-   * Loads the gzip bytes of chunks this browser holds into memory ahead of the guest, four at a
+   * Loads the gzip bytes of chunks this browser holds into memory ahead of the guest, two at a
    * time, within `budget` bytes: after a reload the guest's own caches are empty, and every file
    * a program opens would otherwise wait for storage. Chunks not stored are left alone (no
    * network); a read the guest issues meanwhile goes first, by its own path.
@@ -232,14 +234,24 @@ export class BaseChunks {
       wanted.push(chunk);
     }
     let loaded = 0;
-    await parallel(wanted, 4, async (chunk) => {
+    this.warming++;
+    try {
+      await this.warmChunks(wanted, () => loaded++);
+    } finally {
+      this.warming--;
+    }
+    return loaded;
+  }
+
+  /** Two at a time: storage reads the guest waits for must not queue behind a crowd of these. */
+  private async warmChunks(wanted: DiskChunk[], onLoaded: () => void): Promise<void> {
+    await parallel(wanted, 2, async (chunk) => {
       if (this.packed.has(chunk.index) || this.cache.has(chunk.index)) return;
       const packed = await this.readPacked(chunk);
       if (!packed || this.packed.has(chunk.index)) return;
       this.keepPacked(chunk.index, packed);
-      loaded++;
+      onLoaded();
     });
-    return loaded;
   }
 
   /** How much of the image this browser holds. */
@@ -341,6 +353,8 @@ export class BaseChunks {
    * from storage waits several turns of this worker behind the emulator.
    */
   private readAhead(index: number): void {
+    // One batch at a time: read-ahead behind read-ahead would flood storage on a cold start.
+    if (this.warming > 0) return;
     const next: number[] = [];
     for (let i = index + 1; i <= index + READ_AHEAD; i++) if (this.byIndex.has(i)) next.push(i);
     void this.warm(next, Infinity).catch(() => {});
