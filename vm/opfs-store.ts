@@ -6,6 +6,7 @@
 // synchronously.
 import { opfsSyncFile, type SyncAccessHandleLike, type SyncFile } from './disk.ts';
 import type { MachineStore } from './machine.ts';
+import { writeWholeFile } from './opfs-write.ts';
 
 export interface MachineMeta {
   /** The image recipe the overlay was made over; null while the first start is incomplete. */
@@ -146,9 +147,7 @@ export async function readWarmSet(vmDir: FileSystemDirectoryHandle): Promise<num
 }
 
 export async function writeWarmSet(vmDir: FileSystemDirectoryHandle, indices: number[]): Promise<void> {
-  const writable = await (await vmDir.getFileHandle(WARM_SET, { create: true })).createWritable();
-  await writable.write(JSON.stringify(indices));
-  await writable.close();
+  await writeWholeFile(vmDir, WARM_SET, new TextEncoder().encode(JSON.stringify(indices)));
 }
 
 const WARM_SET = 'warm-set.json';
