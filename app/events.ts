@@ -1,5 +1,5 @@
 // Folds the stack's events into what the UI shows. Pure, so it is unit tested.
-import { applyWindowPatch, assertNever, type CanvasWindow, type ComputerStatus, type ModelStatus, type Settings, type StackEvent, type Usage } from '../worker/protocol.ts';
+import { applyWindowPatch, assertNever, type CanvasWindow, type ComputerStatus, type HookRun, type ModelStatus, type Settings, type StackEvent, type Usage } from '../worker/protocol.ts';
 import { appendOutput, emptyOutput, type ToolOutput } from './tool-output.ts';
 
 export type ChatEntry =
@@ -25,6 +25,8 @@ export type ChatEntry =
       duration_ms: number | null;
     }
   | { kind: 'notice'; key: string; mission_id: string; text: string }
+  /** One of the user's hooks ran (`tool` for a tool event). */
+  | { kind: 'hook'; key: string; mission_id: string; tool?: string; run: HookRun }
   | { kind: 'error'; key: string; mission_id: string; code: string; text: string; retry_text?: string }
   | { kind: 'usage'; key: string; mission_id: string; tokens: number; cost_usd: number | null }
   | { kind: 'download'; key: string; mission_id: string; path: string; mime: string; size: number }
@@ -285,6 +287,8 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
         ...view,
         chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `Context compacted: ${event.removed_messages} older messages were summarised to make room.` }),
       };
+    case 'hook_ran':
+      return { ...view, chat: insert(view.chat, { kind: 'hook', key, mission_id: event.mission_id, ...(event.tool ? { tool: event.tool } : {}), run: event.run }) };
     case 'model_status':
       return { ...view, model: event.status };
     case 'computer_status':

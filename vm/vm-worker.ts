@@ -48,6 +48,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   let checkpointTimer: ReturnType<typeof setTimeout> | null = null;
   let flushTimer: ReturnType<typeof setInterval> | null = null;
   let checkpointing: Promise<unknown> | null = null;
+  /** The stack worker's file changes being loaded into /workspace, in the order they were told. */
+  let hostChanges: Promise<unknown> = Promise.resolve();
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
   /** The last keystroke into the terminal, or output from it: someone is using the computer. */
   let lastTerminalUse = 0;
@@ -359,6 +361,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     async exec(id, request, onOutput) {
       return guard(async () => {
         if (!machine) throw new MachineError('not_running', 'the computer is not running');
+        // A command sees every file the stack worker wrote before asking for it (a hook after a write).
+        await hostChanges;
         await checkpointing; // a checkpoint pauses the machine for a moment
         activeExecs++;
         const noticesBefore = noticeCount;
@@ -409,8 +413,11 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       });
     },
     async workspaceChanged(path) {
+      // Recorded before its first await: an exec asked after it (in message order) waits for it.
+      const change = hostChanges.then(() => mirror?.hostChanged(path));
+      hostChanges = change.catch(() => {});
       return guard(async () => {
-        await mirror?.hostChanged(path);
+        await change;
       });
     },
     async networkTraffic() {

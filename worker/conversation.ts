@@ -70,7 +70,8 @@ export function withUserText(history: MessageParam[], text: string): MessagePara
 
 /**
  * Hosts the user named in their own messages: their typed text and canvas notes, never tool
- * results (what the agent read) nor a compaction summary (what the model wrote).
+ * results (what the agent read), a compaction summary (what the model wrote) nor a hook's
+ * output (what a program printed), which comes inside `<hook_output>`.
  */
 export function userHostsOf(messages: readonly MessageParam[]): Set<string> {
   const hosts = new Set<string>();
@@ -79,7 +80,7 @@ export function userHostsOf(messages: readonly MessageParam[]): Set<string> {
     const texts = typeof message.content === 'string' ? [message.content] : message.content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
     for (const text of texts) {
       if (text.startsWith('<conversation_summary>')) continue;
-      for (const host of hostsNamedIn(text)) hosts.add(host);
+      for (const host of hostsNamedIn(text.replace(/<hook_output>[\s\S]*?<\/hook_output>/g, ''))) hosts.add(host);
     }
   }
   return hosts;

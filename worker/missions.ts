@@ -4,12 +4,13 @@
 import { applySummary, DEFAULT_POLICY, findCut, needsCompaction, summarise, transcriptOf, type CompactionPolicy } from './agent/compaction.ts';
 import { toErrorShape } from './agent/errors.ts';
 import { runAgentLoop } from './agent/loop.ts';
-import { emptyUsage } from './agent/pricing.ts';
+import { addUsage, emptyUsage } from './agent/pricing.ts';
 import { systemPrompt } from './agent/system-prompt.ts';
 import type { AgentTool, LoopEvent, MessageParam, StreamFn } from './agent/types.ts';
 import type { AgentMemory } from './agent-memory.ts';
 import type { Canvas } from './canvas.ts';
 import { userHostsOf, withInteractions, withUserText, type Conversation } from './conversation.ts';
+import type { Hooks } from './hooks.ts';
 import type { PermissionGate } from './permissions/gate.ts';
 import { assertNever, type ErrorShape, type MissionKind, type StackEventBody } from './protocol.ts';
 import { isStorageFull, storageFullMessage } from './storage-full.ts';
@@ -24,6 +25,8 @@ export interface MissionDeps {
   tools: AgentTool[];
   canvas: Canvas;
   gate: PermissionGate;
+  /** The user's hooks; absent in tests that have none. */
+  hooks?: Hooks;
   memory: AgentMemory;
   conversation: Conversation;
   /** The model stream for the current settings. */
@@ -41,6 +44,9 @@ export interface MissionDeps {
    */
   demo?: { stream(): StreamFn; ready(): Promise<void> };
 }
+
+/** How many times a stop hook may send the agent back to work in one mission. */
+export const MAX_STOP_HOOK_RETURNS = 3;
 
 export interface Missions {
   /** Queues a mission and returns its id at once. */
@@ -85,7 +91,7 @@ export function createMissions(deps: MissionDeps): Missions {
   async function run(missionId: string, requestId: string, text: string, kind: MissionKind, controller: AbortController) {
     emit({ type: 'mission_started', mission_id: missionId, request_id: requestId, kind, text });
     current = missionId;
-    const { hooks } = deps.memory;
+    const memoryHooks = deps.memory.hooks;
     try {
       if (controller.signal.aborted) {
         emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted', usage: emptyUsage() });
@@ -95,8 +101,19 @@ export function createMissions(deps: MissionDeps): Missions {
       // memory, and the user's canvas notes wait for their next real message.
       const demo = kind === 'demo';
       if (demo && !deps.demo) throw new Error('This stack has no recorded demo.');
-      const userText = demo ? text : withInteractions(deps.canvas.takeInteractionNotes(), text);
-      if (kind === 'chat') await hooks.userPromptSubmit(userText);
+      const hooks = demo ? undefined : deps.hooks;
+      let userText = demo ? text : withInteractions(deps.canvas.takeInteractionNotes(), text);
+      if (kind === 'chat' && hooks?.any('UserPromptSubmit')) {
+        const verdict = await hooks.run('UserPromptSubmit', { prompt: text }, { mission_id: missionId }, controller.signal);
+        if (verdict.block !== null) {
+          // The message never reaches the agent: not in its conversation, not in its memory.
+          const error = { code: 'hook_blocked' as const, message: `A hook stopped this message before the agent read it: ${verdict.block}` };
+          emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: emptyUsage(), error });
+          return;
+        }
+        if (verdict.context) userText += `\n\n<hook_output>\n${verdict.context}\n</hook_output>`;
+      }
+      if (kind === 'chat') await memoryHooks.userPromptSubmit(userText);
       const messages = withUserText(demo ? [] : deps.conversation.messages, userText);
       if (!demo) {
         for (const host of userHostsOf(messages)) userHosts.add(host);
@@ -107,24 +124,51 @@ export function createMissions(deps: MissionDeps): Missions {
       // Memory is read at the start of each mission, and again after a compaction.
       let memoryText = demo ? '' : await deps.memory.prompt();
       const attachments = await deps.attachments();
-      const outcome = await runAgentLoop({
-        stream,
-        tools: deps.tools,
-        model: deps.model(),
-        system: () => systemPrompt({ canvas: deps.canvas.describe(), memory: memoryText, attachments }),
-        messages,
-        promptTokens: demo ? 0 : deps.conversation.promptTokens,
-        compact: async (current, promptTokens, signal) => {
-          if (demo) return null;
-          const compacted = await compactIfNeeded(missionId, stream, current, promptTokens, signal);
-          if (compacted) memoryText = await deps.memory.prompt();
-          return compacted;
-        },
-        signal: controller.signal,
-        onEvent: (event) => forward(missionId, event, kind),
-        authorize: (call, signal) => deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal, userHosts),
-        ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
-      });
+      const loop = (conversation: MessageParam[], promptTokens: number) =>
+        runAgentLoop({
+          stream,
+          tools: deps.tools,
+          model: deps.model(),
+          system: () => systemPrompt({ canvas: deps.canvas.describe(), memory: memoryText, attachments }),
+          messages: conversation,
+          promptTokens,
+          compact: async (current, promptTokens, signal) => {
+            if (demo) return null;
+            const compacted = await compactIfNeeded(missionId, stream, current, promptTokens, signal);
+            if (compacted) memoryText = await deps.memory.prompt();
+            return compacted;
+          },
+          signal: controller.signal,
+          onEvent: (event) => forward(missionId, event, kind),
+          authorize: async (call, signal) => {
+            if (hooks?.any('PreToolUse', call.name)) {
+              const verdict = await hooks.run('PreToolUse', { tool_name: call.name, tool_input: call.input }, { mission_id: missionId, tool_use_id: call.tool_use_id, tool_name: call.name }, signal);
+              if (verdict.block !== null) return { allow: false, reason: `A hook blocked this call: ${verdict.block}` };
+            }
+            return deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal, userHosts);
+          },
+          afterTool: async (call, result, signal) => {
+            if (!hooks?.any('PostToolUse', call.name)) return result;
+            const verdict = await hooks.run(
+              'PostToolUse',
+              { tool_name: call.name, tool_input: call.input, tool_response: { content: result.content, is_error: result.is_error === true } },
+              { mission_id: missionId, tool_use_id: call.tool_use_id, tool_name: call.name },
+              signal,
+            );
+            return verdict.context ? { ...result, content: `${result.content}\n\nA hook after this call said: ${verdict.context}` } : result;
+          },
+          ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
+        });
+      let outcome = await loop(messages, demo ? 0 : deps.conversation.promptTokens);
+      // A stop hook may send the agent back to work, with its reason as a note from the user's
+      // side; a few times at most (the hook hears `stop_hook_active` on the later ones).
+      for (let returns = 0; returns < MAX_STOP_HOOK_RETURNS && kind === 'chat' && outcome.status === 'completed' && hooks?.any('Stop'); returns++) {
+        const verdict = await hooks.run('Stop', { stop_hook_active: returns > 0 }, { mission_id: missionId }, controller.signal);
+        if (verdict.block === null || controller.signal.aborted) break;
+        const usage = outcome.usage;
+        outcome = await loop(withUserText(outcome.messages, `<hook_output>\nA stop hook asks you to go on before finishing: ${verdict.block}\n</hook_output>`), outcome.promptTokens);
+        outcome = { ...outcome, usage: addUsage(usage, outcome.usage) };
+      }
       // Stopped for a reason (storage full) rather than by the user: it failed, and says why.
       const stoppedFor = stopReason(controller.signal);
       if (stoppedFor) {
@@ -133,7 +177,7 @@ export function createMissions(deps: MissionDeps): Missions {
         return;
       }
       if (!demo) await deps.conversation.end(outcome.messages, outcome.promptTokens);
-      if (kind === 'chat') await hooks.stop();
+      if (kind === 'chat') await memoryHooks.stop();
       const error = outcome.status === 'failed' ? outcome.error : undefined;
       emit({ type: 'mission_finished', mission_id: missionId, status: outcome.status, usage: outcome.usage, ...(error ? { error } : {}) });
       if (error?.code === 'model_not_configured' || error?.code === 'model_unreachable') deps.onModelTrouble();

@@ -8,25 +8,16 @@ import { describe, expect, it } from 'vitest';
 import type { ContentBlockParam, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { openTestMemory } from '../memory/test-helpers.ts';
 import { COLLECTOR_HOST, poisonedDocuments, type PoisonedDocument } from '../tests/fixtures/poisoned.ts';
-import type { ModelStreamEvent, StreamFn } from './agent/types.ts';
+import type { StreamFn } from './agent/types.ts';
 import type { Computer } from './computer.ts';
 import { DEFAULT_RULES } from './permissions/rules.ts';
 import type { StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
-import { testComputer, testStackDeps } from './test-stack.ts';
+import { modelMessage, testComputer, testStackDeps } from './test-stack.ts';
 
 type ToolUse = { name: string; input: Record<string, unknown> };
 
-function message(content: unknown[]): ModelStreamEvent {
-  return {
-    type: 'message',
-    message: {
-      id: 'msg', type: 'message', role: 'assistant', model: 'm', stop_sequence: null, content,
-      stop_reason: content.some((b) => (b as { type: string }).type === 'tool_use') ? 'tool_use' : 'end_turn',
-      usage: { input_tokens: 3, output_tokens: 4 },
-    } as never,
-  };
-}
+const message = modelMessage;
 
 const blocks = (m: MessageParam | undefined): ContentBlockParam[] => (!m ? [] : typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content);
 

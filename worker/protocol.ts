@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'interrupted'
   | 'demo_unavailable'
   | 'demo_off_script'
+  | 'hook_blocked'
   | 'internal';
 
 // ---------------------------------------------------------------------------------------------
@@ -69,6 +70,34 @@ export interface PermissionRule {
 }
 
 export type NewPermissionRule = Omit<PermissionRule, 'id' | 'source'>;
+
+// ---------------------------------------------------------------------------------------------
+// Hooks (commands the user sets to run in the computer at points of the agent's work)
+
+/** Before and after a tool call, when the user sends a message, when a mission is about to stop. */
+export type HookEvent = 'PreToolUse' | 'PostToolUse' | 'UserPromptSubmit' | 'Stop';
+
+/**
+ * One hook's run. `blocked`: it exited 2; `failed`: another non-zero exit; `timed_out`: killed at
+ * its time limit; `unavailable`: the computer could not run it; `cancelled`: the mission stopped.
+ */
+export interface HookRun {
+  event: HookEvent;
+  command: string;
+  outcome: 'ok' | 'blocked' | 'failed' | 'timed_out' | 'unavailable' | 'cancelled';
+  exit_code: number | null;
+  duration_ms: number;
+  /** Each at most 4,000 characters. */
+  stdout: string;
+  stderr: string;
+}
+
+/** The stack's hooks: the file as stored (pretty-printed), and each hook; `error` when the stored file is not valid (then none runs). */
+export interface HooksInfo {
+  text: string;
+  error: string | null;
+  hooks: { event: HookEvent; matcher?: string; command: string; timeout: number }[];
+}
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -219,6 +248,9 @@ export interface RequestMap {
   list_permission_rules: { params: Record<string, never>; result: PermissionRule[] };
   add_permission_rule: { params: NewPermissionRule; result: PermissionRule };
   remove_permission_rule: { params: { rule_id: string }; result: Record<string, never> };
+  get_hooks: { params: Record<string, never>; result: HooksInfo };
+  /** Replaces the stack's hooks with the user's edited file; refused (`bad_request`, saying what is wrong) when it is not valid. */
+  save_hooks: { params: { text: string }; result: HooksInfo };
   /**
    * Learn from the turns waiting in the transcript now, instead of at the next batch (every 25
    * turns) or compaction. Runs one processor pass; `remaining` turns still wait after it.
@@ -361,6 +393,8 @@ export type StackEventBody =
     }
   | { type: 'permission_requested'; ask_id: string; mission_id: string; tool: string; title: string; rule_id: string; reason: string }
   | { type: 'permission_rules_changed'; rules: PermissionRule[] }
+  /** A hook ran: logged in the transcript and shown in the chat; `tool_use_id` and `tool` for tool events. */
+  | { type: 'hook_ran'; mission_id: string; tool_use_id?: string; tool?: string; run: HookRun }
   | { type: 'model_status'; status: ModelStatus }
   | { type: 'computer_status'; status: ComputerStatus }
   /** A slice of a running tool's output (bash), for the chat's tool details; coalesced. */

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ModelStreamEvent, StreamFn } from './agent/types.ts';
+import type { StreamFn } from './agent/types.ts';
 import type { StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
-import { testComputer, testStackDeps } from './test-stack.ts';
+import { modelMessage, testComputer, testStackDeps } from './test-stack.ts';
 import { DbFullError } from '../memory/index.ts';
 import { createMemoryStorage } from './storage.ts';
 import { createMemoryUserFiles } from './user-files.ts';
@@ -12,16 +12,7 @@ import { fixture } from '../tests/support/fixtures.ts';
 
 const healthy = (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch;
 
-function message(content: unknown[]): ModelStreamEvent {
-  return {
-    type: 'message',
-    message: {
-      id: 'msg', type: 'message', role: 'assistant', model: 'm', stop_sequence: null,
-      content, stop_reason: content.some((b) => (b as { type: string }).type === 'tool_use') ? 'tool_use' : 'end_turn',
-      usage: { input_tokens: 3, output_tokens: 4 },
-    } as never,
-  };
-}
+const message = modelMessage;
 
 async function openStack(stream: StreamFn, storage = createMemoryStorage(), fetchFn = healthy, extra: Partial<Parameters<typeof createStack>[0]> = {}) {
   const memory = extra.memory ?? (await openTestMemory());

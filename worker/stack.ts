@@ -16,6 +16,7 @@ import type { PdfOpener, PdfPageRenderer } from './documents/pdf-text.ts';
 import { createPipeline } from './documents/pipeline.ts';
 import { checkUpload, uniqueName, UploadError } from './documents/upload.ts';
 import { DEMO_REQUEST, recordedDemoStream } from './demo/demo.ts';
+import { HooksError, loadHooks } from './hooks.ts';
 import { createMissions, HEARTBEAT_PROMPT } from './missions.ts';
 import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from './storage-full.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
@@ -212,12 +213,22 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       offerDownload: (file) => emit({ type: 'file_ready', mission_id: missions.current, ...file }),
     }),
   ];
+  // The user's hooks run in the computer, like the bash tool's commands.
+  const hooks = await loadHooks({
+    storage: deps.storage,
+    emit,
+    exec: async (request, signal) => {
+      if (!computer) throw new ComputerUnavailableError('this stack has no computer to run hooks on');
+      return computer.exec(request, { signal });
+    },
+  });
   const missions = createMissions({
     emit,
     newId,
     tools,
     canvas,
     gate,
+    hooks,
     memory,
     conversation,
     stream,
@@ -355,6 +366,17 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       case 'remove_permission_rule':
         await gate.removeRule(req.params.rule_id);
         return {} as ResultOf<M>;
+      case 'get_hooks':
+        return hooks.info() as ResultOf<M>;
+      case 'save_hooks': {
+        if (typeof req.params?.text !== 'string') throw new RequestError({ code: 'bad_request', message: 'Hooks are saved as the text of their JSON file.' });
+        try {
+          return (await hooks.save(req.params.text)) as ResultOf<M>;
+        } catch (error) {
+          if (error instanceof HooksError) throw new RequestError({ code: 'bad_request', message: error.message });
+          throw error;
+        }
+      }
       case 'learn_now': {
         const outcome = await memory.learnNow();
         const processed = outcome.batches.flatMap((batch) => (batch.status === 'processed' ? [batch] : []));

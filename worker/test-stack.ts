@@ -2,6 +2,7 @@
 // default pointing at a fake proxy, numbered ids, pdfjs in-process, a canned OCR), overridable.
 import type { StackMemory } from '../memory/index.ts';
 import type { ExecRequest, VmExecResult } from '../vm/protocol.ts';
+import type { ModelStreamEvent } from './agent/types.ts';
 import type { Computer } from './computer.ts';
 import { openPdfInNode } from './documents/node-pdf.ts';
 import type { StackDeps } from './stack.ts';
@@ -35,5 +36,17 @@ export function testComputer(exec: (request: ExecRequest) => Promise<Partial<VmE
     terminalInput: async () => {},
     terminalResize: async () => {},
     networkUse: async () => ({ sent: 0, received: 0, online: true }),
+  };
+}
+
+/** The model's whole message in a scripted stream: `tool_use` when it asks for a tool, else `end_turn`. */
+export function modelMessage(content: unknown[]): ModelStreamEvent {
+  return {
+    type: 'message',
+    message: {
+      id: 'msg', type: 'message', role: 'assistant', model: 'm', stop_sequence: null,
+      content, stop_reason: content.some((b) => (b as { type: string }).type === 'tool_use') ? 'tool_use' : 'end_turn',
+      usage: { input_tokens: 3, output_tokens: 4 },
+    } as never,
   };
 }

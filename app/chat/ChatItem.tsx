@@ -1,5 +1,5 @@
 // One entry of the conversation: the user's message (queued until its turn), a streamed reply, a
-// tool call, a notice, an error with Retry, a permission question, a download, a mission's spend.
+// tool call, a hook's run, a notice, an error with Retry, a permission question, a download, a mission's spend.
 import { useState } from 'preact/hooks';
 import { assertNever } from '../../worker/protocol.ts';
 import type { ChatEntry } from '../events.ts';
@@ -7,6 +7,7 @@ import { Markdown } from '../Markdown.tsx';
 import { useStackClient } from '../stack-context.ts';
 import { DownloadLink } from './DownloadLink.tsx';
 import { formatSpend } from './format.ts';
+import { HookActivity } from './HookActivity.tsx';
 import { PermissionPrompt } from './PermissionPrompt.tsx';
 import { ToolActivity } from './ToolActivity.tsx';
 
@@ -29,6 +30,8 @@ export function ChatItem({ entry }: { entry: ChatEntry }) {
       );
     case 'tool':
       return <ToolActivity entry={entry} />;
+    case 'hook':
+      return <HookActivity entry={entry} />;
     case 'notice':
       return (
         <div class="msg msg--notice" data-role="notice">

@@ -7,6 +7,7 @@ import { useStackClient } from '../stack-context.ts';
 import { DevicePairing } from './DevicePairing.tsx';
 import { useAppStore } from '../store.ts';
 import { ShortcutList } from '../ShortcutsHelp.tsx';
+import { HooksSection } from './HooksSection.tsx';
 import { MemorySection } from './MemorySection.tsx';
 import { NetworkSection } from './NetworkSection.tsx';
 import { StorageSection } from './StorageSection.tsx';
@@ -179,6 +180,7 @@ export function SettingsDialog() {
         <StorageSection />
         <MemorySection />
         <PermissionRules />
+        <HooksSection />
       </form>
     </dialog>
   );

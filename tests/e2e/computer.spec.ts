@@ -344,6 +344,83 @@ test('the agent works on the computer: python, write, edit, grep, a table; the V
   await expect(page.getByRole('table', { name: 'Totals' })).toContainText('globex');
 });
 
+test('hooks: a guard blocks rm under /workspace/archive with its reason, a post-write hook is kept in the transcript, a hanging hook is killed', async () => {
+  test.setTimeout(6 * 60_000);
+  await openTerminal();
+  await waitReady(5 * 60_000);
+  // Written as a user would in Settings: plain shell in the computer, the event as JSON on stdin.
+  const hooks = {
+    hooks: {
+      PreToolUse: [
+        { matcher: 'bash', hooks: [{ type: 'command', command: `case "$(cat)" in *'"rm '*/workspace/archive*) echo '/workspace/archive is read-only: nothing there may be removed' >&2; exit 2;; esac`, timeout: 20 }] },
+        { matcher: 'glob', hooks: [{ type: 'command', command: 'sleep 600', timeout: 3 }] },
+      ],
+      PostToolUse: [{ matcher: 'write', hooks: [{ type: 'command', command: `f=$(sed -n 's/.*"path":"\\([^"]*\\)".*/\\1/p'); echo "post-write check: $(wc -c < "/workspace/$f") bytes in $f"` }] }],
+    },
+  };
+  const saveHooks = async (text: string, said: RegExp) => {
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('textbox', { name: 'Hooks file (JSON)' }).fill(text);
+    await page.getByRole('button', { name: 'Save hooks' }).click();
+    await expect(page.getByRole('region', { name: 'Hooks' }).getByRole('status')).toHaveText(said);
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    await expect(page.getByRole('dialog')).toBeHidden();
+  };
+  // A mistake is refused with where it is, and nothing changes.
+  await page.getByRole('button', { name: 'Settings' }).click();
+  await page.getByRole('textbox', { name: 'Hooks file (JSON)' }).fill('{"hooks": {"BeforeTool": []}}');
+  await page.getByRole('button', { name: 'Save hooks' }).click();
+  await expect(page.getByRole('region', { name: 'Hooks' }).getByRole('alert')).toContainText('hooks: unknown key "BeforeTool"');
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  await saveHooks(JSON.stringify(hooks, null, 2), /Saved: 3 hooks\./);
+  try {
+    await loadScript({
+      name: 'hooks',
+      turns: [
+        { reply: { content: [{ type: 'tool_use', name: 'bash', input: { command: 'mkdir -p /workspace/archive && echo kept > /workspace/archive/2024.txt && echo MADE' } }] } },
+        {
+          expect: { tool_result: { contains: 'MADE', is_error: false } },
+          reply: { content: [{ type: 'tool_use', name: 'bash', input: { command: 'rm -rf /workspace/archive/2024.txt' } }] },
+        },
+        {
+          expect: { tool_result: { contains: 'Not run. A hook blocked this call: /workspace/archive is read-only: nothing there may be removed', is_error: true } },
+          reply: { content: [{ type: 'tool_use', name: 'write', input: { path: 'artifacts/hooked.md', content: '# Checked\n' } }] },
+        },
+        {
+          expect: { tool_result: { contains: 'Wrote', is_error: false } },
+          reply: { content: [{ type: 'tool_use', name: 'glob', input: { pattern: 'artifacts/*.md' } }] },
+        },
+        {
+          expect: { tool_result: { contains: 'The before-tool hook `sleep 600` could not decide (did not finish within its 3 s)', is_error: true } },
+          reply: { content: [{ type: 'text', text: 'The archive is protected.' }] },
+        },
+      ],
+    });
+    await send(page, 'clear out the 2024 archive');
+    await expect(page.locator('[data-role=assistant]').last()).toHaveText('The archive is protected.', { timeout: 180_000 });
+    expect((await fakeState()).failures).toEqual([]);
+
+    const hookRows = page.locator('[data-role=hook]');
+    await expect(hookRows).toHaveCount(4);
+    await expect(hookRows.nth(1)).toContainText('Hook before bash: blocked the call');
+    await expect(hookRows.nth(2)).toContainText('Hook after write: ran');
+    await expect(hookRows.nth(3)).toContainText('Hook before glob: killed at its time limit');
+    // The hook's output is in the transcript: there after a reload, rebuilt from the stored events.
+    await page.reload();
+    await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+    const postWrite = page.locator('[data-role=hook]').nth(2);
+    await postWrite.locator('summary').click();
+    await expect(postWrite).toContainText('post-write check: 10 bytes in artifacts/hooked.md');
+
+    // The file the guard kept is there, and the hanging hook's sleep was killed with it.
+    await openTerminal();
+    await waitReady(2 * 60_000);
+    await run('clear; cat /workspace/archive/2024.txt; pgrep -x sleep || echo NO-SLEEP', /kept\s*NO-SLEEP/);
+  } finally {
+    await saveHooks('', /Saved: no hooks\./);
+  }
+});
+
 test('Stop ends a running command on the computer', async () => {
   test.setTimeout(3 * 60_000);
   await loadScript({

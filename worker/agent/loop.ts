@@ -42,6 +42,11 @@ export interface LoopOptions {
   promptTokens?: number;
   compact?: (messages: MessageParam[], promptTokens: number, signal: AbortSignal) => Promise<MessageParam[] | null>;
   authorize?: (call: { tool_use_id: string; name: string; title: string; input: unknown }, signal: AbortSignal) => Promise<{ allow: true } | { allow: false; reason: string }>;
+  /**
+   * Called after each tool call that ran (not one refused or unknown) with its result; returns
+   * the result the model reads (e.g. with a hook's words added). Must not throw.
+   */
+  afterTool?: (call: { tool_use_id: string; name: string; input: unknown }, result: ToolResult, signal: AbortSignal) => Promise<ToolResult>;
 }
 
 type CallResult = { ok: true; message: Message } | { ok: false; error: ErrorShape };
@@ -162,9 +167,12 @@ async function runTool(
   } else {
     try {
       const verdict = options.authorize ? await options.authorize({ tool_use_id: toolUseId, name, title, input }, options.signal) : { allow: true as const };
-      result = verdict.allow
-        ? await tool.execute(input, { signal: options.signal, tool_use_id: toolUseId })
-        : { content: `Not run. ${verdict.reason}`, is_error: true };
+      if (verdict.allow) {
+        result = await tool.execute(input, { signal: options.signal, tool_use_id: toolUseId });
+        if (options.afterTool) result = await options.afterTool({ tool_use_id: toolUseId, name, input }, result, options.signal).catch(() => result);
+      } else {
+        result = { content: `Not run. ${verdict.reason}`, is_error: true };
+      }
     } catch (error) {
       result = { content: `Tool failed: ${toErrorShape(error).message}`, is_error: true };
     }
