@@ -94,6 +94,35 @@ function vmImage(): Plugin {
   };
 }
 
+/** The documents the app reads, as the manifest names them for "open with" and sharing. */
+const SHARED_DOCUMENTS: Record<string, string[]> = {
+  'application/pdf': ['.pdf'],
+  'image/png': ['.png'],
+  'image/jpeg': ['.jpg', '.jpeg'],
+  'image/webp': ['.webp'],
+  'text/csv': ['.csv'],
+  'text/plain': ['.txt'],
+  'text/markdown': ['.md', '.markdown'],
+};
+
+/**
+ * The share target's route in the service worker (workbox writes its source into sw.js, so it
+ * uses nothing from outside itself): each shared file goes into the `stackdocs-share` cache under
+ * `share/<id>/<n>`, then the app opens at `?share=<id>` and asks which stack they go to.
+ */
+async function keepSharedFiles({ request }: { request: Request }): Promise<Response> {
+  const form = await request.formData();
+  const id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const cache = await caches.open('stackdocs-share');
+  let n = 0;
+  for (const file of form.getAll('files')) {
+    if (typeof file === 'string') continue;
+    const headers = { 'content-type': file.type || 'application/octet-stream', 'x-file-name': encodeURIComponent(file.name) };
+    await cache.put(`share/${id}/${n++}`, new Response(file, { headers }));
+  }
+  return Response.redirect(`./?share=${id}`, 303);
+}
+
 export default defineConfig({
   // Relative: the built app works from any path of any static host (a project page, an intranet
   // folder), not only from a host's root.
@@ -126,6 +155,17 @@ export default defineConfig({
           { src: 'icons/icon-512.png', sizes: '512x512', type: 'image/png' },
           { src: 'icons/icon-maskable-512.png', sizes: '512x512', type: 'image/png', purpose: 'maskable' },
         ],
+        // "Open with" from the OS's files (ChromeOS Files, a desktop): documents join the open
+        // stack as uploads, a `.stack` file opens as a new stack (app/launch-files.ts).
+        file_handlers: [{ action: './', accept: { ...SHARED_DOCUMENTS, 'application/x-stackdocs-stack': ['.stack'] } }],
+        launch_handler: { client_mode: 'focus-existing' },
+        // The share sheet: the service worker keeps what was shared and opens the app to place it.
+        share_target: {
+          action: './share-target',
+          method: 'POST',
+          enctype: 'multipart/form-data',
+          params: { files: [{ name: 'files', accept: [...Object.keys(SHARED_DOCUMENTS), ...Object.values(SHARED_DOCUMENTS).flat(), '.stack'] }] },
+        },
       },
       workbox: {
         globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}', 'samples/*', 'vm/*/{bzImage,bios.bin,vgabios.bin,initrd.img}'],
@@ -135,6 +175,8 @@ export default defineConfig({
         // The OCR core and the VM image chunks are several MB each.
         maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
         navigateFallback: 'index.html',
+        // A share from the OS (offline too): the files wait in Cache Storage until the app places them.
+        runtimeCaching: [{ urlPattern: ({ url }) => url.pathname.endsWith('/share-target'), method: 'POST', handler: keepSharedFiles }],
         clientsClaim: true,
         skipWaiting: true,
         cleanupOutdatedCaches: true,

@@ -19,11 +19,15 @@ import { ShortcutsHelp } from './ShortcutsHelp.tsx';
 import { StackSwitcher } from './StackSwitcher.tsx';
 import { useStackLock } from './useStackLock.ts';
 import { useUploads } from './useUploads.ts';
+import { consumeLaunches, shareId, takeFiles, type FileTaker } from './launch-files.ts';
+import { SharedFilesDialog } from './SharedFilesDialog.tsx';
 
 const STACK_ID = currentStackId();
 openLayout(STACK_ID);
 /** The first stack of this browser is being made: the moment to ask the browser to keep the stacks. */
 const FIRST_STACK = !hasStackList();
+/** Files shared from the OS, waiting to be placed (`?share=<id>`). */
+const SHARE_ID = shareId();
 /** How far back the chat is rebuilt after a reload, in events. */
 const HISTORY_EVENTS = 5_000;
 
@@ -65,6 +69,9 @@ function StackScreen() {
   const openSettings = useAppStore((state) => state.setSettingsOpen);
   const uploads = useUploads(client);
   const [droppedStack, setDroppedStack] = useState<File | null>(null);
+  // Dropped, opened with the app from the OS, or shared to it: documents are uploads, a `.stack` file a new stack.
+  const taker: FileTaker = useMemo(() => ({ upload: (files) => void uploads.upload(files), openStackFile: setDroppedStack }), [uploads.upload]);
+  useEffect(() => consumeLaunches(taker), [taker]);
   useShortcuts(client);
 
   // Files pasted anywhere in the app are uploaded like dropped ones.
@@ -147,11 +154,7 @@ function StackScreen() {
             const files = Array.from(event.dataTransfer?.files ?? []);
             if (files.length) {
               event.preventDefault();
-              // A `.stack` file is a whole stack: it opens as a new one rather than becoming a document.
-              const stackFile = files.find((file) => file.name.toLowerCase().endsWith('.stack'));
-              if (stackFile) setDroppedStack(stackFile);
-              const documents = files.filter((file) => file !== stackFile);
-              if (documents.length) void uploads.upload(documents);
+              takeFiles(files, taker);
             }
           }}
         >
@@ -164,6 +167,7 @@ function StackScreen() {
           <ChatPanel uploads={uploads} />
         </main>
         <SettingsDialog />
+        {SHARE_ID && connection.state === 'ready' && <SharedFilesDialog id={SHARE_ID} currentStack={STACK_ID} taker={taker} />}
       </div>
     </StackClientContext.Provider>
   );
