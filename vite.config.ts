@@ -136,7 +136,8 @@ export default defineConfig({
     vmImage(),
     vmImageModule(),
     VitePWA({
-      registerType: 'autoUpdate',
+      // A new version waits until the user restarts into it (app/pwa.ts): nothing reloads under them.
+      registerType: 'prompt',
       injectRegister: false,
       includeAssets: ['favicon.svg', 'icons/*.png'],
       manifest: {
@@ -178,11 +179,12 @@ export default defineConfig({
         // A share from the OS (offline too): the files wait in Cache Storage until the app places them.
         runtimeCaching: [{ urlPattern: ({ url }) => url.pathname.endsWith('/share-target'), method: 'POST', handler: keepSharedFiles }],
         clientsClaim: true,
-        skipWaiting: true,
         cleanupOutdatedCaches: true,
       },
     }),
   ],
+  // What Settings shows as the version; a build for a release (or a test of updates) may name its own.
+  define: { __APP_VERSION__: JSON.stringify(process.env.STACKDOCS_VERSION || (JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string }).version) },
   worker: { format: 'es', plugins: () => [vmImageModule()] },
   build: { target: 'es2022', sourcemap: true },
   preview: { port: 4173, strictPort: true, host: '127.0.0.1' },

@@ -21,6 +21,7 @@ import { useStackLock } from './useStackLock.ts';
 import { useUploads } from './useUploads.ts';
 import { consumeLaunches, shareId, takeFiles, type FileTaker } from './launch-files.ts';
 import { SharedFilesDialog } from './SharedFilesDialog.tsx';
+import { InstallButton, UpdateNotice } from './UpdateNotice.tsx';
 
 const STACK_ID = currentStackId();
 openLayout(STACK_ID);
@@ -134,11 +135,13 @@ function StackScreen() {
           <ComputerChip />
           <SessionUsage />
           <span class="topbar-spacer" />
+          <InstallButton />
           <ShortcutsHelp />
           <button type="button" class="button" onClick={() => openSettings(true)} aria-label="Settings">
             Settings
           </button>
         </header>
+        <UpdateNotice />
         <DemoBanner />
         {connection.state === 'failed' && (
           <p class="fatal" role="alert">

@@ -1,14 +1,15 @@
 // Entry of the app: renders the main screen and registers the service worker (offline use).
 import { render } from 'preact';
-import { registerSW } from 'virtual:pwa-register';
 import { App } from './App.tsx';
+import { listenForInstall, registerServiceWorker } from './pwa.ts';
 import { useAppStore } from './store.ts';
 import './styles.css';
 
+listenForInstall();
 render(<App />, document.getElementById('root')!);
 
-// The new version takes over on the next load; nothing in flight is cut off.
-const register = () => registerSW({ immediate: true });
+// A new version waits for the user's restart (app/UpdateNotice.tsx); nothing in flight is cut off.
+const register = registerServiceWorker;
 
 if (navigator.serviceWorker?.controller) {
   register();

@@ -86,7 +86,7 @@ export function HooksSection() {
         onInput={(event) => setText(event.currentTarget.value)}
       />
       <button type="button" class="button" disabled={saving || !info} onClick={() => void save()}>
-        {saving ? 'Saving…' : 'Save hooks'}
+        {saving ? 'Applying…' : 'Apply hooks'}
       </button>
       {message && (
         <p class={message.error ? 'settings-error' : 'memory-result'} role={message.error ? 'alert' : 'status'}>

@@ -181,6 +181,7 @@ export function SettingsDialog() {
         <MemorySection />
         <PermissionRules />
         <HooksSection />
+        <p class="settings-version">Stackdocs {__APP_VERSION__}</p>
       </form>
     </dialog>
   );

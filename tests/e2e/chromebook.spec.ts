@@ -113,6 +113,8 @@ test('the manifest opens documents and .stack files and takes shares; Chromium f
   const cdp = await context.newCDPSession(page);
   const { installabilityErrors } = (await cdp.send('Page.getInstallabilityErrors')) as { installabilityErrors: { errorId: string }[] };
   expect(installabilityErrors).toEqual([]);
+  // The browser's offer to install, as the app's own button.
+  await expect(page.getByRole('button', { name: 'Install app' })).toBeVisible({ timeout: 30_000 });
 });
 
 test('a file shared from the OS with the network off is kept by the service worker and lands in the stack the user picks', async () => {

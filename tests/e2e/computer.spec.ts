@@ -361,7 +361,7 @@ test('hooks: a guard blocks rm under /workspace/archive with its reason, a post-
   const saveHooks = async (text: string, said: RegExp) => {
     await page.getByRole('button', { name: 'Settings' }).click();
     await page.getByRole('textbox', { name: 'Hooks file (JSON)' }).fill(text);
-    await page.getByRole('button', { name: 'Save hooks' }).click();
+    await page.getByRole('button', { name: 'Apply hooks' }).click();
     await expect(page.getByRole('region', { name: 'Hooks' }).getByRole('status')).toHaveText(said);
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
     await expect(page.getByRole('dialog')).toBeHidden();
@@ -369,7 +369,7 @@ test('hooks: a guard blocks rm under /workspace/archive with its reason, a post-
   // A mistake is refused with where it is, and nothing changes.
   await page.getByRole('button', { name: 'Settings' }).click();
   await page.getByRole('textbox', { name: 'Hooks file (JSON)' }).fill('{"hooks": {"BeforeTool": []}}');
-  await page.getByRole('button', { name: 'Save hooks' }).click();
+  await page.getByRole('button', { name: 'Apply hooks' }).click();
   await expect(page.getByRole('region', { name: 'Hooks' }).getByRole('alert')).toContainText('hooks: unknown key "BeforeTool"');
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   await saveHooks(JSON.stringify(hooks, null, 2), /Saved: 3 hooks\./);

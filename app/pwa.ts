@@ -1,0 +1,56 @@
+// The app as an installed app: the browser's offer to install it, and new versions. A new version
+// waits (registerType 'prompt') until the user restarts into it from the notice; the restart first
+// saves and stops the computer and closes the databases, so nothing is lost or cut off.
+import { registerSW } from 'virtual:pwa-register';
+import { create } from 'zustand';
+
+/** Chromium's install offer (not in TypeScript's DOM types). */
+interface InstallPrompt extends Event {
+  prompt(): Promise<void>;
+  userChoice: Promise<{ outcome: 'accepted' | 'dismissed' }>;
+}
+
+interface PwaState {
+  /** The browser offers to install the app (held until the user asks); null once installed or not offered. */
+  install: InstallPrompt | null;
+  /** A new version is installed and waiting. */
+  updateReady: boolean;
+  /** Activates the waiting version; the page reloads into it. */
+  activate: ((reload?: boolean) => Promise<void>) | null;
+}
+
+export const usePwa = create<PwaState>()(() => ({ install: null, updateReady: false, activate: null }));
+
+/** How often an open app asks for a new version (a kiosk or a Chromebook may stay open for days). */
+const UPDATE_CHECK_MS = 60 * 60_000;
+
+/** Listens for the install offer; call before the page settles (the browser offers it early). */
+export function listenForInstall(): void {
+  window.addEventListener('beforeinstallprompt', (event) => {
+    event.preventDefault();
+    usePwa.setState({ install: event as InstallPrompt });
+  });
+  window.addEventListener('appinstalled', () => usePwa.setState({ install: null }));
+}
+
+/** Registers the service worker (offline use); a new version is announced, never forced. */
+export function registerServiceWorker(): void {
+  const activate = registerSW({
+    immediate: true,
+    onNeedRefresh: () => usePwa.setState({ updateReady: true }),
+    onRegisteredSW: (_url, registration) => {
+      if (registration) setInterval(() => void registration.update().catch(() => {}), UPDATE_CHECK_MS);
+    },
+  });
+  usePwa.setState({ activate });
+}
+
+/** Shows the browser's install dialog; the offer is used up either way. */
+export async function install(): Promise<'accepted' | 'dismissed'> {
+  const offer = usePwa.getState().install;
+  if (!offer) return 'dismissed';
+  await offer.prompt();
+  const { outcome } = await offer.userChoice;
+  usePwa.setState({ install: null });
+  return outcome;
+}
