@@ -6,6 +6,8 @@ import { useAppStore } from './store.ts';
 import './styles.css';
 
 listenForInstall();
+// A touch screen (a kiosk panel, a Chromebook in tablet mode): handles and inputs sized for fingers.
+if (navigator.maxTouchPoints > 0) document.documentElement.classList.add('touch');
 render(<App />, document.getElementById('root')!);
 
 // A new version waits for the user's restart (app/UpdateNotice.tsx); nothing in flight is cut off.
