@@ -88,16 +88,18 @@ function StackScreen() {
     return () => document.removeEventListener('paste', onPaste);
   }, [uploads.upload]);
 
-  // A tab being hidden may be closed or discarded next (a Chromebook, a phone): the computer
-  // saves what changed since its last save now rather than after its quiet time.
+  // A tab being hidden or frozen may be discarded next (ChromeOS under memory pressure, a phone):
+  // the computer saves what changed since its last save now rather than after its quiet time.
   useEffect(() => {
-    const save = () => {
-      if (document.visibilityState === 'hidden') client.call('computer', { action: 'save' }).catch(() => {});
+    const save = (event: Event) => {
+      if (event.type === 'freeze' || document.visibilityState === 'hidden') client.call('computer', { action: 'save' }).catch(() => {});
     };
     document.addEventListener('visibilitychange', save);
+    document.addEventListener('freeze', save);
     window.addEventListener('pagehide', save);
     return () => {
       document.removeEventListener('visibilitychange', save);
+      document.removeEventListener('freeze', save);
       window.removeEventListener('pagehide', save);
     };
   }, [client]);

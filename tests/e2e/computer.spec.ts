@@ -470,6 +470,31 @@ test('a file written in the VM survives a reload, and the computer wakes in unde
   await run('clear; cat /root/keep.txt | sed "s/^/GOT=/"', /GOT=kept-7f3a/);
 });
 
+test('a frozen tab that is then discarded (ChromeOS under memory pressure) wakes where it was, with the command\'s output', async () => {
+  test.setTimeout(6 * 60_000);
+  await openTerminal();
+  await waitReady(3 * 60_000);
+  await run('clear; echo "frozen-$((7*6))" > /workspace/before-freeze.txt; echo system-side > /root/before-freeze.txt; sync; echo FROZE-READY', /FROZE-READY/);
+  // The browser freezes the page (a background tab under memory pressure), then discards it.
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
+  await new Promise((resolve) => setTimeout(resolve, 20_000));
+  for (const pid of execFileSync('pgrep', ['-f', `user-data-dir=${profile}`]).toString().trim().split('\n')) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await context.close().catch(() => {});
+  await launch();
+  await openTerminal();
+  const status = await waitReady(3 * 60_000);
+  console.log(`after the freeze and discard: ${status}`);
+  expect(status, 'saved before the discard: a wake, not a boot').toMatch(/woke in/);
+  await run('clear; cat /workspace/before-freeze.txt /root/before-freeze.txt | tr "\\n" " "; echo', /frozen-42 system-side/);
+});
+
 test('killing the browser while the VM writes: the computer comes back with its files intact', async () => {
   test.setTimeout(8 * 60_000);
   await openTerminal();
