@@ -10,22 +10,25 @@ import { startAgentMemory } from './agent-memory.ts';
 import { CanvasError, loadCanvas } from './canvas.ts';
 import { loadConversation } from './conversation.ts';
 import { openEventLog, type EventLog, type EventStore } from './event-log.ts';
-import { EXPORT_MIME, exportFileName, exportTable } from './export/table-export.ts';
 import type { OcrEngine } from './documents/ocr.ts';
 import type { PdfOpener, PdfPageRenderer } from './documents/pdf-text.ts';
 import { createPipeline } from './documents/pipeline.ts';
-import { checkUpload, uniqueName, UploadError } from './documents/upload.ts';
-import { DEMO_REQUEST, recordedDemoStream } from './demo/demo.ts';
-import { HooksError, loadHooks } from './hooks.ts';
+import { UploadError } from './documents/upload.ts';
+import { recordedDemoStream } from './demo/demo.ts';
+import { loadHooks } from './hooks.ts';
 import { createMissions, HEARTBEAT_PROMPT } from './missions.ts';
-import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from './storage-full.ts';
+import { canvasHandlers } from './handlers/canvas.ts';
+import { computerHandlers } from './handlers/computer.ts';
+import { RequestError, type Handlers, type StackContext } from './handlers/context.ts';
+import { documentHandlers, toDocumentInfo } from './handlers/documents.ts';
+import { missionHandlers } from './handlers/missions.ts';
+import { ruleHandlers } from './handlers/rules.ts';
+import { settingsHandlers } from './handlers/settings.ts';
+import { isStorageFull, storageFullMessage, storageUsage } from './storage-full.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
 import {
-  assertNever,
-  SAMPLE_DOCUMENTS,
   type ComputerStatus,
-  type DocumentInfo,
   type ErrorShape,
   type EventListener,
   type Method,
@@ -37,9 +40,9 @@ import {
   type StackRequest,
   type StackResponse,
 } from './protocol.ts';
-import { DEFAULT_ENDPOINTS, loadApiKey, loadSettings, mergeSettings, saveApiKey, saveSettings, SettingsError } from './settings.ts';
+import { loadApiKey, loadSettings, SettingsError } from './settings.ts';
 import { createMemoryStorage, type StackStorage } from './storage.ts';
-import { deviceCredentials, pairDevice, PairingError, type DeviceCredentials } from './device.ts';
+import { deviceCredentials, pairDevice, type DeviceCredentials } from './device.ts';
 import { createAddPermissionRuleTool } from './tools/add-permission-rule.ts';
 import { createBashTool } from './tools/bash.ts';
 import { ComputerUnavailableError, type Computer, type ComputerNetwork } from './computer.ts';
@@ -92,12 +95,6 @@ export interface StackDeps {
   compaction?: CompactionPolicy;
   /** Consistent copies of both databases for an export (`.os/snapshot/`), replacing older ones. */
   snapshotDatabases?: () => Promise<void>;
-}
-
-class RequestError extends Error {
-  constructor(readonly shape: ErrorShape) {
-    super(shape.message);
-  }
 }
 
 export async function createStack(deps: StackDeps): Promise<StackApi> {
@@ -275,204 +272,60 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     return next;
   }
 
-  async function handle<M extends Method>(request: StackRequest<M>): Promise<ResultOf<M>> {
-    // Narrowing a generic request needs the union view; each branch returns its own result type.
-    const req = request as StackRequest;
-    switch (req.method) {
-      case 'mission': {
-        const text = typeof req.params?.text === 'string' ? req.params.text.trim() : '';
-        if (!text) throw new RequestError({ code: 'bad_request', message: 'A mission needs some text.' });
-        return { mission_id: missions.start(req.id, text) } as ResultOf<M>;
+  const context: StackContext = {
+    deps,
+    emit,
+    newId,
+    get settings() {
+      return settings;
+    },
+    set settings(next) {
+      settings = next;
+    },
+    missions,
+    canvas,
+    gate,
+    hooks,
+    memory,
+    computer,
+    files,
+    pipeline,
+    credentials,
+    checkModel,
+    scheduleHeartbeat,
+  };
+  // One handler per method, each capability's in its own module (handlers/); missing one is a type error.
+  const handlers: Handlers<Method> = {
+    ...missionHandlers(context),
+    ...settingsHandlers(context),
+    ...canvasHandlers(context),
+    ...ruleHandlers(context),
+    ...documentHandlers(context),
+    ...computerHandlers(context),
+    // Makes the stack's files still for a copy: the last thing this worker does.
+    async close(params) {
+      if (missions.active > 0) throw new RequestError({ code: 'busy', message: 'The agent is working in this stack: wait for it to finish (or stop it), then try again.' });
+      closed = true;
+      clearInterval(heartbeatTimer);
+      heartbeatTimer = undefined;
+      await pipeline.idle();
+      // A computer that ran this session is saved and stopped: its disk and state are then a pair.
+      if (computer && !['off', 'unavailable', 'suspended'].includes(computer.status.state)) await computer.control('suspend');
+      await checking;
+      await log.flushed();
+      if (params?.snapshot) {
+        if (!deps.snapshotDatabases) throw new RequestError({ code: 'internal', message: 'This stack cannot copy its databases for an export.' });
+        await deps.snapshotDatabases();
       }
-      case 'heartbeat':
-        return { mission_id: missions.start(req.id, HEARTBEAT_PROMPT, 'heartbeat') } as ResultOf<M>;
-      case 'play_demo': {
-        if (missions.active > 0) throw new RequestError({ code: 'busy', message: 'Wait for the running request to finish (or stop it), then play the demo.' });
-        // Never mixed with a model: with one connected, the user asks it instead.
-        if ((await checkModel()).state === 'ready') {
-          throw new RequestError({ code: 'demo_unavailable', message: 'A model is connected, so the recorded demo does not play: ask the model yourself, e.g. "Extract these invoices into a table".' });
-        }
-        const documents = await deps.memory.documents.listDocuments(1000);
-        const missing = SAMPLE_DOCUMENTS.filter((name) => !documents.some((doc) => doc.path === `documents/${name}`));
-        if (missing.length > 0) {
-          throw new RequestError({ code: 'bad_request', message: `The recorded demo reads the sample documents, and ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not in this stack. Add them with "Try it with sample documents".` });
-        }
-        return { mission_id: missions.start(req.id, DEMO_REQUEST, 'demo') } as ResultOf<M>;
-      }
-      case 'abort':
-        return { aborted: missions.abort(req.params?.mission_id) } as ResultOf<M>;
-      case 'get_settings':
-        return settings as ResultOf<M>;
-      case 'update_settings': {
-        const patch = req.params ?? {};
-        const next = mergeSettings(settings, patch);
-        // Switching provider without naming an endpoint moves to that provider's usual one.
-        if (patch.provider && patch.provider !== settings.provider && patch.endpoint === undefined) {
-          next.endpoint = patch.provider === 'proxy' ? deps.defaults.endpoint : DEFAULT_ENDPOINTS[patch.provider];
-        }
-        if (patch.api_key !== undefined) {
-          await saveApiKey(deps.storage, patch.api_key);
-          next.has_api_key = (await loadApiKey(deps.storage)) !== null;
-        }
-        const endpointChanged = next.endpoint !== settings.endpoint || next.provider !== settings.provider || patch.api_key !== undefined;
-        settings = next;
-        await saveSettings(deps.storage, settings);
-        emit({ type: 'settings_changed', settings });
-        if (endpointChanged) void checkModel();
-        scheduleHeartbeat();
-        return settings as ResultOf<M>;
-      }
-      case 'check_model':
-        return (await checkModel()) as ResultOf<M>;
-      case 'pair_device': {
-        if (settings.provider !== 'proxy') throw new RequestError({ code: 'bad_request', message: 'Pairing is for the Stackdocs proxy: choose it in Settings first.' });
-        const code = typeof req.params?.code === 'string' ? req.params.code.trim() : '';
-        if (!code) throw new RequestError({ code: 'bad_request', message: 'Enter the pairing code the proxy\'s owner gave you (`npm run pair` prints one).' });
-        const endpoint = settings.endpoint;
-        try {
-          await credentials.set(endpoint, await pairDevice(endpoint, code, deps.deviceLabel ?? 'Stackdocs', deps.fetch));
-        } catch (error) {
-          if (error instanceof PairingError) throw new RequestError({ code: 'bad_request', message: error.message });
-          throw error;
-        }
-        return (await checkModel()) as ResultOf<M>;
-      }
-      case 'unpair_device':
-        await credentials.set(settings.endpoint, null);
-        return (await checkModel()) as ResultOf<M>;
-      case 'canvas_interaction':
-        await canvas.interact(req.params);
-        return {} as ResultOf<M>;
-      case 'open_window': {
-        const kind = req.params?.kind === 'terminal' ? 'terminal' : 'notes';
-        const fallback = kind === 'terminal' ? 'Terminal' : 'Untitled notes';
-        const title = typeof req.params?.title === 'string' && req.params.title.trim() ? req.params.title.trim().slice(0, 120) : fallback;
-        if (kind === 'terminal') {
-          // One terminal is enough: the serial console is a single shell.
-          const existing = canvas.windows().find((w) => w.kind === 'terminal');
-          if (existing) return existing as ResultOf<M>;
-          void computer?.start();
-        }
-        const opened = await canvas.openWindow(kind === 'terminal' ? { kind, title } : { kind, title, content: '' });
-        await canvas.interact({ type: 'window_opened_by_user', window_id: opened.id });
-        return opened as ResultOf<M>;
-      }
-      case 'answer_permission':
-        return { answered: gate.answer(req.params.ask_id, req.params.allow === true) } as ResultOf<M>;
-      case 'list_permission_rules':
-        return gate.rules() as ResultOf<M>;
-      case 'add_permission_rule':
-        return (await gate.addRule(req.params, 'user')) as ResultOf<M>;
-      case 'remove_permission_rule':
-        await gate.removeRule(req.params.rule_id);
-        return {} as ResultOf<M>;
-      case 'get_hooks':
-        return hooks.info() as ResultOf<M>;
-      case 'save_hooks': {
-        if (typeof req.params?.text !== 'string') throw new RequestError({ code: 'bad_request', message: 'Hooks are saved as the text of their JSON file.' });
-        try {
-          return (await hooks.save(req.params.text)) as ResultOf<M>;
-        } catch (error) {
-          if (error instanceof HooksError) throw new RequestError({ code: 'bad_request', message: error.message });
-          throw error;
-        }
-      }
-      case 'learn_now': {
-        const outcome = await memory.learnNow();
-        const processed = outcome.batches.flatMap((batch) => (batch.status === 'processed' ? [batch] : []));
-        const failure = outcome.batches.find((batch) => batch.status === 'failed');
-        return {
-          status: outcome.status,
-          learnings: processed.reduce((sum, batch) => sum + batch.learnings, 0),
-          files: [...new Set(processed.flatMap((batch) => batch.files))],
-          remaining: outcome.remaining,
-          ...(failure?.status === 'failed' ? { error: failure.message } : {}),
-        } as ResultOf<M>;
-      }
-      case 'upload_file': {
-        const bytes = req.params?.bytes;
-        if (!(bytes instanceof Uint8Array) || typeof req.params.name !== 'string') {
-          throw new RequestError({ code: 'bad_request', message: 'An upload needs a file name and its bytes.' });
-        }
-        const checked = await checkUpload(req.params.name, bytes);
-        // Refused before anything is written when the browser says it will not fit.
-        const refusal = noRoomMessage(`${checked.name} was not added`, bytes.byteLength, await storageEstimate());
-        if (refusal) throw new RequestError({ code: 'storage', message: refusal });
-        const taken = new Set((await files.list()).map((file) => file.path));
-        const name = uniqueName(checked.name, (candidate) => taken.has(`documents/${candidate}`));
-        let info: Awaited<ReturnType<typeof files.write>> | undefined;
-        let record: DocumentRecord;
-        try {
-          info = await files.write(`documents/${name}`, bytes);
-          record = await deps.memory.documents.addDocument({
-            id: newId('doc'),
-            filename: name,
-            path: info.path,
-            size: info.size,
-            mime: checked.mime,
-            description: describeUpload(name, checked.mime, info.size),
-            status: 'uploaded',
-          });
-        } catch (error) {
-          // Nothing half-added stays behind: a file without its record is removed again.
-          if (info) await files.remove(info.path).catch(() => {});
-          if (!isStorageFull(error)) throw error;
-          throw new RequestError({ code: 'storage', message: storageFullMessage(`${name} was not added`, await storageUsage()) });
-        }
-        const document = toDocumentInfo(record);
-        emit({ type: 'document_added', document });
-        // Every PDF or image the user adds shows up as a document window.
-        if (checked.mime === 'application/pdf' || checked.mime.startsWith('image/')) {
-          await canvas.openWindow({ kind: 'document', title: name, path: info.path, mime: checked.mime });
-        }
-        pipeline.process(record);
-        return document as ResultOf<M>;
-      }
-      case 'export_window': {
-        const table = canvas.get(req.params.window_id);
-        if (!table || table.kind !== 'table') throw new RequestError({ code: 'not_found', message: `No table window ${req.params.window_id}.` });
-        const format = req.params.format;
-        if (!(format in EXPORT_MIME)) throw new RequestError({ code: 'bad_request', message: 'The format must be csv, json or xlsx.' });
-        return { filename: exportFileName(table.title, format), mime: EXPORT_MIME[format], bytes: await exportTable(table, format) } as ResultOf<M>;
-      }
-      case 'computer': {
-        const action = req.params?.action;
-        if (!['start', 'suspend', 'reboot', 'reset', 'save', 'download'].includes(action)) {
-          throw new RequestError({ code: 'bad_request', message: 'The action must be start, suspend, reboot, reset, save or download.' });
-        }
-        if (!computer) return { state: 'unavailable', message: 'This stack has no computer.' } as ResultOf<M>;
-        return (await computer.control(action)) as ResultOf<M>;
-      }
-      case 'computer_network': {
-        if (!computer) return { sent_bytes: 0, received_bytes: 0, online: null } as ResultOf<M>;
-        const use = await computer.networkUse();
-        return { sent_bytes: use.sent, received_bytes: use.received, online: use.online } as ResultOf<M>;
-      }
-      case 'close': {
-        if (missions.active > 0) throw new RequestError({ code: 'busy', message: 'The agent is working in this stack: wait for it to finish (or stop it), then try again.' });
-        closed = true;
-        clearInterval(heartbeatTimer);
-        heartbeatTimer = undefined;
-        await pipeline.idle();
-        // A computer that ran this session is saved and stopped: its disk and state are then a pair.
-        if (computer && !['off', 'unavailable', 'suspended'].includes(computer.status.state)) await computer.control('suspend');
-        await checking;
-        await log.flushed();
-        if (req.params?.snapshot) {
-          if (!deps.snapshotDatabases) throw new RequestError({ code: 'internal', message: 'This stack cannot copy its databases for an export.' });
-          await deps.snapshotDatabases();
-        }
-        await deps.memory.close();
-        return {} as ResultOf<M>;
-      }
-      case 'read_file': {
-        const info = await files.stat(req.params.path);
-        if (!info) throw new RequestError({ code: 'not_found', message: `There is no file at ${req.params.path}.` });
-        return { ...info, bytes: await files.read(info.path) } as ResultOf<M>;
-      }
-      default:
-        return assertNever(req, 'request');
-    }
+      await deps.memory.close();
+      return {};
+    },
+  };
+
+  function handle<M extends Method>(request: StackRequest<M>): Promise<ResultOf<M>> {
+    const handler = Object.hasOwn(handlers, request.method) ? (handlers[request.method] as Handlers<M>[M]) : undefined;
+    if (!handler) throw new RequestError({ code: 'bad_request', message: `There is no request "${String(request.method)}".` });
+    return handler(request.params, request.id);
   }
 
   /** After `close`: the databases are closed and nothing more is served. */
@@ -597,26 +450,6 @@ async function attachmentIndex(memory: StackMemory): Promise<string> {
   } catch {
     return '';
   }
-}
-
-function toDocumentInfo(record: DocumentRecord): DocumentInfo {
-  return {
-    id: record.id,
-    filename: record.filename,
-    path: record.path,
-    mime: record.mime,
-    size: record.size,
-    status: record.status,
-    description: record.description,
-    page_count: record.pageCount,
-    error: record.error,
-  };
-}
-
-/** A first one-line description, until the document pipeline reads the file. */
-function describeUpload(name: string, mime: string, size: number): string {
-  const kind = mime === 'application/pdf' ? 'PDF' : mime.startsWith('image/') ? 'image' : mime.includes('spreadsheet') ? 'spreadsheet' : mime === 'text/csv' ? 'CSV file' : 'text file';
-  return `${kind} "${name}", ${size < 1024 ? `${size} bytes` : `${Math.round(size / 1024)} KB`}, uploaded by the user`;
 }
 
 /**

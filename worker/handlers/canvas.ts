@@ -1,0 +1,37 @@
+// The canvas: what the user does to windows (the agent hears of it), windows the user opens, a
+// table exported as a file.
+import { EXPORT_MIME, exportFileName, exportTable } from '../export/table-export.ts';
+import { RequestError, type Handlers, type StackContext } from './context.ts';
+
+export function canvasHandlers(ctx: StackContext): Handlers<'canvas_interaction' | 'open_window' | 'export_window'> {
+  const { canvas, computer } = ctx;
+  return {
+    async canvas_interaction(params) {
+      await canvas.interact(params);
+      return {};
+    },
+
+    async open_window(params) {
+      const kind = params?.kind === 'terminal' ? 'terminal' : 'notes';
+      const fallback = kind === 'terminal' ? 'Terminal' : 'Untitled notes';
+      const title = typeof params?.title === 'string' && params.title.trim() ? params.title.trim().slice(0, 120) : fallback;
+      if (kind === 'terminal') {
+        // One terminal is enough: the serial console is a single shell.
+        const existing = canvas.windows().find((w) => w.kind === 'terminal');
+        if (existing) return existing;
+        void computer?.start();
+      }
+      const opened = await canvas.openWindow(kind === 'terminal' ? { kind, title } : { kind, title, content: '' });
+      await canvas.interact({ type: 'window_opened_by_user', window_id: opened.id });
+      return opened;
+    },
+
+    async export_window(params) {
+      const table = canvas.get(params.window_id);
+      if (!table || table.kind !== 'table') throw new RequestError({ code: 'not_found', message: `No table window ${params.window_id}.` });
+      const format = params.format;
+      if (!(format in EXPORT_MIME)) throw new RequestError({ code: 'bad_request', message: 'The format must be csv, json or xlsx.' });
+      return { filename: exportFileName(table.title, format), mime: EXPORT_MIME[format], bytes: await exportTable(table, format) };
+    },
+  };
+}

@@ -1,0 +1,22 @@
+// The computer: start, suspend, reboot, reset, save, download its image; its network this session.
+import { RequestError, type Handlers, type StackContext } from './context.ts';
+
+export function computerHandlers(ctx: StackContext): Handlers<'computer' | 'computer_network'> {
+  const { computer } = ctx;
+  return {
+    async computer(params) {
+      const action = params?.action;
+      if (!['start', 'suspend', 'reboot', 'reset', 'save', 'download'].includes(action)) {
+        throw new RequestError({ code: 'bad_request', message: 'The action must be start, suspend, reboot, reset, save or download.' });
+      }
+      if (!computer) return { state: 'unavailable', message: 'This stack has no computer.' };
+      return (await computer.control(action));
+    },
+
+    async computer_network() {
+      if (!computer) return { sent_bytes: 0, received_bytes: 0, online: null };
+      const use = await computer.networkUse();
+      return { sent_bytes: use.sent, received_bytes: use.received, online: use.online };
+    },
+  };
+}

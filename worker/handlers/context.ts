@@ -1,0 +1,47 @@
+// What the stack worker's request handlers share: the stack's parts, built once in stack.ts, and
+// the settings, which `update_settings` replaces. Each capability's handlers live in their own
+// module beside this one; stack.ts puts them together into the one typed request protocol.
+import type { AgentMemory } from '../agent-memory.ts';
+import type { Canvas } from '../canvas.ts';
+import type { Computer } from '../computer.ts';
+import type { DeviceCredentials } from '../device.ts';
+import type { createPipeline } from '../documents/pipeline.ts';
+import type { Hooks } from '../hooks.ts';
+import type { Missions } from '../missions.ts';
+import type { PermissionGate } from '../permissions/gate.ts';
+import type { ErrorShape, Method, ModelStatus, ParamsOf, ResultOf, Settings, StackEventBody } from '../protocol.ts';
+import type { StackDeps } from '../stack.ts';
+import type { UserFiles } from '../user-files.ts';
+
+export interface StackContext {
+  deps: StackDeps;
+  emit(event: StackEventBody): void;
+  newId(prefix: string): string;
+  /** The stack's settings now; `update_settings` replaces them. */
+  settings: Settings;
+  missions: Missions;
+  canvas: Canvas;
+  gate: PermissionGate;
+  hooks: Hooks;
+  memory: AgentMemory;
+  /** Absent in tests without a computer. */
+  computer: Computer | undefined;
+  /** The user space, telling the computer of each change. */
+  files: UserFiles;
+  pipeline: ReturnType<typeof createPipeline>;
+  credentials: DeviceCredentials;
+  /** Asks the model endpoint (and pairs with a local proxy that allows it); emits `model_status`. */
+  checkModel(): Promise<ModelStatus>;
+  /** Restarts the heartbeat timer for the current settings. */
+  scheduleHeartbeat(): void;
+}
+
+/** The handlers of some of the protocol's methods: `params` as sent, `id` the request's. */
+export type Handlers<K extends Method> = { [M in K]: (params: ParamsOf<M>, id: string) => Promise<ResultOf<M>> };
+
+/** A refusal with its shape for the caller (`bad_request`, `busy`, ...), rather than a failure. */
+export class RequestError extends Error {
+  constructor(readonly shape: ErrorShape) {
+    super(shape.message);
+  }
+}

@@ -1,0 +1,91 @@
+// The user's files and what the agent learns: uploads (checked, stored, recorded, then read by the
+// pipeline), a file read back for a window, and a memory pass on demand.
+import type { DocumentRecord } from '../../memory/index.ts';
+import { checkUpload, uniqueName } from '../documents/upload.ts';
+import type { DocumentInfo } from '../protocol.ts';
+import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from '../storage-full.ts';
+import { RequestError, type Handlers, type StackContext } from './context.ts';
+
+export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'read_file' | 'learn_now'> {
+  const { deps, emit, newId, files, canvas, pipeline, memory } = ctx;
+  return {
+    async upload_file(params, id) {
+      const bytes = params?.bytes;
+      if (!(bytes instanceof Uint8Array) || typeof params.name !== 'string') {
+        throw new RequestError({ code: 'bad_request', message: 'An upload needs a file name and its bytes.' });
+      }
+      const checked = await checkUpload(params.name, bytes);
+      // Refused before anything is written when the browser says it will not fit.
+      const refusal = noRoomMessage(`${checked.name} was not added`, bytes.byteLength, await storageEstimate());
+      if (refusal) throw new RequestError({ code: 'storage', message: refusal });
+      const taken = new Set((await files.list()).map((file) => file.path));
+      const name = uniqueName(checked.name, (candidate) => taken.has(`documents/${candidate}`));
+      let info: Awaited<ReturnType<typeof files.write>> | undefined;
+      let record: DocumentRecord;
+      try {
+        info = await files.write(`documents/${name}`, bytes);
+        record = await deps.memory.documents.addDocument({
+          id: newId('doc'),
+          filename: name,
+          path: info.path,
+          size: info.size,
+          mime: checked.mime,
+          description: describeUpload(name, checked.mime, info.size),
+          status: 'uploaded',
+        });
+      } catch (error) {
+        // Nothing half-added stays behind: a file without its record is removed again.
+        if (info) await files.remove(info.path).catch(() => {});
+        if (!isStorageFull(error)) throw error;
+        throw new RequestError({ code: 'storage', message: storageFullMessage(`${name} was not added`, await storageUsage()) });
+      }
+      const document = toDocumentInfo(record);
+      emit({ type: 'document_added', document });
+      // Every PDF or image the user adds shows up as a document window.
+      if (checked.mime === 'application/pdf' || checked.mime.startsWith('image/')) {
+        await canvas.openWindow({ kind: 'document', title: name, path: info.path, mime: checked.mime });
+      }
+      pipeline.process(record);
+      return document;
+    },
+
+    async read_file(params) {
+      const info = await files.stat(params.path);
+      if (!info) throw new RequestError({ code: 'not_found', message: `There is no file at ${params.path}.` });
+      return { ...info, bytes: await files.read(info.path) };
+    },
+
+    async learn_now() {
+      const outcome = await memory.learnNow();
+      const processed = outcome.batches.flatMap((batch) => (batch.status === 'processed' ? [batch] : []));
+      const failure = outcome.batches.find((batch) => batch.status === 'failed');
+      return {
+        status: outcome.status,
+        learnings: processed.reduce((sum, batch) => sum + batch.learnings, 0),
+        files: [...new Set(processed.flatMap((batch) => batch.files))],
+        remaining: outcome.remaining,
+        ...(failure?.status === 'failed' ? { error: failure.message } : {}),
+      };
+    },
+  };
+}
+
+export function toDocumentInfo(record: DocumentRecord): DocumentInfo {
+  return {
+    id: record.id,
+    filename: record.filename,
+    path: record.path,
+    mime: record.mime,
+    size: record.size,
+    status: record.status,
+    description: record.description,
+    page_count: record.pageCount,
+    error: record.error,
+  };
+}
+
+/** A first one-line description, until the document pipeline reads the file. */
+function describeUpload(name: string, mime: string, size: number): string {
+  const kind = mime === 'application/pdf' ? 'PDF' : mime.startsWith('image/') ? 'image' : mime.includes('spreadsheet') ? 'spreadsheet' : mime === 'text/csv' ? 'CSV file' : 'text file';
+  return `${kind} "${name}", ${size < 1024 ? `${size} bytes` : `${Math.round(size / 1024)} KB`}, uploaded by the user`;
+}

@@ -1,0 +1,40 @@
+// What the agent may do: answers to its permission questions, the permission rules, and the
+// user's hooks (which can only block).
+import { HooksError } from '../hooks.ts';
+import { RequestError, type Handlers, type StackContext } from './context.ts';
+
+export function ruleHandlers(ctx: StackContext): Handlers<'answer_permission' | 'list_permission_rules' | 'add_permission_rule' | 'remove_permission_rule' | 'get_hooks' | 'save_hooks'> {
+  const { gate, hooks } = ctx;
+  return {
+    async answer_permission(params) {
+      return { answered: gate.answer(params.ask_id, params.allow === true) };
+    },
+
+    async list_permission_rules() {
+      return gate.rules();
+    },
+
+    async add_permission_rule(params) {
+      return (await gate.addRule(params, 'user'));
+    },
+
+    async remove_permission_rule(params) {
+      await gate.removeRule(params.rule_id);
+      return {};
+    },
+
+    async get_hooks() {
+      return hooks.info();
+    },
+
+    async save_hooks(params) {
+      if (typeof params?.text !== 'string') throw new RequestError({ code: 'bad_request', message: 'Hooks are saved as the text of their JSON file.' });
+      try {
+        return (await hooks.save(params.text));
+      } catch (error) {
+        if (error instanceof HooksError) throw new RequestError({ code: 'bad_request', message: error.message });
+        throw error;
+      }
+    },
+  };
+}

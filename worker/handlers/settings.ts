@@ -1,0 +1,57 @@
+// Settings: the model endpoint and its key, the heartbeat, OCR, the computer's network; pairing
+// this browser with the proxy.
+import { PairingError, pairDevice } from '../device.ts';
+import { DEFAULT_ENDPOINTS, loadApiKey, mergeSettings, saveApiKey, saveSettings } from '../settings.ts';
+import { RequestError, type Handlers, type StackContext } from './context.ts';
+
+export function settingsHandlers(ctx: StackContext): Handlers<'get_settings' | 'update_settings' | 'check_model' | 'pair_device' | 'unpair_device'> {
+  const { deps, emit, credentials, checkModel, scheduleHeartbeat } = ctx;
+  return {
+    async get_settings() {
+      return ctx.settings;
+    },
+
+    async update_settings(params) {
+      const patch = params ?? {};
+      const next = mergeSettings(ctx.settings, patch);
+      // Switching provider without naming an endpoint moves to that provider's usual one.
+      if (patch.provider && patch.provider !== ctx.settings.provider && patch.endpoint === undefined) {
+        next.endpoint = patch.provider === 'proxy' ? deps.defaults.endpoint : DEFAULT_ENDPOINTS[patch.provider];
+      }
+      if (patch.api_key !== undefined) {
+        await saveApiKey(deps.storage, patch.api_key);
+        next.has_api_key = (await loadApiKey(deps.storage)) !== null;
+      }
+      const endpointChanged = next.endpoint !== ctx.settings.endpoint || next.provider !== ctx.settings.provider || patch.api_key !== undefined;
+      ctx.settings = next;
+      await saveSettings(deps.storage, ctx.settings);
+      emit({ type: 'settings_changed', settings: ctx.settings });
+      if (endpointChanged) void checkModel();
+      scheduleHeartbeat();
+      return ctx.settings;
+    },
+
+    async check_model() {
+      return checkModel();
+    },
+
+    async pair_device(params) {
+      if (ctx.settings.provider !== 'proxy') throw new RequestError({ code: 'bad_request', message: 'Pairing is for the Stackdocs proxy: choose it in Settings first.' });
+      const code = typeof params?.code === 'string' ? params.code.trim() : '';
+      if (!code) throw new RequestError({ code: 'bad_request', message: 'Enter the pairing code the proxy\'s owner gave you (`npm run pair` prints one).' });
+      const endpoint = ctx.settings.endpoint;
+      try {
+        await credentials.set(endpoint, await pairDevice(endpoint, code, deps.deviceLabel ?? 'Stackdocs', deps.fetch));
+      } catch (error) {
+        if (error instanceof PairingError) throw new RequestError({ code: 'bad_request', message: error.message });
+        throw error;
+      }
+      return checkModel();
+    },
+
+    async unpair_device() {
+      await credentials.set(ctx.settings.endpoint, null);
+      return checkModel();
+    },
+  };
+}
