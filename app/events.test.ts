@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StackEvent, StackEventBody } from '../worker/protocol.ts';
-import { applyEvents, emptyView } from './events.ts';
+import { applyEvents, emptyView, visibleChat } from './events.ts';
 import { HEAD_CHARS, TAIL_CHARS, outputText } from './tool-output.ts';
 
 let seq = 0;
@@ -56,6 +56,31 @@ describe('applyEvents', () => {
     ]);
     expect(after.chat.slice(-2).every((entry) => !('recorded' in entry))).toBe(true);
     expect(after.demo?.state).toBe('failed');
+  });
+
+  it('keeps a heartbeat out of sight until it does something, and out of the chat when it ends with HEARTBEAT_OK', () => {
+    seq = 0;
+    const beat = (id: string, reply: string, tool = false) => [
+      ev({ type: 'mission_queued', mission_id: id, request_id: id, kind: 'heartbeat', text: 'beat', position: 0 }),
+      ev({ type: 'mission_started', mission_id: id, request_id: id, kind: 'heartbeat', text: 'beat' }),
+      ...(tool ? [ev({ type: 'tool_started', mission_id: id, tool_use_id: `${id}-t`, name: 'read', title: 'Reading' }), ev({ type: 'tool_finished', mission_id: id, tool_use_id: `${id}-t`, name: 'read', ok: true, summary: 'ok' })] : []),
+      ...reply.match(/.{1,5}/g)!.map((text) => ev({ type: 'assistant_delta', mission_id: id, text })),
+      ev({ type: 'assistant_message_end', mission_id: id, stop_reason: 'end_turn', usage: USAGE }),
+      ev({ type: 'mission_finished', mission_id: id, status: 'completed', usage: USAGE }),
+    ];
+    const ok = beat('hb1', 'HEARTBEAT_OK');
+    // While it streams "HEART...": nothing shows.
+    const midway = applyEvents(emptyView, ok.slice(0, 4));
+    expect(visibleChat(midway.chat, midway.quietBeats)).toEqual([]);
+    const quiet = applyEvents(emptyView, ok);
+    expect(quiet.chat).toEqual([]);
+    expect(quiet.quietBeats).toEqual([]);
+    expect(quiet.session.tokens).toBe(2);
+
+    const said = applyEvents(quiet, beat('hb2', 'The Acme invoice is due tomorrow.'));
+    expect(visibleChat(said.chat, said.quietBeats).map((entry) => entry.kind)).toEqual(['notice', 'assistant', 'usage']);
+    const worked = applyEvents(said, beat('hb3', 'HEARTBEAT_OK', true));
+    expect(visibleChat(worked.chat, worked.quietBeats).filter((entry) => entry.mission_id === 'hb3').map((entry) => entry.kind)).toEqual(['notice', 'tool', 'assistant', 'usage']);
   });
 
   it('ignores events it has already applied', () => {

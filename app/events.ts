@@ -1,5 +1,5 @@
 // Folds the stack's events into what the UI shows. Pure, so it is unit tested.
-import { applyWindowPatch, assertNever, type CanvasWindow, type ComputerStatus, type HookRun, type ModelStatus, type Settings, type StackEvent, type Usage } from '../worker/protocol.ts';
+import { applyWindowPatch, assertNever, HEARTBEAT_OK, type CanvasWindow, type ComputerStatus, type HookRun, type ModelStatus, type Settings, type StackEvent, type Usage } from '../worker/protocol.ts';
 import { appendOutput, emptyOutput, type ToolOutput } from './tool-output.ts';
 
 export type ChatEntry =
@@ -55,6 +55,11 @@ export interface StackView {
   documents: Record<string, DocumentState>;
   /** The latest recorded demo played in this stack, while its banner is due. */
   demo: DemoState | null;
+  /**
+   * Heartbeats that have done nothing visible yet: their entries are not shown, and one that ends
+   * with the all-clear (HEARTBEAT_OK) leaves no trace in the chat.
+   */
+  quietBeats: string[];
 }
 
 export interface DemoState {
@@ -89,6 +94,7 @@ export const emptyView: StackView = {
   live: {},
   documents: {},
   demo: null,
+  quietBeats: [],
 };
 
 export function tokensOf(usage: Usage): number {
@@ -103,9 +109,42 @@ export function applyEvents(view: StackView, events: StackEvent[]): StackView {
   let next = view;
   for (const event of events) {
     if (event.seq <= next.lastSeq) continue;
-    next = event.seq <= next.snapshotSeq && SNAPSHOT_STATE.has(event.type) ? { ...next, lastSeq: event.seq } : { ...applyEvent(next, event), lastSeq: event.seq };
+    next = event.seq <= next.snapshotSeq && SNAPSHOT_STATE.has(event.type) ? { ...next, lastSeq: event.seq } : { ...watchBeats(applyEvent(next, event), event), lastSeq: event.seq };
   }
   return next;
+}
+
+/** The entries the chat shows: all but those of heartbeats that have done nothing visible yet. */
+export function visibleChat(chat: ChatEntry[], quietBeats: string[]): ChatEntry[] {
+  return quietBeats.length ? chat.filter((entry) => !quietBeats.includes(entry.mission_id)) : chat;
+}
+
+/**
+ * A heartbeat stays out of sight until it does something the user should see (a tool, a
+ * question, words other than the all-clear, a failure); one that ends with the all-clear is
+ * taken out of the chat altogether (its spend still counts).
+ */
+function watchBeats(view: StackView, event: StackEvent): StackView {
+  if (event.type === 'mission_queued') return event.kind === 'heartbeat' ? { ...view, quietBeats: [...view.quietBeats, event.mission_id] } : view;
+  const id = 'mission_id' in event ? event.mission_id : null;
+  if (!id || !view.quietBeats.includes(id)) return view;
+  const quietBeats = view.quietBeats.filter((beat) => beat !== id);
+  switch (event.type) {
+    case 'assistant_delta': {
+      const said = view.chat.findLast((entry) => entry.kind === 'assistant' && entry.mission_id === id);
+      return said?.kind === 'assistant' && HEARTBEAT_OK.startsWith(said.text.trim()) ? view : { ...view, quietBeats };
+    }
+    case 'mission_finished':
+      return event.status === 'completed' ? { ...view, quietBeats, chat: view.chat.filter((entry) => entry.mission_id !== id) } : { ...view, quietBeats };
+    case 'tool_started':
+    case 'permission_requested':
+    case 'hook_ran':
+    case 'model_retry':
+    case 'file_ready':
+      return { ...view, quietBeats };
+    default:
+      return view;
+  }
 }
 
 const SNAPSHOT_STATE = new Set<StackEvent['type']>(['window_opened', 'window_patched', 'window_closed', 'settings_changed', 'model_status', 'computer_status', 'permission_rules_changed']);

@@ -10,14 +10,11 @@ import type { AgentTool, LoopEvent, MessageParam, StreamFn } from './agent/types
 import type { AgentMemory } from './agent-memory.ts';
 import type { Canvas } from './canvas.ts';
 import { userHostsOf, withInteractions, withUserText, type Conversation } from './conversation.ts';
+import { isAllClear } from './heartbeat.ts';
 import type { Hooks } from './hooks.ts';
 import type { PermissionGate } from './permissions/gate.ts';
 import { assertNever, type ErrorShape, type MissionKind, type StackEventBody } from './protocol.ts';
 import { isStorageFull, storageFullMessage } from './storage-full.ts';
-
-export const HEARTBEAT_PROMPT =
-  'This is a scheduled heartbeat, not a message from the user. Review pending actions and anything ' +
-  'that needs doing now. If nothing does, reply with exactly HEARTBEAT_OK and do nothing else.';
 
 export interface MissionDeps {
   emit(event: StackEventBody): void;
@@ -114,7 +111,8 @@ export function createMissions(deps: MissionDeps): Missions {
         if (verdict.context) userText += `\n\n<hook_output>\n${verdict.context}\n</hook_output>`;
       }
       if (kind === 'chat') await memoryHooks.userPromptSubmit(userText);
-      const messages = withUserText(demo ? [] : deps.conversation.messages, userText);
+      const before = { messages: deps.conversation.messages, promptTokens: deps.conversation.promptTokens };
+      const messages = withUserText(demo ? [] : before.messages, userText);
       if (!demo) {
         for (const host of userHostsOf(messages)) userHosts.add(host);
         await deps.conversation.begin(messages);
@@ -176,7 +174,10 @@ export function createMissions(deps: MissionDeps): Missions {
         if (!demo) await deps.conversation.end(outcome.messages, outcome.promptTokens).catch(() => {});
         return;
       }
-      if (!demo) await deps.conversation.end(outcome.messages, outcome.promptTokens);
+      // A heartbeat with nothing to do leaves the conversation as it was (the transcript keeps it).
+      const allClear = kind === 'heartbeat' && outcome.status === 'completed' && isAllClearTurn(outcome.messages.slice(messages.length));
+      if (allClear) await deps.conversation.end(before.messages, before.promptTokens);
+      else if (!demo) await deps.conversation.end(outcome.messages, outcome.promptTokens);
       if (kind === 'chat') await memoryHooks.stop();
       const error = outcome.status === 'failed' ? outcome.error : undefined;
       emit({ type: 'mission_finished', mission_id: missionId, status: outcome.status, usage: outcome.usage, ...(error ? { error } : {}) });
@@ -247,6 +248,14 @@ export function createMissions(deps: MissionDeps): Missions {
       return current;
     },
   };
+}
+
+/** The beat's own turns: one reply, exactly HEARTBEAT_OK, and no tool call. */
+function isAllClearTurn(added: MessageParam[]): boolean {
+  if (added.length !== 1 || added[0]!.role !== 'assistant') return false;
+  const content = added[0]!.content;
+  const blocks = typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content;
+  return blocks.every((block) => block.type === 'text') && isAllClear(blocks.map((block) => (block.type === 'text' ? block.text : '')).join(''));
 }
 
 const QUIET_HOOKS: Pick<AgentMemory['hooks'], 'agentText' | 'postToolUse'> = { agentText: () => ({ ok: true }), postToolUse: () => ({ ok: true }) };

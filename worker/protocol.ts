@@ -109,7 +109,7 @@ export interface HooksInfo {
  */
 export type Provider = 'proxy' | 'anthropic' | 'openai';
 
-export type SettingsPatch = Partial<Omit<Settings, 'has_api_key'>> & { api_key?: string | null };
+export type SettingsPatch = Partial<Omit<Settings, 'has_api_key' | 'heartbeat_quiet'>> & { api_key?: string | null; heartbeat_quiet?: Settings['heartbeat_quiet'] | null };
 
 export interface Settings {
   provider: Provider;
@@ -121,6 +121,11 @@ export interface Settings {
   model: string;
   /** Minutes between heartbeats (the agent's own check-ins); 0 turns them off. */
   heartbeat_minutes: number;
+  /**
+   * No heartbeat between these local times ("HH:MM", e.g. 22:00 to 07:00 across midnight); absent:
+   * none. A patch with null removes them.
+   */
+  heartbeat_quiet?: { from: string; to: string };
   /**
    * Who reads scans: `local` (tesseract in this browser, offline) or `mistral` (Mistral OCR
    * through the proxy, which holds its key; falls back to local when it cannot be reached).
@@ -248,6 +253,9 @@ export interface RequestMap {
   list_permission_rules: { params: Record<string, never>; result: PermissionRule[] };
   add_permission_rule: { params: NewPermissionRule; result: PermissionRule };
   remove_permission_rule: { params: { rule_id: string }; result: Record<string, never> };
+  /** The heartbeat's checklist (`.os/HEARTBEAT.md`), read by the agent on each beat; '' when none. */
+  get_heartbeat_checklist: { params: Record<string, never>; result: { text: string } };
+  save_heartbeat_checklist: { params: { text: string }; result: { text: string } };
   get_hooks: { params: Record<string, never>; result: HooksInfo };
   /** Replaces the stack's hooks with the user's edited file; refused (`bad_request`, saying what is wrong) when it is not valid. */
   save_hooks: { params: { text: string }; result: HooksInfo };
@@ -338,6 +346,9 @@ export type MissionStatus = 'completed' | 'failed' | 'aborted' | 'interrupted';
  * replies pre-recorded, never from a model; it never enters the model's conversation or memory).
  */
 export type MissionKind = 'chat' | 'heartbeat' | 'demo';
+
+/** A heartbeat's whole answer when nothing needs doing: it leaves no trace in the chat. */
+export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 
 /**
  * The project's own sample documents, shipped in the build under `samples/` (vite.config.ts makes

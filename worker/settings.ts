@@ -34,6 +34,17 @@ export function mergeSettings(current: Settings, patch: SettingsPatch): Settings
     }
     next.heartbeat_minutes = minutes;
   }
+  if (patch.heartbeat_quiet !== undefined) {
+    if (patch.heartbeat_quiet === null) {
+      delete next.heartbeat_quiet;
+    } else {
+      const { from, to } = patch.heartbeat_quiet ?? {};
+      if (!isClockTime(from) || !isClockTime(to) || from === to) {
+        throw new SettingsError('Quiet hours are two different times of day as HH:MM (e.g. 22:00 to 07:00), or none.');
+      }
+      next.heartbeat_quiet = { from, to };
+    }
+  }
   if (patch.ocr_engine !== undefined) {
     // Kept whatever the provider: Mistral is used only while the provider is the proxy, so a
     // switch to another provider and back keeps the user's choice.
@@ -56,6 +67,10 @@ export function mergeSettings(current: Settings, patch: SettingsPatch): Settings
     next.model = model;
   }
   return next;
+}
+
+function isClockTime(value: unknown): value is string {
+  return typeof value === 'string' && /^([01]\d|2[0-3]):[0-5]\d$/.test(value);
 }
 
 function normaliseEndpoint(value: string): string {

@@ -16,7 +16,8 @@ import { createPipeline } from './documents/pipeline.ts';
 import { UploadError } from './documents/upload.ts';
 import { recordedDemoStream } from './demo/demo.ts';
 import { loadHooks } from './hooks.ts';
-import { createMissions, HEARTBEAT_PROMPT } from './missions.ts';
+import { createMissions } from './missions.ts';
+import { createHeartbeat, HEARTBEAT_FILE } from './heartbeat.ts';
 import { canvasHandlers } from './handlers/canvas.ts';
 import { computerHandlers } from './handlers/computer.ts';
 import { RequestError, type Handlers, type StackContext } from './handlers/context.ts';
@@ -239,16 +240,15 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   });
 
   // The heartbeat wakes the agent on its own every few minutes, when the user turned it on.
-  let heartbeatTimer: ReturnType<typeof setInterval> | undefined;
-  function scheduleHeartbeat() {
-    clearInterval(heartbeatTimer);
-    heartbeatTimer = undefined;
-    if (settings.heartbeat_minutes <= 0) return;
-    heartbeatTimer = setInterval(() => {
-      // Never pile heartbeats up behind a long mission.
-      if (missions.active === 0) missions.start(newId('hb'), HEARTBEAT_PROMPT, 'heartbeat');
-    }, settings.heartbeat_minutes * 60_000);
-  }
+  const heartbeat = createHeartbeat({
+    settings: () => settings,
+    checklist: () => deps.memory.stackFiles.readText(HEARTBEAT_FILE),
+    busy: () => missions.active > 0,
+    // Offline with no local model, a beat could only fail: ask again only when the last check said no.
+    modelReady: async () => model.state === 'ready' || (await checkModel()).state === 'ready',
+    beat: (prompt) => void missions.start(newId('hb'), prompt, 'heartbeat'),
+  });
+  const scheduleHeartbeat = () => heartbeat.schedule();
 
   // One check at a time: a local pairing must not happen twice at once.
   let checking: Promise<unknown> = Promise.resolve();
@@ -293,6 +293,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     credentials,
     checkModel,
     scheduleHeartbeat,
+    heartbeat,
   };
   // One handler per method, each capability's in its own module (handlers/); missing one is a type error.
   const handlers: Handlers<Method> = {
@@ -306,8 +307,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     async close(params) {
       if (missions.active > 0) throw new RequestError({ code: 'busy', message: 'The agent is working in this stack: wait for it to finish (or stop it), then try again.' });
       closed = true;
-      clearInterval(heartbeatTimer);
-      heartbeatTimer = undefined;
+      heartbeat.stop();
       await pipeline.idle();
       // A computer that ran this session is saved and stopped: its disk and state are then a pair.
       if (computer && !['off', 'unavailable', 'suspended'].includes(computer.status.state)) await computer.control('suspend');

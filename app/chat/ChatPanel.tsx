@@ -1,7 +1,8 @@
 // The chat: the conversation with streaming replies and tool activity, the composer, stop.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
+import { visibleChat } from '../events.ts';
 import { useAppStore } from '../store.ts';
 import type { UploadState } from '../useUploads.ts';
 import { ModelBanner } from './ModelBanner.tsx';
@@ -11,7 +12,9 @@ import { FirstRun, type FirstRunPhase } from './FirstRun.tsx';
 
 export function ChatPanel({ uploads }: { uploads: UploadState }) {
   const client = useStackClient();
-  const chat = useAppStore((state) => state.view.chat);
+  const entries = useAppStore((state) => state.view.chat);
+  const quietBeats = useAppStore((state) => state.view.quietBeats);
+  const chat = useMemo(() => visibleChat(entries, quietBeats), [entries, quietBeats]);
   const busy = useAppStore((state) => state.view.activeMissions.length > 0);
   const ready = useAppStore((state) => state.connection.state === 'ready');
   const hasDocuments = useAppStore((state) => Object.keys(state.view.documents).length > 0);

@@ -7,6 +7,7 @@ import { useStackClient } from '../stack-context.ts';
 import { DevicePairing } from './DevicePairing.tsx';
 import { useAppStore } from '../store.ts';
 import { ShortcutList } from '../ShortcutsHelp.tsx';
+import { HeartbeatChecklist } from './HeartbeatChecklist.tsx';
 import { HooksSection } from './HooksSection.tsx';
 import { MemorySection } from './MemorySection.tsx';
 import { NetworkSection } from './NetworkSection.tsx';
@@ -35,6 +36,7 @@ export function SettingsDialog() {
   const [model, setModel] = useState('');
   const [apiKey, setApiKey] = useState('');
   const [heartbeat, setHeartbeat] = useState('0');
+  const [quiet, setQuiet] = useState({ from: '', to: '' });
   const [ocrEngine, setOcrEngine] = useState<OcrEngineChoice>('local');
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
@@ -50,6 +52,7 @@ export function SettingsDialog() {
       setEndpoint(settings.endpoint);
       setModel(settings.model);
       setHeartbeat(String(settings.heartbeat_minutes));
+      setQuiet(settings.heartbeat_quiet ?? { from: '', to: '' });
       setOcrEngine(settings.ocr_engine);
       setApiKey('');
       setError(null);
@@ -80,6 +83,7 @@ export function SettingsDialog() {
         ...(changedProvider && endpoint === settings?.endpoint ? {} : { endpoint }),
         model,
         heartbeat_minutes: Number(heartbeat),
+        heartbeat_quiet: quiet.from || quiet.to ? quiet : null,
         ocr_engine: ocrEngine,
         ...(apiKey.trim() ? { api_key: apiKey.trim() } : {}),
       },
@@ -143,6 +147,12 @@ export function SettingsDialog() {
           Heartbeat (minutes between the agent's own check-ins; 0 is off)
           <input name="heartbeat" type="number" min={0} max={1440} step={1} value={heartbeat} onInput={(e) => setHeartbeat(e.currentTarget.value)} />
         </label>
+        <div class="settings-quiet" role="group" aria-label="Quiet hours">
+          <span>Quiet hours (no heartbeat)</span>
+          <input type="time" aria-label="Quiet from" value={quiet.from} onInput={(e) => setQuiet({ ...quiet, from: e.currentTarget.value })} />
+          <span>to</span>
+          <input type="time" aria-label="Quiet until" value={quiet.to} onInput={(e) => setQuiet({ ...quiet, to: e.currentTarget.value })} />
+        </div>
         <fieldset class="settings-providers" disabled={provider !== 'proxy'} aria-describedby="ocr-engine-hint">
           <legend>Read scans with</legend>
           {OCR_ENGINES.map((option) => (
@@ -180,6 +190,7 @@ export function SettingsDialog() {
         <StorageSection />
         <MemorySection />
         <PermissionRules />
+        <HeartbeatChecklist />
         <HooksSection />
         <p class="settings-version">Stackdocs {__APP_VERSION__}</p>
       </form>

@@ -6,6 +6,7 @@ import type { Canvas } from '../canvas.ts';
 import type { Computer } from '../computer.ts';
 import type { DeviceCredentials } from '../device.ts';
 import type { createPipeline } from '../documents/pipeline.ts';
+import type { Heartbeat } from '../heartbeat.ts';
 import type { Hooks } from '../hooks.ts';
 import type { Missions } from '../missions.ts';
 import type { PermissionGate } from '../permissions/gate.ts';
@@ -34,6 +35,7 @@ export interface StackContext {
   checkModel(): Promise<ModelStatus>;
   /** Restarts the heartbeat timer for the current settings. */
   scheduleHeartbeat(): void;
+  heartbeat: Heartbeat;
 }
 
 /** The handlers of some of the protocol's methods: `params` as sent, `id` the request's. */

@@ -1,11 +1,10 @@
 // Missions: the user's messages, a heartbeat now, the recorded demo, and stopping them.
 import { DEMO_REQUEST } from '../demo/demo.ts';
-import { HEARTBEAT_PROMPT } from '../missions.ts';
 import { SAMPLE_DOCUMENTS } from '../protocol.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';
 
 export function missionHandlers(ctx: StackContext): Handlers<'mission' | 'heartbeat' | 'play_demo' | 'abort'> {
-  const { deps, missions, checkModel } = ctx;
+  const { deps, missions, checkModel, heartbeat } = ctx;
   return {
     async mission(params, id) {
       const text = typeof params?.text === 'string' ? params.text.trim() : '';
@@ -14,7 +13,7 @@ export function missionHandlers(ctx: StackContext): Handlers<'mission' | 'heartb
     },
 
     async heartbeat(_params, id) {
-      return { mission_id: missions.start(id, HEARTBEAT_PROMPT, 'heartbeat') };
+      return { mission_id: missions.start(id, await heartbeat.prompt(), 'heartbeat') };
     },
 
     async play_demo(_params, id) {

@@ -1,10 +1,14 @@
 // Settings: the model endpoint and its key, the heartbeat, OCR, the computer's network; pairing
 // this browser with the proxy.
 import { PairingError, pairDevice } from '../device.ts';
+import { HEARTBEAT_FILE } from '../heartbeat.ts';
 import { DEFAULT_ENDPOINTS, loadApiKey, mergeSettings, saveApiKey, saveSettings } from '../settings.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';
 
-export function settingsHandlers(ctx: StackContext): Handlers<'get_settings' | 'update_settings' | 'check_model' | 'pair_device' | 'unpair_device'> {
+/** A checklist is a few lines; a long one would crowd every beat's prompt. */
+const MAX_CHECKLIST_CHARS = 20_000;
+
+export function settingsHandlers(ctx: StackContext): Handlers<'get_settings' | 'update_settings' | 'check_model' | 'pair_device' | 'unpair_device' | 'get_heartbeat_checklist' | 'save_heartbeat_checklist'> {
   const { deps, emit, credentials, checkModel, scheduleHeartbeat } = ctx;
   return {
     async get_settings() {
@@ -47,6 +51,19 @@ export function settingsHandlers(ctx: StackContext): Handlers<'get_settings' | '
         throw error;
       }
       return checkModel();
+    },
+
+    async get_heartbeat_checklist() {
+      return { text: (await deps.memory.stackFiles.readText(HEARTBEAT_FILE)) ?? '' };
+    },
+
+    async save_heartbeat_checklist(params) {
+      if (typeof params?.text !== 'string') throw new RequestError({ code: 'bad_request', message: 'The checklist is saved as its text.' });
+      if (params.text.length > MAX_CHECKLIST_CHARS) {
+        throw new RequestError({ code: 'bad_request', message: `The checklist is ${params.text.length.toLocaleString('en')} characters; keep it under ${MAX_CHECKLIST_CHARS.toLocaleString('en')} (every beat sends it to the model).` });
+      }
+      await deps.memory.stackFiles.writeText(HEARTBEAT_FILE, params.text);
+      return { text: params.text };
     },
 
     async unpair_device() {
