@@ -67,6 +67,16 @@ export async function openOpfsStackFiles(stackId: string): Promise<StackFiles> {
       for await (const handle of iterable.values()) entries.push({ name: handle.name, kind: handle.kind });
       return entries.sort(byName);
     },
+
+    async remove(path) {
+      const { parents, name } = split(path);
+      const dir = await dirOf(parents, false);
+      try {
+        await dir?.removeEntry(name, { recursive: true });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    },
   };
 }
 

@@ -11,6 +11,8 @@ export interface StackFiles {
   makeDir(path: string): Promise<void>;
   /** Entries of a folder in code-point order of name; [] when the folder is absent. */
   list(path: string): Promise<{ name: string; kind: 'file' | 'directory' }[]>;
+  /** Removes a file, or a folder with everything in it; no-op when absent. */
+  remove(path: string): Promise<void>;
 }
 
 /** The memory files' folder (`.os/memory/`): what the loader reads and the processor rewrites. */
@@ -80,6 +82,12 @@ export function createInMemoryStackFiles(initial: Record<string, string> = {}): 
         if (file.startsWith(prefix) && !file.slice(prefix.length).includes('/')) entries.set(file.slice(prefix.length), 'file');
       }
       return [...entries].map(([name, kind]) => ({ name, kind })).sort(byName);
+    },
+    async remove(path) {
+      const clean = normalizeStackPath(path);
+      const inside = (entry: string) => entry === clean || entry.startsWith(`${clean}/`);
+      for (const file of [...files.keys()]) if (inside(file)) files.delete(file);
+      for (const dir of [...dirs]) if (inside(dir)) dirs.delete(dir);
     },
   };
 }

@@ -31,6 +31,8 @@ export interface MissionDeps {
   model(): string;
   /** The attachment index: one line per document. Never throws. */
   attachments(): Promise<string>;
+  /** The skills' list for the system prompt (name: description); read at each mission's start. */
+  skills?(): Promise<string>;
   maxRetries?: number;
   compaction?: CompactionPolicy;
   /** After a mission that failed for lack of a model, the status is checked again. */
@@ -122,12 +124,13 @@ export function createMissions(deps: MissionDeps): Missions {
       // Memory is read at the start of each mission, and again after a compaction.
       let memoryText = demo ? '' : await deps.memory.prompt();
       const attachments = await deps.attachments();
+      const skills = demo ? '' : ((await deps.skills?.().catch(() => '')) ?? '');
       const loop = (conversation: MessageParam[], promptTokens: number) =>
         runAgentLoop({
           stream,
           tools: deps.tools,
           model: deps.model(),
-          system: () => systemPrompt({ canvas: deps.canvas.describe(), memory: memoryText, attachments }),
+          system: () => systemPrompt({ canvas: deps.canvas.describe(), memory: memoryText, attachments, skills }),
           messages: conversation,
           promptTokens,
           compact: async (current, promptTokens, signal) => {

@@ -100,6 +100,20 @@ export interface HooksInfo {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Skills (procedures the agent loads when relevant)
+
+/** A skill as listed: the system prompt shows its name and description only. `tools`: what it says it uses (shown; it grants nothing). */
+export interface SkillInfo {
+  name: string;
+  description: string;
+  tools: string[];
+  source: 'built_in' | 'installed';
+}
+
+/** A skill as shown before and after installing: its SKILL.md and the names of its other files. */
+export type SkillDetail = SkillInfo & { text: string; files: string[] };
+
+// ---------------------------------------------------------------------------------------------
 // Settings
 
 /**
@@ -256,6 +270,13 @@ export interface RequestMap {
   /** The heartbeat's checklist (`.os/HEARTBEAT.md`), read by the agent on each beat; '' when none. */
   get_heartbeat_checklist: { params: Record<string, never>; result: { text: string } };
   save_heartbeat_checklist: { params: { text: string }; result: { text: string } };
+  list_skills: { params: Record<string, never>; result: SkillInfo[] };
+  /**
+   * Installs a skill from a folder's files (paths inside it, e.g. `my-skill/SKILL.md`, text only)
+   * or a lone SKILL.md; `dry_run` only checks and shows it. Replaces an installed skill of its name.
+   */
+  install_skill: { params: { files: { path: string; text: string }[]; dry_run?: boolean }; result: SkillDetail };
+  remove_skill: { params: { name: string }; result: Record<string, never> };
   get_hooks: { params: Record<string, never>; result: HooksInfo };
   /** Replaces the stack's hooks with the user's edited file; refused (`bad_request`, saying what is wrong) when it is not valid. */
   save_hooks: { params: { text: string }; result: HooksInfo };

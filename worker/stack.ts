@@ -25,6 +25,9 @@ import { documentHandlers, toDocumentInfo } from './handlers/documents.ts';
 import { missionHandlers } from './handlers/missions.ts';
 import { ruleHandlers } from './handlers/rules.ts';
 import { settingsHandlers } from './handlers/settings.ts';
+import { skillHandlers } from './handlers/skills.ts';
+import { createSkills } from './skills.ts';
+import { createLoadSkillTool } from './tools/load-skill.ts';
 import { isStorageFull, storageFullMessage, storageUsage } from './storage-full.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
@@ -175,6 +178,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     mistralOcr: { settings: () => settings, fetch: proxyFetch },
   });
   const fileType = async (path: string) => (await files.stat(path))?.mime ?? null;
+  const skills = createSkills(deps.memory.stackFiles);
   const tools = [
     createCreateWindowTool({ openWindow: canvas.openWindow, get: canvas.get, fileType }),
     createUpdateWindowTool(canvas),
@@ -193,6 +197,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     createGlobTool(files),
     createGrepTool(files),
     createSearchMemoryTool(memory.search),
+    createLoadSkillTool(skills),
     createReadOcrTool({ findDocument: (nameOrId) => findDocument(deps.memory, nameOrId), files: files }),
     createSaveExtractionTool({
       findDocument: (nameOrId) => findDocument(deps.memory, nameOrId),
@@ -232,6 +237,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     stream,
     model: () => settings.model,
     attachments: () => attachmentIndex(deps.memory),
+    skills: () => skills.promptList(),
     onModelTrouble: () => void checkModel(),
     // The demo reads the samples once the pipeline has read them (an OCR may still be running).
     demo: { stream: deps.demoStream ?? (() => recordedDemoStream()), ready: () => pipeline.idle() },
@@ -303,6 +309,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     ...ruleHandlers(context),
     ...documentHandlers(context),
     ...computerHandlers(context),
+    ...skillHandlers(skills),
     // Makes the stack's files still for a copy: the last thing this worker does.
     async close(params) {
       if (missions.active > 0) throw new RequestError({ code: 'busy', message: 'The agent is working in this stack: wait for it to finish (or stop it), then try again.' });

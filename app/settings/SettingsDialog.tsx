@@ -9,6 +9,7 @@ import { useAppStore } from '../store.ts';
 import { ShortcutList } from '../ShortcutsHelp.tsx';
 import { HeartbeatChecklist } from './HeartbeatChecklist.tsx';
 import { HooksSection } from './HooksSection.tsx';
+import { SkillsSection } from './SkillsSection.tsx';
 import { MemorySection } from './MemorySection.tsx';
 import { NetworkSection } from './NetworkSection.tsx';
 import { StorageSection } from './StorageSection.tsx';
@@ -191,6 +192,7 @@ export function SettingsDialog() {
         <MemorySection />
         <PermissionRules />
         <HeartbeatChecklist />
+        <SkillsSection />
         <HooksSection />
         <p class="settings-version">Stackdocs {__APP_VERSION__}</p>
       </form>
