@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { createInMemoryStackFiles } from '../memory/stack-files.ts';
 import { systemPrompt } from './agent/system-prompt.ts';
 import { BUILT_IN_SKILLS, createSkills, parseSkill, SkillError } from './skills.ts';
+import { DEFAULT_RULES, evaluate } from './permissions/rules.ts';
 import { createLoadSkillTool } from './tools/load-skill.ts';
+import { createSaveSkillTool } from './tools/save-skill.ts';
 
 const SKILL = `---
 name: vat-check
@@ -72,5 +74,21 @@ describe('skills', () => {
     await skills.remove('clean-csv');
     expect((await skills.list()).find((skill) => skill.name === 'clean-csv')?.source).toBe('built_in');
     expect(files.files.size).toBe(0);
+  });
+
+  it('lets the agent save a procedure as a skill, only ever after asking', async () => {
+    const files = createInMemoryStackFiles();
+    const skills = createSkills(files);
+    const tool = createSaveSkillTool(skills);
+    expect(tool.spec).toMatchSnapshot();
+    const input = { name: 'monthly-close', description: 'Close the month: reconcile invoices against the bank CSV.', tools: ['bash', 'read'], steps: '1. Load bank.csv with pandas.\n2. Match by amount and date.' };
+    expect(evaluate(DEFAULT_RULES, { tool: 'save_skill', input }).decision).toBe('ask');
+    expect(tool.title(input)).toBe('Saving the skill "monthly-close" (uses bash, read): Close the month: reconcile invoices against the bank CSV.');
+    const result = await tool.execute(input, { signal: new AbortController().signal, tool_use_id: 't' });
+    expect(result.content).toContain('Saved the skill "monthly-close"');
+    const saved = await skills.find('monthly-close');
+    expect(saved).toMatchObject({ source: 'installed', tools: ['bash', 'read'], description: input.description });
+    expect(saved!.text).toContain('2. Match by amount and date.');
+    expect((await tool.execute({ ...input, name: 'Bad Name' }, { signal: new AbortController().signal, tool_use_id: 't' })).is_error).toBe(true);
   });
 });

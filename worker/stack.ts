@@ -28,6 +28,7 @@ import { settingsHandlers } from './handlers/settings.ts';
 import { skillHandlers } from './handlers/skills.ts';
 import { createSkills } from './skills.ts';
 import { createLoadSkillTool } from './tools/load-skill.ts';
+import { createSaveSkillTool } from './tools/save-skill.ts';
 import { isStorageFull, storageFullMessage, storageUsage } from './storage-full.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
@@ -198,6 +199,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     createGrepTool(files),
     createSearchMemoryTool(memory.search),
     createLoadSkillTool(skills),
+    createSaveSkillTool(skills),
     createReadOcrTool({ findDocument: (nameOrId) => findDocument(deps.memory, nameOrId), files: files }),
     createSaveExtractionTool({
       findDocument: (nameOrId) => findDocument(deps.memory, nameOrId),

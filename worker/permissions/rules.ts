@@ -96,6 +96,14 @@ export const DEFAULT_RULES: PermissionRule[] = [
     reason: 'You did not give this web address. Documents and web pages can tell the assistant to send your data to addresses like it.',
   },
   {
+    id: 'default:ask-before-saving-skills',
+    source: 'default',
+    effect: 'ask',
+    tools: ['save_skill'],
+    match: { type: 'always' },
+    reason: 'The assistant wants to save a skill (a procedure it will follow again); the request shows what it says and which tools it uses.',
+  },
+  {
     id: 'default:ask-before-changing-rules',
     source: 'default',
     effect: 'ask',
