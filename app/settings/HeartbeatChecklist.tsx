@@ -3,11 +3,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
+import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';
 
 export function HeartbeatChecklist() {
   const client = useStackClient();
   const [text, setText] = useState<string | null>(null);
-  const [message, setMessage] = useState<{ error: boolean; text: string } | null>(null);
+  const [message, setMessage] = useState<SectionMessageState | null>(null);
   useEffect(() => {
     client.call('get_heartbeat_checklist', {}).then(
       (loaded) => setText(loaded.text),
@@ -31,11 +32,7 @@ export function HeartbeatChecklist() {
       <button type="button" class="button" disabled={text === null} onClick={() => void save()}>
         Apply checklist
       </button>
-      {message && (
-        <p class={message.error ? 'settings-error' : 'memory-result'} role={message.error ? 'alert' : 'status'}>
-          {message.text}
-        </p>
-      )}
+      <SectionMessage message={message} />
     </section>
   );
 }

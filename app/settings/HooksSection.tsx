@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { HooksInfo } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
+import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';
 
 const EXAMPLE = `{
   "hooks": {
@@ -27,7 +28,7 @@ export function HooksSection() {
   const client = useStackClient();
   const [info, setInfo] = useState<HooksInfo | null>(null);
   const [text, setText] = useState('');
-  const [message, setMessage] = useState<{ error: boolean; text: string } | null>(null);
+  const [message, setMessage] = useState<SectionMessageState | null>(null);
   const [saving, setSaving] = useState(false);
 
   useEffect(() => {
@@ -88,11 +89,7 @@ export function HooksSection() {
       <button type="button" class="button" disabled={saving || !info} onClick={() => void save()}>
         {saving ? 'Applying…' : 'Apply hooks'}
       </button>
-      {message && (
-        <p class={message.error ? 'settings-error' : 'memory-result'} role={message.error ? 'alert' : 'status'}>
-          {message.text}
-        </p>
-      )}
+      <SectionMessage message={message} />
     </section>
   );
 }

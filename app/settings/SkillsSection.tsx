@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { SkillDetail, SkillInfo } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
+import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';
 
 type Picked = { path: string; text: string }[];
 
@@ -12,7 +13,7 @@ export function SkillsSection() {
   const client = useStackClient();
   const [skills, setSkills] = useState<SkillInfo[] | null>(null);
   const [preview, setPreview] = useState<{ skill: SkillDetail; files: Picked } | null>(null);
-  const [message, setMessage] = useState<{ error: boolean; text: string } | null>(null);
+  const [message, setMessage] = useState<SectionMessageState | null>(null);
   const refresh = () => client.call('list_skills', {}).then(setSkills, () => setMessage({ error: true, text: 'Could not list the skills.' }));
   useEffect(() => void refresh(), []);
 
@@ -97,11 +98,7 @@ export function SkillsSection() {
           </div>
         </div>
       )}
-      {message && (
-        <p class={message.error ? 'settings-error' : 'memory-result'} role={message.error ? 'alert' : 'status'}>
-          {message.text}
-        </p>
-      )}
+      <SectionMessage message={message} />
     </section>
   );
 }

@@ -62,6 +62,18 @@ async function openTerminal(): Promise<void> {
   await expect(terminal()).toBeVisible();
 }
 
+/** SIGKILLs the browser: no pagehide, no suspend, nothing saved on the way out. */
+async function killBrowser(): Promise<void> {
+  for (const pid of execFileSync('pgrep', ['-f', `user-data-dir=${profile}`]).toString().trim().split('\n')) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await context.close().catch(() => {});
+}
+
 async function waitReady(timeout: number): Promise<string> {
   await expect(chip()).toContainText(/ready/i, { timeout });
   return (await chip().textContent()) ?? '';
@@ -479,14 +491,7 @@ test('a frozen tab that is then discarded (ChromeOS under memory pressure) wakes
   const cdp = await context.newCDPSession(page);
   await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
   await new Promise((resolve) => setTimeout(resolve, 20_000));
-  for (const pid of execFileSync('pgrep', ['-f', `user-data-dir=${profile}`]).toString().trim().split('\n')) {
-    try {
-      process.kill(Number(pid), 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  await context.close().catch(() => {});
+  await killBrowser();
   await launch();
   await openTerminal();
   const status = await waitReady(3 * 60_000);
@@ -503,15 +508,7 @@ test('killing the browser while the VM writes: the computer comes back with its 
   await run('clear; dd if=/dev/zero of=/root/dd.bin bs=1M count=400 oflag=direct 2>&1 & echo DD-STARTED', /DD-STARTED/);
   await page.waitForTimeout(3_000);
   // SIGKILL the browser: no pagehide, no suspend, a half-written disk.
-  const pids = execFileSync('pgrep', ['-f', `user-data-dir=${profile}`]).toString().trim().split('\n');
-  for (const pid of pids) {
-    try {
-      process.kill(Number(pid), 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  await context.close().catch(() => {});
+  await killBrowser();
   await launch();
   // The state is stale (the disk moved on), so this is a cold boot with ext4 journal recovery.
   await openTerminal();
