@@ -136,8 +136,7 @@ export default defineConfig({
     vmImage(),
     vmImageModule(),
     VitePWA({
-      // A new version waits until the user restarts into it (app/pwa.ts): nothing reloads under them.
-      registerType: 'prompt',
+      registerType: 'autoUpdate',
       injectRegister: false,
       includeAssets: ['favicon.svg', 'icons/*.png'],
       manifest: {
@@ -179,6 +178,7 @@ export default defineConfig({
         // A share from the OS (offline too): the files wait in Cache Storage until the app places them.
         runtimeCaching: [{ urlPattern: ({ url }) => url.pathname.endsWith('/share-target'), method: 'POST', handler: keepSharedFiles }],
         clientsClaim: true,
+        skipWaiting: true,
         cleanupOutdatedCaches: true,
       },
     }),

@@ -21,7 +21,7 @@ import { useStackLock } from './useStackLock.ts';
 import { useUploads } from './useUploads.ts';
 import { consumeLaunches, shareId, takeFiles, type FileTaker } from './launch-files.ts';
 import { SharedFilesDialog } from './SharedFilesDialog.tsx';
-import { InstallButton, UpdateNotice } from './UpdateNotice.tsx';
+import { InstallButton } from './InstallButton.tsx';
 
 const STACK_ID = currentStackId();
 openLayout(STACK_ID);
@@ -143,7 +143,6 @@ function StackScreen() {
             Settings
           </button>
         </header>
-        <UpdateNotice />
         <DemoBanner />
         {connection.state === 'failed' && (
           <p class="fatal" role="alert">

@@ -10,7 +10,7 @@ listenForInstall();
 if (navigator.maxTouchPoints > 0) document.documentElement.classList.add('touch');
 render(<App />, document.getElementById('root')!);
 
-// A new version waits for the user's restart (app/UpdateNotice.tsx); nothing in flight is cut off.
+// The new version takes over on the next load; nothing in flight is cut off.
 const register = registerServiceWorker;
 
 if (navigator.serviceWorker?.controller) {

@@ -1,6 +1,5 @@
-// The app as an installed app: the browser's offer to install it, and new versions. A new version
-// waits (registerType 'prompt') until the user restarts into it from the notice; the restart first
-// saves and stops the computer and closes the databases, so nothing is lost or cut off.
+// The app as an installed app: the browser's offer to install it, and its service worker (offline
+// use; a new version takes over on the next load).
 import { registerSW } from 'virtual:pwa-register';
 import { create } from 'zustand';
 
@@ -13,13 +12,9 @@ interface InstallPrompt extends Event {
 interface PwaState {
   /** The browser offers to install the app (held until the user asks); null once installed or not offered. */
   install: InstallPrompt | null;
-  /** A new version is installed and waiting. */
-  updateReady: boolean;
-  /** Activates the waiting version; the page reloads into it. */
-  activate: ((reload?: boolean) => Promise<void>) | null;
 }
 
-export const usePwa = create<PwaState>()(() => ({ install: null, updateReady: false, activate: null }));
+export const usePwa = create<PwaState>()(() => ({ install: null }));
 
 /** How often an open app asks for a new version (a kiosk or a Chromebook may stay open for days). */
 const UPDATE_CHECK_MS = 60 * 60_000;
@@ -33,16 +28,14 @@ export function listenForInstall(): void {
   window.addEventListener('appinstalled', () => usePwa.setState({ install: null }));
 }
 
-/** Registers the service worker (offline use); a new version is announced, never forced. */
+/** Registers the service worker (offline use); an open app looks for a new version every hour. */
 export function registerServiceWorker(): void {
-  const activate = registerSW({
+  registerSW({
     immediate: true,
-    onNeedRefresh: () => usePwa.setState({ updateReady: true }),
     onRegisteredSW: (_url, registration) => {
       if (registration) setInterval(() => void registration.update().catch(() => {}), UPDATE_CHECK_MS);
     },
   });
-  usePwa.setState({ activate });
 }
 
 /** Shows the browser's install dialog; the offer is used up either way. */
