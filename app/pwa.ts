@@ -16,9 +16,6 @@ interface PwaState {
 
 export const usePwa = create<PwaState>()(() => ({ install: null }));
 
-/** How often an open app asks for a new version (a kiosk or a Chromebook may stay open for days). */
-const UPDATE_CHECK_MS = 60 * 60_000;
-
 /** Listens for the install offer; call before the page settles (the browser offers it early). */
 export function listenForInstall(): void {
   window.addEventListener('beforeinstallprompt', (event) => {
@@ -28,14 +25,9 @@ export function listenForInstall(): void {
   window.addEventListener('appinstalled', () => usePwa.setState({ install: null }));
 }
 
-/** Registers the service worker (offline use); an open app looks for a new version every hour. */
+/** Registers the service worker (offline use); a new version takes over on the next load. */
 export function registerServiceWorker(): void {
-  registerSW({
-    immediate: true,
-    onRegisteredSW: (_url, registration) => {
-      if (registration) setInterval(() => void registration.update().catch(() => {}), UPDATE_CHECK_MS);
-    },
-  });
+  registerSW({ immediate: true });
 }
 
 /** Shows the browser's install dialog; the offer is used up either way. */

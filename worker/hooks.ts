@@ -156,7 +156,7 @@ export async function loadHooks(deps: HooksDeps): Promise<Hooks> {
         ),
   });
 
-  async function runOne(event: HookEvent, command: string, timeout: number, stdin: string, context: HookContext, signal: AbortSignal): Promise<HookRun> {
+  async function runOne(event: HookEvent, command: string, timeout: number, stdin: string, signal: AbortSignal): Promise<HookRun> {
     const started = Date.now();
     let result: VmExecResult;
     try {
@@ -193,7 +193,7 @@ export async function loadHooks(deps: HooksDeps): Promise<Hooks> {
         for (const hook of group.hooks) {
           if (signal.aborted) return { block: 'The mission was stopped.', context: '' };
           const timeout = hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S;
-          const run = await runOne(event, hook.command, timeout, stdin, context, signal);
+          const run = await runOne(event, hook.command, timeout, stdin, signal);
           deps.emit({ type: 'hook_ran', mission_id: context.mission_id, ...(context.tool_use_id ? { tool_use_id: context.tool_use_id } : {}), ...(context.tool_name ? { tool: context.tool_name } : {}), run });
           const said = run.stderr.trim() || run.stdout.trim();
           if (run.outcome === 'blocked') {

@@ -256,7 +256,6 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     modelReady: async () => model.state === 'ready' || (await checkModel()).state === 'ready',
     beat: (prompt) => void missions.start(newId('hb'), prompt, 'heartbeat'),
   });
-  const scheduleHeartbeat = () => heartbeat.schedule();
 
   // One check at a time: a local pairing must not happen twice at once.
   let checking: Promise<unknown> = Promise.resolve();
@@ -300,7 +299,6 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     pipeline,
     credentials,
     checkModel,
-    scheduleHeartbeat,
     heartbeat,
   };
   // One handler per method, each capability's in its own module (handlers/); missing one is a type error.
@@ -348,7 +346,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   };
 
   void checkModel();
-  scheduleHeartbeat();
+  heartbeat.schedule();
 
   return {
     async request<M extends Method>(request: StackRequest<M>): Promise<StackResponse<M>> {

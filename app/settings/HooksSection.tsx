@@ -84,6 +84,7 @@ export function HooksSection() {
         rows={8}
         placeholder={EXAMPLE}
         value={text}
+        disabled={!info}
         onInput={(event) => setText(event.currentTarget.value)}
       />
       <button type="button" class="button" disabled={saving || !info} onClick={() => void save()}>

@@ -191,9 +191,14 @@ export function SettingsDialog() {
         <StorageSection />
         <MemorySection />
         <PermissionRules />
-        <HeartbeatChecklist />
-        <SkillsSection />
-        <HooksSection />
+        {/* Each asks the stack for its content when shown: not at every start of the app. */}
+        {open && (
+          <>
+            <HeartbeatChecklist />
+            <SkillsSection />
+            <HooksSection />
+          </>
+        )}
         <p class="settings-version">Stackdocs {__APP_VERSION__}</p>
       </form>
     </dialog>

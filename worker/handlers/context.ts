@@ -33,8 +33,7 @@ export interface StackContext {
   credentials: DeviceCredentials;
   /** Asks the model endpoint (and pairs with a local proxy that allows it); emits `model_status`. */
   checkModel(): Promise<ModelStatus>;
-  /** Restarts the heartbeat timer for the current settings. */
-  scheduleHeartbeat(): void;
+  /** The heartbeat's timer (`schedule()` after a settings change) and the message a beat sends. */
   heartbeat: Heartbeat;
 }
 

@@ -9,7 +9,7 @@ import { RequestError, type Handlers, type StackContext } from './context.ts';
 const MAX_CHECKLIST_CHARS = 20_000;
 
 export function settingsHandlers(ctx: StackContext): Handlers<'get_settings' | 'update_settings' | 'check_model' | 'pair_device' | 'unpair_device' | 'get_heartbeat_checklist' | 'save_heartbeat_checklist'> {
-  const { deps, emit, credentials, checkModel, scheduleHeartbeat } = ctx;
+  const { deps, emit, credentials, checkModel, heartbeat } = ctx;
   return {
     async get_settings() {
       return ctx.settings;
@@ -31,7 +31,7 @@ export function settingsHandlers(ctx: StackContext): Handlers<'get_settings' | '
       await saveSettings(deps.storage, ctx.settings);
       emit({ type: 'settings_changed', settings: ctx.settings });
       if (endpointChanged) void checkModel();
-      scheduleHeartbeat();
+      heartbeat.schedule();
       return ctx.settings;
     },
 
