@@ -1,13 +1,13 @@
 // The heartbeat on the real app, its timer in the stack worker on the real clock (a minute apart):
-// none in quiet hours; a beat answered HEARTBEAT_OK leaves no trace in the chat; a beat with
+// a beat answered HEARTBEAT_OK leaves no trace in the chat; a beat with
 // something to say shows as a check-in with its message, and stays after a reload. Each beat
 // carries the user's checklist.
 import { expect, test } from './test.ts';
 import { openApp } from './app.ts';
 import { fakeState, loadScript } from './fake.ts';
 
-test('heartbeat: quiet hours hold it; an all-clear beat leaves no trace; a beat with work shows', async ({ page }) => {
-  test.setTimeout(6 * 60_000);
+test('heartbeat: an all-clear beat leaves no trace; a beat with work shows and stays', async ({ page }) => {
+  test.setTimeout(5 * 60_000);
   await openApp(page);
   await loadScript({
     name: 'heartbeat',
@@ -26,19 +26,21 @@ test('heartbeat: quiet hours hold it; an all-clear beat leaves no trace; a beat 
   await page.getByRole('button', { name: 'Apply checklist' }).click();
   await expect(page.getByRole('region', { name: 'Heartbeat checklist' }).getByRole('status')).toHaveText('Saved: the next beat reads it.');
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  // Quiet hours are held on a fake clock in worker/heartbeat.test.ts; here they are set and then
+  // cleared, so the beats below also prove a cleared setting lets them through.
   const quiet = await page.evaluate(() => {
     const clock = (ms: number) => new Date(ms).toTimeString().slice(0, 5);
     return { from: clock(Date.now() - 3_600_000), to: clock(Date.now() + 3_600_000) };
   });
   await settings(async () => {
-    await page.getByRole('spinbutton', { name: /Heartbeat/ }).fill('1');
     await page.getByLabel('Quiet from').fill(quiet.from);
     await page.getByLabel('Quiet until').fill(quiet.to);
   });
-  await page.waitForTimeout(75_000);
-  expect((await fakeState()).requests, 'no beat in quiet hours').toHaveLength(0);
-
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  await expect(page.getByLabel('Quiet from')).toHaveValue(quiet.from);
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   await settings(async () => {
+    await page.getByRole('spinbutton', { name: /Heartbeat/ }).fill('1');
     await page.getByLabel('Quiet from').fill('');
     await page.getByLabel('Quiet until').fill('');
   });

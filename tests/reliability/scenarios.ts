@@ -638,7 +638,8 @@ export async function killDuringGuestWrite(target: Target, runs: number, seed: n
       if (ack) acknowledged = Number(ack[1]);
       await page.waitForTimeout(300 + random() * 5_000);
       await kill(browser);
-      if ((await lastToolResult(target.fakeUrl)).includes('dd finished')) lateKills++;
+      const late = (await lastToolResult(target.fakeUrl)).includes('dd finished');
+      if (late) lateKills++;
 
       const image = diskImageIn(profile, scratch);
       const fsck = image ? checkDiskImage(image, scratch) : 'no disk overlay in the profile';
@@ -671,6 +672,10 @@ export async function killDuringGuestWrite(target: Target, runs: number, seed: n
         acknowledged = Math.max(acknowledged, found);
         const errors = Number(/\n(\d+)\s*$/.exec(check.replace(/\nExit code.*$/s, ''))?.[1] ?? 0);
         if (errors > 0) problems.push(`the kernel logged ${errors} ext4 errors after the restart`);
+        // The disk moved on past the last saved state while dd wrote: resuming that state would
+        // mount a filesystem the kernel no longer knows, so the computer must have booted.
+        const chip = (await browser.page.getByRole('status', { name: 'Computer' }).textContent()) ?? '';
+        if (!late && !/booted in/.test(chip)) problems.push(`a disk that moved on was resumed, not booted: "${chip}"`);
       } catch (error) {
         result.corrupt++;
         problems.push(`the computer did not answer after the restart: ${(error as Error).message.split('\n')[0]}`);
