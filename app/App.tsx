@@ -7,6 +7,7 @@ import { useShortcuts } from './useShortcuts.ts';
 import { ChatPanel } from './chat/ChatPanel.tsx';
 import { DemoBanner } from './DemoBanner.tsx';
 import { ComputerChip } from './ComputerChip.tsx';
+import { notifyFinishedRuns } from './notify.ts';
 import { formatSpend } from './chat/format.ts';
 import { addSpend } from './events.ts';
 import { SettingsDialog } from './settings/SettingsDialog.tsx';
@@ -113,7 +114,10 @@ function StackScreen() {
         if (cancelled) return;
         loadSnapshot(snapshot);
         // The recent log replays first (it rebuilds the chat after a reload), then live events.
-        await client.subscribe(Math.max(0, snapshot.last_seq - HISTORY_EVENTS), (events) => receive(events));
+        await client.subscribe(Math.max(0, snapshot.last_seq - HISTORY_EVENTS), (events) => {
+          receive(events);
+          notifyFinishedRuns(events, useAppStore.getState().view.scheduled);
+        });
         setConnection({ state: 'ready' });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);

@@ -1,5 +1,5 @@
 // Folds the stack's events into what the UI shows. Pure, so it is unit tested.
-import { applyWindowPatch, assertNever, HEARTBEAT_OK, type CanvasWindow, type ComputerStatus, type HookRun, type ModelStatus, type Settings, type StackEvent, type Usage } from '../worker/protocol.ts';
+import { applyWindowPatch, assertNever, HEARTBEAT_OK, type CanvasWindow, type ComputerStatus, type HookRun, type MissionTask, type ModelStatus, type Settings, type StackEvent, type TaskInfo, type Usage } from '../worker/protocol.ts';
 import { appendOutput, emptyOutput, type ToolOutput } from './tool-output.ts';
 
 export type ChatEntry =
@@ -60,6 +60,10 @@ export interface StackView {
    * with the all-clear (HEARTBEAT_OK) leaves no trace in the chat.
    */
   quietBeats: string[];
+  /** Scheduled tasks as their latest events say (null: removed), with the seq that said it. */
+  tasks: Record<string, { seq: number; task: TaskInfo | null }>;
+  /** Scheduled runs' missions and the task each belongs to (for the chat and notifications). */
+  scheduled: Record<string, MissionTask>;
 }
 
 export interface DemoState {
@@ -95,6 +99,8 @@ export const emptyView: StackView = {
   documents: {},
   demo: null,
   quietBeats: [],
+  tasks: {},
+  scheduled: {},
 };
 
 export function tokensOf(usage: Usage): number {
@@ -168,9 +174,10 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
           ? { kind: 'user', key, mission_id: event.mission_id, text: event.text, queued }
           : event.kind === 'demo'
             ? { kind: 'user', key, mission_id: event.mission_id, text: event.text, queued, recorded: true }
-            : { kind: 'notice', key, mission_id: event.mission_id, text: 'Scheduled check-in (heartbeat).' };
+            : { kind: 'notice', key, mission_id: event.mission_id, text: event.kind === 'scheduled' ? scheduledNotice(event.task) : 'Scheduled check-in (heartbeat).' };
       const demo: DemoState | null = event.kind === 'demo' ? { mission_id: event.mission_id, state: 'playing' } : view.demo;
-      return { ...view, activeMissions: [...view.activeMissions, event.mission_id], chat: [...view.chat, entry], demo };
+      const scheduled = event.task ? { ...view.scheduled, [event.mission_id]: event.task } : view.scheduled;
+      return { ...view, activeMissions: [...view.activeMissions, event.mission_id], chat: [...view.chat, entry], demo, scheduled };
     }
     case 'mission_started':
       return {
@@ -332,7 +339,29 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       return { ...view, model: event.status };
     case 'computer_status':
       return { ...view, computer: event.status };
+    case 'task_changed':
+      return { ...view, tasks: { ...view.tasks, [event.task.id]: { seq: event.seq, task: event.task } } };
+    case 'task_removed':
+      return { ...view, tasks: { ...view.tasks, [event.task_id]: { seq: event.seq, task: null } } };
     default:
       return assertNever(event, 'stack event');
   }
+}
+
+/** The chat's line for a scheduled task's run. */
+export function scheduledNotice(task: MissionTask | undefined): string {
+  if (!task) return 'Scheduled task.';
+  const notes = [task.missed ? 'missed while the app was closed, run now' : '', task.attempt > 1 ? `try ${task.attempt} of ${task.of}` : ''].filter(Boolean);
+  return `Scheduled task "${task.title}"${notes.length ? ` (${notes.join('; ')})` : ''}.`;
+}
+
+/** The tasks to show: the list as fetched at `fetchedSeq`, with every later task event applied. */
+export function mergeTasks(fetched: TaskInfo[], fetchedSeq: number, events: StackView['tasks']): TaskInfo[] {
+  const byId = new Map(fetched.map((task) => [task.id, task]));
+  for (const [id, { seq, task }] of Object.entries(events)) {
+    if (seq <= fetchedSeq) continue;
+    if (task) byId.set(id, task);
+    else byId.delete(id);
+  }
+  return [...byId.values()].sort((a, b) => a.created_at - b.created_at || a.id.localeCompare(b.id));
 }

@@ -23,6 +23,15 @@ export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number];
 export const EXTRACTION_STATUSES = ['pending', 'complete', 'corrected', 'failed'] as const;
 export type ExtractionStatus = (typeof EXTRACTION_STATUSES)[number];
 
+/** once: at a time; cron: a cron expression in a time zone; backlog: whenever the stack is idle. */
+export const TASK_KINDS = ['once', 'cron', 'backlog'] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+/** done: a one-off that ran; failed: a one-off whose last try failed. */
+export const TASK_STATUSES = ['active', 'paused', 'done', 'failed'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export const TASK_RUN_STATUSES = ['running', 'succeeded', 'failed', 'stopped'] as const;
+export type TaskRunStatus = (typeof TASK_RUN_STATUSES)[number];
+
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 
 export const MEMORY_MIGRATIONS: readonly Migration[] = [
@@ -138,6 +147,43 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE learnings ADD COLUMN source_label TEXT;
       ALTER TABLE pending_actions ADD COLUMN source TEXT CHECK (source IS NULL OR source IN (${list(LEARNING_SOURCES)}));
       ALTER TABLE pending_actions ADD COLUMN source_label TEXT;
+    `,
+  },
+  {
+    version: 4,
+    name: 'scheduled tasks and their runs',
+    sql: `
+      CREATE TABLE tasks (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN (${list(TASK_KINDS)})),
+        at INTEGER,
+        cron TEXT,
+        timezone TEXT,
+        status TEXT NOT NULL DEFAULT 'active' CHECK (status IN (${list(TASK_STATUSES)})),
+        next_run_at INTEGER,
+        created_by TEXT NOT NULL CHECK (created_by IN ('agent', 'user')),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        CHECK (kind != 'once' OR at IS NOT NULL),
+        CHECK (kind != 'cron' OR (cron IS NOT NULL AND timezone IS NOT NULL))
+      ) STRICT;
+
+      CREATE TABLE task_runs (
+        id INTEGER PRIMARY KEY,
+        task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+        due_at INTEGER NOT NULL,
+        missed INTEGER NOT NULL DEFAULT 0 CHECK (missed IN (0, 1)),
+        status TEXT NOT NULL DEFAULT 'running' CHECK (status IN (${list(TASK_RUN_STATUSES)})),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        mission_ids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(mission_ids)),
+        error TEXT,
+        started_at INTEGER NOT NULL,
+        finished_at INTEGER
+      ) STRICT;
+
+      CREATE INDEX task_runs_task ON task_runs(task_id, id);
     `,
   },
 ];

@@ -36,8 +36,8 @@ describe('migrations', () => {
   it('brings memory.db from empty to the latest version, with the FTS5 table', async () => {
     const db = await open();
     const report = await migrate(db, MEMORY_MIGRATIONS);
-    expect(report).toEqual({ from: 0, to: 3, applied: [1, 2, 3] });
-    expect(await names(db, 'table')).toEqual(['documents', 'extractions', 'learnings', 'learnings_fts', 'pending_actions', 'processor_runs']);
+    expect(report).toEqual({ from: 0, to: 4, applied: [1, 2, 3, 4] });
+    expect(await names(db, 'table')).toEqual(['documents', 'extractions', 'learnings', 'learnings_fts', 'pending_actions', 'processor_runs', 'task_runs', 'tasks']);
     expect(await db.get("SELECT sql LIKE '%USING fts5%' AS fts FROM sqlite_schema WHERE name = 'learnings_fts'")).toEqual({ fts: 1 });
     const learningColumns = (await db.all<{ name: string }>("SELECT name FROM pragma_table_info('learnings')")).map((c) => c.name);
     expect(learningColumns).toEqual(['id', 'created_at', 'session_id', 'type', 'content', 'source_observation_id', 'confidence', 'source', 'source_label']);
@@ -52,7 +52,7 @@ describe('migrations', () => {
     await migrate(first, MEMORY_MIGRATIONS);
     await first.close();
     const second = await open(path);
-    expect(await migrate(second, MEMORY_MIGRATIONS)).toEqual({ from: 3, to: 3, applied: [] });
+    expect(await migrate(second, MEMORY_MIGRATIONS)).toEqual({ from: 4, to: 4, applied: [] });
     await second.close();
   });
 
@@ -60,7 +60,7 @@ describe('migrations', () => {
     const db = await open();
     await migrate(db, MEMORY_MIGRATIONS.slice(0, 1));
     expect(await userVersion(db)).toBe(1);
-    expect(await migrate(db, MEMORY_MIGRATIONS)).toEqual({ from: 1, to: 3, applied: [2, 3] });
+    expect(await migrate(db, MEMORY_MIGRATIONS)).toEqual({ from: 1, to: 4, applied: [2, 3, 4] });
     await db.close();
   });
 
@@ -71,10 +71,10 @@ describe('migrations', () => {
     const error = await migrate(db, MEMORY_MIGRATIONS).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SchemaTooNewError);
     expect((error as SchemaTooNewError).message).toBe(
-      'memory.db has schema version 7, but this version of Stackdocs understands schema versions up to 3. ' +
+      'memory.db has schema version 7, but this version of Stackdocs understands schema versions up to 4. ' +
         'It was written by a newer Stackdocs; update the app to open this stack (the file was left untouched).',
     );
-    expect(error).toMatchObject({ code: 'db_schema_too_new', found: 7, supported: 3, database: 'memory.db' });
+    expect(error).toMatchObject({ code: 'db_schema_too_new', found: 7, supported: 4, database: 'memory.db' });
     expect(await names(db, 'table')).toEqual(['future']);
     await db.close();
   });

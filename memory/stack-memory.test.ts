@@ -17,7 +17,7 @@ describe('openStackMemory', () => {
     expect(m.bootstrap.previousVersion).toBe(0);
     expect([...m.disk.files.keys()].sort()).toEqual(['.os/VERSION', ...MEMORY_FILES.map((f) => `.os/memory/${f.name}`)].sort());
     expect(await m.transcript.db.get('PRAGMA user_version')).toEqual({ user_version: 1 });
-    expect(await m.memory.db.get('PRAGMA user_version')).toEqual({ user_version: 3 });
+    expect(await m.memory.db.get('PRAGMA user_version')).toEqual({ user_version: 4 });
     for (const db of [m.transcript.db, m.memory.db]) {
       expect(await db.get('PRAGMA journal_mode')).toEqual({ journal_mode: 'delete' });
       expect(await db.get('PRAGMA foreign_keys')).toEqual({ foreign_keys: 1 });
@@ -55,7 +55,7 @@ describe('openStackMemory', () => {
     await db.close();
     const error = await openTestMemory({ paths }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect((error as Error).message).toMatch(/^memory\.db has schema version 9, but this version of Stackdocs understands schema versions up to 3\./);
+    expect((error as Error).message).toMatch(/^memory\.db has schema version 9, but this version of Stackdocs understands schema versions up to 4\./);
   });
 });
 
@@ -68,7 +68,7 @@ describe('snapshot', () => {
     const runtime = await loadNodeSqlite();
     const copy = await openDatabase(runtime, { path: into.memory, vfs: 'memory', name: 'memory.db' });
     expect(await copy.all("SELECT content FROM learnings_fts WHERE learnings_fts MATCH 'uppercase'")).toEqual([{ content: 'Vendor names are written in uppercase' }]);
-    expect(await copy.get('PRAGMA user_version')).toEqual({ user_version: 3 });
+    expect(await copy.get('PRAGMA user_version')).toEqual({ user_version: 4 });
     await copy.close();
     const transcript = await openDatabase(runtime, { path: into.transcript, vfs: 'memory', name: 'transcript.db' });
     expect(await transcript.get('PRAGMA user_version')).toEqual({ user_version: 1 });

@@ -13,12 +13,15 @@ import { createObservationProcessor, type ObservationProcessor, type ProcessorDe
 import { searchMemory, type MemorySearchResult } from './search.ts';
 import type { SqliteRuntime } from './sqlite-runtime.ts';
 import { memoryFilesOf, type MemoryFiles, type StackFiles } from './stack-files.ts';
+import { TasksStore } from './tasks-store.ts';
 import { TranscriptStore, type SessionRecord } from './transcript-store.ts';
 
 export interface StackMemory {
   readonly transcript: TranscriptStore;
   readonly memory: MemoryStore;
   readonly documents: DocumentsStore;
+  /** Scheduled tasks and their runs. */
+  readonly tasks: TasksStore;
   /** The six memory files (`.os/memory/`). */
   readonly files: MemoryFiles;
   readonly stackFiles: StackFiles;
@@ -65,12 +68,14 @@ export async function openStackMemory(options: OpenStackMemoryOptions): Promise<
   const transcript = new TranscriptStore(dbs.transcript, now);
   const memory = new MemoryStore(dbs.memory, now);
   const documents = new DocumentsStore(dbs.memory, now);
+  const tasks = new TasksStore(dbs.memory, now);
   const files = memoryFilesOf(options.files);
 
   return {
     transcript,
     memory,
     documents,
+    tasks,
     files,
     stackFiles: options.files,
     bootstrap,

@@ -129,6 +129,8 @@ export async function loadCanvas(
           notes.push(
             win.kind === 'terminal'
               ? `The user opened a terminal window (${win.id}) on the computer.`
+              : win.kind === 'tasks'
+              ? `The user opened the Tasks window (${win.id}), which lists the scheduled tasks.`
               : `The user opened a new ${win.kind} window "${win.title}" (${win.id}); it is empty until you fill it.`,
           );
           return;
@@ -191,6 +193,8 @@ function describeWindow(win: CanvasWindow): string {
       return `- ${win.id}: document "${win.title}" showing ${win.path}`;
     case 'terminal':
       return `- ${win.id}: terminal "${win.title}" (the computer's root shell, the user's to type in)`;
+    case 'tasks':
+      return `- ${win.id}: tasks "${win.title}" (the stack's scheduled tasks; schedule_task adds to it)`;
     default:
       return assertNever(win, 'window');
   }
@@ -205,6 +209,7 @@ function checkPatchFits(win: CanvasWindow, patch: WindowPatch): void {
       chart: ['title', 'chart', 'source'],
       document: ['title', 'path', 'mime'],
       terminal: ['title'],
+      tasks: ['title'],
     };
     const wrong = fields.filter((field) => !allowed[win.kind].includes(field));
     if (wrong.length) throw new CanvasError(`A ${win.kind} window has no ${wrong.join(', ')} to set.`);

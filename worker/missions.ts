@@ -1,4 +1,4 @@
-// Missions: the user's messages and the agent's heartbeats, run one at a time behind one lock.
+// Missions: the user's messages, the agent's heartbeats and scheduled tasks' runs, one at a time behind one lock.
 // Each runs the agent loop with the stack's tools, memory and permission gate, and reports
 // everything it does as events.
 import { applySummary, DEFAULT_POLICY, findCut, needsCompaction, summarise, transcriptOf, type CompactionPolicy } from './agent/compaction.ts';
@@ -13,7 +13,7 @@ import { userHostsOf, withInteractions, withUserText, type Conversation } from '
 import { isAllClear } from './heartbeat.ts';
 import type { Hooks } from './hooks.ts';
 import type { PermissionGate } from './permissions/gate.ts';
-import { assertNever, type ErrorShape, type MissionKind, type StackEventBody } from './protocol.ts';
+import { assertNever, type ErrorShape, type MissionKind, type MissionStatus, type MissionTask, type StackEventBody } from './protocol.ts';
 import { isStorageFull, storageFullMessage } from './storage-full.ts';
 
 export interface MissionDeps {
@@ -47,9 +47,16 @@ export interface MissionDeps {
 /** How many times a stop hook may send the agent back to work in one mission. */
 export const MAX_STOP_HOOK_RETURNS = 3;
 
+export interface MissionOptions {
+  /** A scheduled task's run: named on the mission's events. */
+  task?: MissionTask;
+  /** Told how the mission ended. */
+  onFinished?(outcome: { status: MissionStatus; error?: ErrorShape }): void;
+}
+
 export interface Missions {
   /** Queues a mission and returns its id at once. */
-  start(requestId: string, text: string, kind?: MissionKind): string;
+  start(requestId: string, text: string, kind?: MissionKind, options?: MissionOptions): string;
   /**
    * Stops the named mission, or every running and queued one. Returns whether any stopped. With a
    * reason, a stopped mission ends as failed with it (e.g. storage full) instead of "stopped".
@@ -59,10 +66,20 @@ export interface Missions {
   readonly active: number;
   /** The mission whose tools run now, for events they cause (e.g. a file to download). */
   readonly current: string | null;
+  /** When the last mission ended (or these missions were created); now while one runs or waits. */
+  readonly idleSince: number;
 }
 
 export function createMissions(deps: MissionDeps): Missions {
-  const { emit } = deps;
+  const finishers = new Map<string, NonNullable<MissionOptions['onFinished']>>();
+  const emit = (event: StackEventBody) => {
+    deps.emit(event);
+    if (event.type !== 'mission_finished') return;
+    const finished = finishers.get(event.mission_id);
+    finishers.delete(event.mission_id);
+    finished?.({ status: event.status, ...(event.error ? { error: event.error } : {}) });
+  };
+  let idleSince = Date.now();
   const policy = deps.compaction ?? DEFAULT_POLICY;
   const running = new Map<string, AbortController>();
   let lock: Promise<void> = Promise.resolve();
@@ -87,8 +104,8 @@ export function createMissions(deps: MissionDeps): Missions {
     }
   }
 
-  async function run(missionId: string, requestId: string, text: string, kind: MissionKind, controller: AbortController) {
-    emit({ type: 'mission_started', mission_id: missionId, request_id: requestId, kind, text });
+  async function run(missionId: string, requestId: string, text: string, kind: MissionKind, controller: AbortController, task: MissionTask | undefined) {
+    emit({ type: 'mission_started', mission_id: missionId, request_id: requestId, kind, text, ...(task ? { task } : {}) });
     current = missionId;
     const memoryHooks = deps.memory.hooks;
     try {
@@ -191,6 +208,7 @@ export function createMissions(deps: MissionDeps): Missions {
     } finally {
       running.delete(missionId);
       current = null;
+      if (running.size === 0) idleSince = Date.now();
     }
   }
 
@@ -225,12 +243,14 @@ export function createMissions(deps: MissionDeps): Missions {
   }
 
   return {
-    start(requestId, text, kind = 'chat') {
+    start(requestId, text, kind = 'chat', options = {}) {
       const missionId = deps.newId('m');
       const controller = new AbortController();
-      emit({ type: 'mission_queued', mission_id: missionId, request_id: requestId, kind, text, position: running.size });
+      if (options.onFinished) finishers.set(missionId, options.onFinished);
+      const task = options.task;
+      emit({ type: 'mission_queued', mission_id: missionId, request_id: requestId, kind, text, position: running.size, ...(task ? { task } : {}) });
       running.set(missionId, controller);
-      lock = lock.then(() => run(missionId, requestId, text, kind, controller));
+      lock = lock.then(() => run(missionId, requestId, text, kind, controller, task));
       return missionId;
     },
     abort(missionId, reason) {
@@ -249,6 +269,9 @@ export function createMissions(deps: MissionDeps): Missions {
     },
     get current() {
       return current;
+    },
+    get idleSince() {
+      return running.size ? Date.now() : idleSince;
     },
   };
 }

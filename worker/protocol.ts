@@ -221,7 +221,12 @@ export interface TerminalWindow extends WindowBase {
   kind: 'terminal';
 }
 
-export type CanvasWindow = NotesWindow | TableWindow | ChartWindow | DocumentWindow | TerminalWindow;
+/** The stack's scheduled tasks; its list comes from `list_tasks` and `task_changed` events. */
+export interface TasksWindow extends WindowBase {
+  kind: 'tasks';
+}
+
+export type CanvasWindow = NotesWindow | TableWindow | ChartWindow | DocumentWindow | TerminalWindow | TasksWindow;
 
 /**
  * A change to one window. Tables change by rows, so a cell edit in a 10k-row table sends one row,
@@ -277,6 +282,13 @@ export interface RequestMap {
    */
   install_skill: { params: { files: { path: string; text: string }[]; dry_run?: boolean }; result: SkillDetail };
   remove_skill: { params: { name: string }; result: Record<string, never> };
+  /** The stack's scheduled tasks, oldest first, each with its latest runs. */
+  list_tasks: { params: Record<string, never>; result: TaskInfo[] };
+  /** Pause or resume, or change what a task asks or when; refused (`bad_request`, saying why) when invalid. */
+  update_task: { params: { task_id: string; title?: string; prompt?: string; schedule?: TaskScheduleInput; paused?: boolean }; result: TaskInfo };
+  /** Runs a task now, outside its schedule. */
+  run_task: { params: { task_id: string }; result: TaskInfo };
+  delete_task: { params: { task_id: string }; result: Record<string, never> };
   get_hooks: { params: Record<string, never>; result: HooksInfo };
   /** Replaces the stack's hooks with the user's edited file; refused (`bad_request`, saying what is wrong) when it is not valid. */
   save_hooks: { params: { text: string }; result: HooksInfo };
@@ -290,7 +302,7 @@ export interface RequestMap {
   /** A table window as a file to download, made by the worker (the one place exports are made). */
   export_window: { params: { window_id: string; format: 'csv' | 'json' | 'xlsx' }; result: { filename: string; mime: string; bytes: Uint8Array } };
   /** The user opens a window themselves (the subbar's +); the agent hears of it. */
-  open_window: { params: { kind: 'notes' | 'terminal'; title: string }; result: CanvasWindow };
+  open_window: { params: { kind: 'notes' | 'terminal' | 'tasks'; title: string }; result: CanvasWindow };
   /**
    * The computer: `start` (also after an error), `suspend` (save it so the next open wakes in
    * about a second), `reboot` (cold boot, the disk kept), `reset` (back to the pristine image;
@@ -366,7 +378,54 @@ export type MissionStatus = 'completed' | 'failed' | 'aborted' | 'interrupted';
  * A chat message from the user, the agent's own periodic check-in, or the recorded demo (its
  * replies pre-recorded, never from a model; it never enters the model's conversation or memory).
  */
-export type MissionKind = 'chat' | 'heartbeat' | 'demo';
+export type MissionKind = 'chat' | 'heartbeat' | 'demo' | 'scheduled';
+
+/** A scheduled task's run, on its mission's events: which task, which try, and whether it was missed. */
+export interface MissionTask {
+  id: string;
+  title: string;
+  attempt: number;
+  of: number;
+  /** Due while the app was closed; run when it opened. */
+  missed: boolean;
+}
+
+/** When a task runs: once at a time (ISO 8601 or epoch ms), by a cron expression in a time zone (the user's when absent), or when idle. */
+export type TaskScheduleInput = { kind: 'once'; at: string | number } | { kind: 'cron'; cron: string; timezone?: string } | { kind: 'backlog' };
+
+export interface TaskRunInfo {
+  id: number;
+  due_at: number;
+  missed: boolean;
+  status: 'running' | 'succeeded' | 'failed' | 'stopped';
+  /** Tries so far (a failed try is retried with backoff, three in all). */
+  attempts: number;
+  mission_ids: string[];
+  error: string | null;
+  started_at: number;
+  finished_at: number | null;
+}
+
+export interface TaskInfo {
+  id: string;
+  title: string;
+  prompt: string;
+  kind: 'once' | 'cron' | 'backlog';
+  at: number | null;
+  cron: string | null;
+  timezone: string | null;
+  /** The schedule in words. */
+  schedule: string;
+  /** done: a one-off (or backlog item) that ran; failed: one whose last run failed. */
+  status: 'active' | 'paused' | 'done' | 'failed';
+  next_run_at: number | null;
+  created_by: 'agent' | 'user';
+  created_at: number;
+  /** A run is going on (or waiting to retry). */
+  running: boolean;
+  /** The latest runs, newest first. */
+  runs: TaskRunInfo[];
+}
 
 /** A heartbeat's whole answer when nothing needs doing: it leaves no trace in the chat. */
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
@@ -387,8 +446,8 @@ export interface Usage {
 }
 
 export type StackEventBody =
-  | { type: 'mission_queued'; mission_id: string; request_id: string; kind: MissionKind; text: string; position: number }
-  | { type: 'mission_started'; mission_id: string; request_id: string; kind: MissionKind; text: string }
+  | { type: 'mission_queued'; mission_id: string; request_id: string; kind: MissionKind; text: string; position: number; task?: MissionTask }
+  | { type: 'mission_started'; mission_id: string; request_id: string; kind: MissionKind; text: string; task?: MissionTask }
   | { type: 'assistant_delta'; mission_id: string; text: string }
   | { type: 'assistant_message_end'; mission_id: string; stop_reason: string | null; usage: Usage }
   /** `detail`: what the tool was given (a command as itself, else its input as JSON), for the details view. */
@@ -429,6 +488,9 @@ export type StackEventBody =
   | { type: 'hook_ran'; mission_id: string; tool_use_id?: string; tool?: string; run: HookRun }
   | { type: 'model_status'; status: ModelStatus }
   | { type: 'computer_status'; status: ComputerStatus }
+  /** A scheduled task was created or changed, or one of its runs moved on. */
+  | { type: 'task_changed'; task: TaskInfo }
+  | { type: 'task_removed'; task_id: string }
   /** A slice of a running tool's output (bash), for the chat's tool details; coalesced. */
   | { type: 'tool_output'; mission_id: string; tool_use_id: string; stream: 'stdout' | 'stderr'; text: string };
 

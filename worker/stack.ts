@@ -26,7 +26,10 @@ import { missionHandlers } from './handlers/missions.ts';
 import { ruleHandlers } from './handlers/rules.ts';
 import { settingsHandlers } from './handlers/settings.ts';
 import { skillHandlers } from './handlers/skills.ts';
+import { taskHandlers } from './handlers/tasks.ts';
 import { createSkills } from './skills.ts';
+import { createScheduler, scheduledPrompt, TaskError } from './tasks.ts';
+import { createScheduleTaskTool } from './tools/schedule-task.ts';
 import { createLoadSkillTool } from './tools/load-skill.ts';
 import { createSaveSkillTool } from './tools/save-skill.ts';
 import { isStorageFull, storageFullMessage, storageUsage } from './storage-full.ts';
@@ -37,6 +40,7 @@ import {
   type ErrorShape,
   type EventListener,
   type Method,
+  type MissionStatus,
   type ModelStatus,
   type ResultOf,
   type Settings,
@@ -212,6 +216,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     createWebFetchTool({ fetchPage: createProxyFetchPage(() => (settings.provider === 'proxy' ? settings.endpoint : null), proxyFetch) }),
     createWebSearchTool({ search: createProxySearch({ endpoint: () => (settings.provider === 'proxy' ? settings.endpoint : null), fetch: proxyFetch }) }),
     createAddPermissionRuleTool(gate),
+    createScheduleTaskTool({ create: (input) => tasks.create(input) }),
     createExportFileTool({
       get: canvas.get,
       files: files,
@@ -257,6 +262,21 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     beat: (prompt) => void missions.start(newId('hb'), prompt, 'heartbeat'),
   });
 
+  // Scheduled tasks: each run a mission of its own, tried up to three times.
+  const tasks = createScheduler({
+    store: deps.memory.tasks,
+    emit,
+    newId,
+    run: (task, info) => {
+      let settle: (outcome: { status: MissionStatus; error?: ErrorShape }) => void = () => {};
+      const finished = new Promise<{ status: MissionStatus; error?: ErrorShape }>((resolve) => (settle = resolve));
+      const missionId = missions.start(newId('task'), scheduledPrompt(task, info), 'scheduled', { task: info.task, onFinished: settle });
+      return { missionId, finished };
+    },
+    busy: () => missions.active > 0,
+    idleSince: () => missions.idleSince,
+  });
+
   // One check at a time: a local pairing must not happen twice at once.
   let checking: Promise<unknown> = Promise.resolve();
   function checkModel(): Promise<ModelStatus> {
@@ -300,6 +320,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     credentials,
     checkModel,
     heartbeat,
+    tasks,
   };
   // One handler per method, each capability's in its own module (handlers/); missing one is a type error.
   const handlers: Handlers<Method> = {
@@ -310,11 +331,13 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     ...documentHandlers(context),
     ...computerHandlers(context),
     ...skillHandlers(skills),
+    ...taskHandlers(tasks),
     // Makes the stack's files still for a copy: the last thing this worker does.
     async close(params) {
       if (missions.active > 0) throw new RequestError({ code: 'busy', message: 'The agent is working in this stack: wait for it to finish (or stop it), then try again.' });
       closed = true;
       heartbeat.stop();
+      tasks.stop();
       await pipeline.idle();
       // A computer that ran this session is saved and stopped: its disk and state are then a pair.
       if (computer && !['off', 'unavailable', 'suspended'].includes(computer.status.state)) await computer.control('suspend');
@@ -347,6 +370,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
 
   void checkModel();
   heartbeat.schedule();
+  await tasks.start();
 
   return {
     async request<M extends Method>(request: StackRequest<M>): Promise<StackResponse<M>> {
@@ -505,7 +529,7 @@ async function unsavedError(error: unknown, method: string, params: unknown): Pr
 function describeRequestError(error: unknown, method: string): ErrorShape {
   if (error instanceof RequestError) return error.shape;
   if (error instanceof UploadError) return { code: 'bad_request', message: error.message };
-  if (error instanceof SettingsError || error instanceof CanvasError || error instanceof UserPathError || error instanceof PermissionError) {
+  if (error instanceof TaskError || error instanceof SettingsError || error instanceof CanvasError || error instanceof UserPathError || error instanceof PermissionError) {
     return { code: 'bad_request', message: error.message };
   }
   if (error instanceof ZodError) {

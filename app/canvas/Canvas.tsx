@@ -15,6 +15,7 @@ import { ChartWindowNode } from './ChartWindowNode.tsx';
 import { DocumentWindowNode } from './DocumentWindowNode.tsx';
 import { NotesWindowNode } from './NotesWindowNode.tsx';
 import { TableWindowNode } from './TableWindowNode.tsx';
+import { TasksWindowNode } from './TasksWindowNode.tsx';
 import { TerminalWindowNode } from './TerminalWindowNode.tsx';
 import { MIN_ZOOM, useFocusPan } from './useFocusPan.ts';
 import { useCover } from './useCover.ts';
@@ -30,6 +31,7 @@ const nodeTypes = {
   chart: ChartWindowNode,
   document: DocumentWindowNode,
   terminal: TerminalWindowNode,
+  tasks: TasksWindowNode,
 } satisfies Record<WindowNode['type'], unknown>;
 
 export function Canvas() {

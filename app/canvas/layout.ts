@@ -36,6 +36,7 @@ export const DEFAULT_SIZE: Record<WindowKind, { width: number; height: number }>
   document: { width: 400, height: 440 },
   // 80 columns by 24 rows of 13px monospace, with the title bar.
   terminal: { width: 680, height: 460 },
+  tasks: { width: 480, height: 400 },
 };
 
 const ORIGIN = 40;

@@ -1,5 +1,5 @@
 // A stack is a file: one browser profile makes a stack (an invoice, its extraction corrected and
-// the correction learned, a note, a file the agent wrote, and with the computer image a file on the
+// the correction learned, a note, a file the agent wrote, a scheduled task, and with the computer image a file on the
 // system disk and a package installed from a wheel) and exports it; a second profile, offline
 // once the app is loaded, opens the file as a new stack and finds all of it, then works on in it.
 // The file carries neither the user's API key nor the device's token. Hostile files are refused,
@@ -105,6 +105,11 @@ test('a stack exported in one browser opens in another as a new stack with every
         expect: { model: 'claude-haiku-5-5' },
         reply: { content: [{ type: 'text', text: `CORRECTION (1.0): The vendor of ${doc.id}.pdf is NORTHWIND TRADERS, not ${doc.vendor}.` }] },
       },
+      {
+        expect: { last_user_text: 'every Monday at 9' },
+        reply: { content: [{ type: 'tool_use', name: 'schedule_task', input: { title: 'Weekly invoices', prompt: 'Check for new invoices.', when: 'cron', cron: '0 9 * * 1' } }] },
+      },
+      { expect: { tool_result: { contains: 'Scheduled "Weekly invoices"' } }, reply: { content: [{ type: 'text', text: 'Scheduled for Mondays at 9.' }] } },
     ],
   });
 
@@ -135,6 +140,10 @@ test('a stack exported in one browser opens in another as a new stack with every
   await expect(a.getByRole('status').filter({ hasText: 'Learned' })).toContainText('Learned 1 thing');
   await a.getByRole('button', { name: 'Cancel' }).click();
   await expect(a.getByRole('region', { name: 'Notes window: To do' })).toBeVisible();
+  // A scheduled task, which travels in the stack's database.
+  await send(a, 'every Monday at 9, check for new invoices');
+  await a.getByRole('group', { name: 'Permission request' }).getByRole('button', { name: 'Allow', exact: true }).click();
+  await expect(a.locator('[data-role=assistant]').last()).toHaveText('Scheduled for Mondays at 9.');
   const deviceTokens = await a.evaluate(async () => {
     const device = await (await navigator.storage.getDirectory()).getDirectoryHandle('device');
     const all = JSON.parse(await (await (await device.getFileHandle('proxy-credentials.json')).getFile()).text()) as Record<string, { token: string }>;
@@ -188,8 +197,8 @@ test('a stack exported in one browser opens in another as a new stack with every
   const imported = stackId(b)!;
   await expect(menu(b)).toHaveAccessibleName('Stack: My stack');
   // The transcript, the table with its corrected cell, the note, the document, and their layout.
-  await expect(b.locator('[data-role=user]')).toHaveText(['extract the vendor data', 'the vendor is wrong, it is NORTHWIND TRADERS']);
-  await expect(b.locator('[data-role=assistant]').last()).toHaveText('Fixed: NORTHWIND TRADERS.');
+  await expect(b.locator('[data-role=user]')).toHaveText(['extract the vendor data', 'the vendor is wrong, it is NORTHWIND TRADERS', 'every Monday at 9, check for new invoices']);
+  await expect(b.locator('[data-role=assistant]').last()).toHaveText('Scheduled for Mondays at 9.');
   const table = b.getByRole('region', { name: 'Table window: Extracted data' });
   await expect(table.getByRole('cell', { name: 'NORTHWIND TRADERS' })).toBeVisible();
   await expect(b.getByRole('region', { name: 'Notes window: To do' })).toContainText('Pay NORTHWIND TRADERS by Friday.');
@@ -200,6 +209,10 @@ test('a stack exported in one browser opens in another as a new stack with every
     return (await (await (await stack.getDirectoryHandle('artifacts')).getFileHandle('summary.txt')).getFile()).text();
   }, imported);
   expect(summary).toBe('one invoice, vendor corrected\n');
+  // The scheduled task, with its schedule.
+  await b.getByRole('button', { name: 'Add a window' }).click();
+  await b.getByRole('menuitem', { name: 'Tasks' }).click();
+  await expect(b.getByRole('region', { name: 'Tasks window: Tasks' }).getByRole('listitem', { name: 'Weekly invoices' })).toContainText('Cron 0 9 * * 1');
   // A new upload works offline.
   await b.getByLabel('Attach files').setInputFiles([{ name: 'terms.txt', mimeType: 'text/plain', buffer: Buffer.from('Payment within 30 days.\n') }]);
   await expect(b.locator('[data-role=notice]').filter({ hasText: 'Added terms.txt' })).toBeVisible();

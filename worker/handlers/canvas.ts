@@ -12,16 +12,16 @@ export function canvasHandlers(ctx: StackContext): Handlers<'canvas_interaction'
     },
 
     async open_window(params) {
-      const kind = params?.kind === 'terminal' ? 'terminal' : 'notes';
-      const fallback = kind === 'terminal' ? 'Terminal' : 'Untitled notes';
+      const kind = params?.kind === 'terminal' || params?.kind === 'tasks' ? params.kind : 'notes';
+      const fallback = kind === 'terminal' ? 'Terminal' : kind === 'tasks' ? 'Tasks' : 'Untitled notes';
       const title = typeof params?.title === 'string' && params.title.trim() ? params.title.trim().slice(0, 120) : fallback;
-      if (kind === 'terminal') {
-        // One terminal is enough: the serial console is a single shell.
-        const existing = canvas.windows().find((w) => w.kind === 'terminal');
+      if (kind !== 'notes') {
+        // One of each is enough: the serial console is a single shell, the tasks one list.
+        const existing = canvas.windows().find((w) => w.kind === kind);
         if (existing) return existing;
-        void computer?.start();
+        if (kind === 'terminal') void computer?.start();
       }
-      const opened = await canvas.openWindow(kind === 'terminal' ? { kind, title } : { kind, title, content: '' });
+      const opened = await canvas.openWindow(kind === 'notes' ? { kind, title, content: '' } : { kind, title });
       await canvas.interact({ type: 'window_opened_by_user', window_id: opened.id });
       return opened;
     },

@@ -12,6 +12,7 @@ import type { Missions } from '../missions.ts';
 import type { PermissionGate } from '../permissions/gate.ts';
 import type { ErrorShape, Method, ModelStatus, ParamsOf, ResultOf, Settings, StackEventBody } from '../protocol.ts';
 import type { StackDeps } from '../stack.ts';
+import type { Scheduler } from '../tasks.ts';
 import type { UserFiles } from '../user-files.ts';
 
 export interface StackContext {
@@ -35,6 +36,8 @@ export interface StackContext {
   checkModel(): Promise<ModelStatus>;
   /** The heartbeat's timer (`schedule()` after a settings change) and the message a beat sends. */
   heartbeat: Heartbeat;
+  /** Scheduled tasks and their timers. */
+  tasks: Scheduler;
 }
 
 /** The handlers of some of the protocol's methods: `params` as sent, `id` the request's. */

@@ -104,6 +104,14 @@ export const DEFAULT_RULES: PermissionRule[] = [
     reason: 'The assistant wants to save a skill (a procedure it will follow again); the request shows what it says and which tools it uses.',
   },
   {
+    id: 'default:ask-before-scheduling',
+    source: 'default',
+    effect: 'ask',
+    tools: ['schedule_task'],
+    match: { type: 'always' },
+    reason: 'The assistant wants to schedule work that runs later on its own; the request shows what and when. A document or web page could ask it to do this.',
+  },
+  {
     id: 'default:ask-before-changing-rules',
     source: 'default',
     effect: 'ask',

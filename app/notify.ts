@@ -1,0 +1,35 @@
+// A system notification when a scheduled task's run finishes while the tab is in the background,
+// if the user allowed them (the Tasks window's "Notify me"). Replayed history never notifies.
+import type { StackEvent } from '../worker/protocol.ts';
+import type { StackView } from './events.ts';
+
+const openedAt = Date.now();
+
+/** The notification's title and body for each scheduled run these events finish. */
+export function finishedRuns(events: StackEvent[], scheduled: StackView['scheduled'], since: number): { title: string; body: string; tag: string }[] {
+  const shown = [];
+  for (const event of events) {
+    if (event.type !== 'mission_finished' || event.at < since) continue;
+    const task = scheduled[event.mission_id];
+    if (!task) continue;
+    const body =
+      event.status === 'completed'
+        ? 'Finished. Open Stackdocs to read what it did.'
+        : event.status === 'failed'
+          ? `Failed${task.attempt < task.of ? ', and will be tried again' : ''}: ${event.error?.message ?? 'it did not finish.'}`
+          : 'Stopped before it finished.';
+    shown.push({ title: `Scheduled task: ${task.title}`, body, tag: `task-${task.id}` });
+  }
+  return shown;
+}
+
+export function notifyFinishedRuns(events: StackEvent[], scheduled: StackView['scheduled']): void {
+  if (typeof Notification === 'undefined' || Notification.permission !== 'granted' || document.visibilityState !== 'hidden') return;
+  for (const { title, body, tag } of finishedRuns(events, scheduled, openedAt)) {
+    const options = { body, tag, icon: `${import.meta.env.BASE_URL}icons/icon-192.png` };
+    // Through the service worker where there is one (the installed app); else from the page.
+    void (navigator.serviceWorker?.getRegistration() ?? Promise.resolve(undefined))
+      .then((registration) => (registration ? registration.showNotification(title, options) : void new Notification(title, options)))
+      .catch(() => {});
+  }
+}
