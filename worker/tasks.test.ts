@@ -116,7 +116,7 @@ describe('the scheduler', () => {
   });
 
   it('after three failed tries the run shows as failed with its error', async () => {
-    const failed = { status: 'failed' as const, error: { code: 'model_error', message: 'Overloaded.' } };
+    const failed: Outcome = { status: 'failed', error: { code: 'model_error', message: 'Overloaded.' } };
     script = [failed, failed, failed];
     await scheduler.create({ title: 'Report', prompt: 'Write the weekly report.', schedule: { kind: 'once', at: Date.now() + 1_000 }, createdBy: 'agent' });
     await advance(60_000);

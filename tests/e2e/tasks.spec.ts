@@ -8,6 +8,7 @@ import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from './test.ts';
 import { openApp, send } from './app.ts';
 import { fakeState, loadScript } from './fake.ts';
+import type { FakeTurn } from '../../worker/agent/scripted/script.ts';
 
 const allow = async (page: import('@playwright/test').Page) => {
   const prompt = page.getByRole('group', { name: 'Permission request' }).last();
@@ -15,8 +16,8 @@ const allow = async (page: import('@playwright/test').Page) => {
   await prompt.getByRole('button', { name: 'Allow', exact: true }).click();
 };
 
-const schedule = (input: Record<string, string>) => ({ reply: { content: [{ type: 'tool_use', name: 'schedule_task', input }] } });
-const say = (text: string, expect?: Record<string, unknown>) => ({ ...(expect ? { expect } : {}), reply: { content: [{ type: 'text', text }] } });
+const schedule = (input: Record<string, string>): FakeTurn => ({ reply: { content: [{ type: 'tool_use', name: 'schedule_task', input }] } });
+const say = (text: string, expect?: FakeTurn['expect']): FakeTurn => ({ ...(expect ? { expect } : {}), reply: { content: [{ type: 'text', text }] } });
 const ranFor = (title: string) => ({ last_user_text: `This is the scheduled task "${title}"` });
 
 test('scheduled tasks: a repeating one runs thrice, paused it waits, a missed one runs on open, a failing one retries', async ({ page, context }) => {
@@ -78,7 +79,7 @@ test('scheduled tasks: a repeating one runs thrice, paused it waits, a missed on
   await expect(acme).toContainText('missed while the app was closed, run when it opened');
 
   // A run whose model call fails twice: tried again after 10 s and 30 s, then it succeeds.
-  const modelDown = { reply: { error: { status: 400, message: 'fake: the model refused this request' } } };
+  const modelDown: FakeTurn = { reply: { error: { status: 400, message: 'fake: the model refused this request' } } };
   await loadScript({
     name: 'tasks: retries',
     turns: [
