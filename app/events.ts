@@ -319,7 +319,7 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       const doc = event.document;
       const progressKey = `p-${doc.id}`;
       const chat = view.chat.filter((item) => item.key !== progressKey);
-      if (doc.status === 'ready') chat.push({ kind: 'notice', key, mission_id: '', text: `Read ${doc.filename}: ${doc.page_count ?? 1} page${doc.page_count === 1 ? '' : 's'} of text.` });
+      if (doc.status === 'ready') chat.push({ kind: 'notice', key, mission_id: '', text: readNotice(doc.filename, doc.mime, doc.page_count ?? 1) });
       if (doc.status === 'failed') chat.push({ kind: 'error', key, mission_id: '', code: 'document_failed', text: doc.error ?? `${doc.filename} could not be read.` });
       return { ...view, chat, documents: { ...view.documents, [doc.path]: { id: doc.id, status: doc.status, error: doc.error ?? null } } };
     }
@@ -346,6 +346,13 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
     default:
       return assertNever(event, 'stack event');
   }
+}
+
+/** The chat's line for a document the pipeline has read: pages, a workbook's sheets, a Word document's text. */
+export function readNotice(filename: string, mime: string, count: number): string {
+  if (mime.includes('spreadsheetml')) return `Read ${filename}: ${count} sheet${count === 1 ? '' : 's'}, each a table and a CSV.`;
+  if (mime.includes('wordprocessingml')) return `Read ${filename}: its text, headings and tables.`;
+  return `Read ${filename}: ${count} page${count === 1 ? '' : 's'} of text.`;
 }
 
 /** The chat's line for a scheduled task's run. */

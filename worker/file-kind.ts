@@ -58,3 +58,18 @@ export async function sniffMime(head: Uint8Array, name: string, complete = true)
   if (detected && (!text || TEXT_BASED_FORMATS.has(detected))) return detected;
   return text ? textMime(name) : 'application/octet-stream';
 }
+
+/**
+ * Whether the bytes are an encrypted Office document: Excel and Word keep a password-protected
+ * .xlsx or .docx in an OLE compound file with an EncryptionInfo stream.
+ */
+export function isEncryptedOffice(bytes: Uint8Array): boolean {
+  if (!(bytes[0] === 0xd0 && bytes[1] === 0xcf && bytes[2] === 0x11 && bytes[3] === 0xe0)) return false;
+  // The stream's name in the compound file's directory, in UTF-16LE.
+  const marker = [...'EncryptionInfo'].flatMap((char) => [char.charCodeAt(0), 0]);
+  outer: for (let i = 0; i + marker.length <= bytes.length; i++) {
+    for (let j = 0; j < marker.length; j++) if (bytes[i + j] !== marker[j]) continue outer;
+    return true;
+  }
+  return false;
+}

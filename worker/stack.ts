@@ -181,6 +181,8 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     ...(deps.renderPdfPages ? { renderPdfPages: deps.renderPdfPages } : {}),
     // Scans go to Mistral OCR through the proxy when the user chose it in the settings.
     mistralOcr: { settings: () => settings, fetch: proxyFetch },
+    // A workbook's sheets open as tables.
+    openTable: async (title, columns, rows) => void (await canvas.openWindow({ kind: 'table', title, columns, rows })),
   });
   const fileType = async (path: string) => (await files.stat(path))?.mime ?? null;
   const skills = createSkills(deps.memory.stackFiles);

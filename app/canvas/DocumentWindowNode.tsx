@@ -1,17 +1,28 @@
 // A document window: a PDF (pdfjs, page by page, with zoom) or an image, read from the stack's
-// user space through the worker.
+// user space through the worker; what a browser cannot show (a Word document, a workbook, a TIFF
+// scan) as the text the document pipeline read from it.
 import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
+import { Markdown } from '../Markdown.tsx';
 import { openPdf, type PdfHandle } from './pdf.ts';
 import { PdfPage } from './PdfPage.tsx';
 import type { DocumentWindowNodeType } from './window-nodes.ts';
 import { WindowFrame } from './WindowFrame.tsx';
 
-type Loaded = { kind: 'pdf'; pdf: PdfHandle } | { kind: 'image'; url: string } | { kind: 'error'; message: string } | { kind: 'loading' };
+type Loaded =
+  | { kind: 'pdf'; pdf: PdfHandle }
+  | { kind: 'image'; url: string }
+  | { kind: 'text'; text: string; markdown: boolean }
+  | { kind: 'error'; message: string }
+  | { kind: 'loading' };
+
+/** Images a browser draws itself; a TIFF is not one of them. */
+const SHOWN_IMAGES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif']);
+const WORD = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 /** Zoom levels, as a share of the window's width (1 fits the page to it). */
 const ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
@@ -23,6 +34,8 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
   const pipeline = useAppStore((state) => state.view.documents[window.path]);
   const client = useStackClient();
   const [loaded, setLoaded] = useState<Loaded>({ kind: 'loading' });
+  // A document shown by its text is loaded again once that text has been read.
+  const read = pipeline?.status === 'ready';
   const [page, setPage] = useState(1);
   const [zoom, setZoom] = useState(1);
 
@@ -43,11 +56,14 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
         if (file.mime === 'application/pdf') {
           const pdf = await openPdf(file.bytes);
           keep({ kind: 'pdf', pdf }, () => void pdf.destroy());
-        } else if (file.mime.startsWith('image/')) {
+        } else if (SHOWN_IMAGES.has(file.mime)) {
           const url = URL.createObjectURL(new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mime }));
           keep({ kind: 'image', url }, () => URL.revokeObjectURL(url));
+        } else if (!read) {
+          keep({ kind: 'loading' }, () => {});
         } else {
-          keep({ kind: 'error', message: `${window.path} is ${file.mime}; only PDFs and images are shown here.` }, () => {});
+          const text = await client.call('read_file', { path: `${window.path}.txt` });
+          keep({ kind: 'text', text: new TextDecoder().decode(text.bytes), markdown: file.mime === WORD }, () => {});
         }
       } catch (error) {
         const reason = error instanceof StackCallError ? error.message : error instanceof Error ? error.message : String(error);
@@ -58,7 +74,7 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
       cancelled = true;
       release();
     };
-  }, [client, window.path]);
+  }, [client, window.path, read]);
 
   const pages = loaded.kind === 'pdf' ? loaded.pdf.pages : 1;
   const tools =
@@ -111,6 +127,7 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
           {loaded.message}
         </p>
       )}
+      {loaded.kind === 'text' && (loaded.markdown ? <Markdown text={loaded.text} /> : <pre class="doc-text">{loaded.text}</pre>)}
       {loaded.kind === 'image' && <img class="doc-image" src={loaded.url} alt={window.title} style={{ width: `${zoom * 100}%` }} />}
       {loaded.kind === 'pdf' && <PdfPage pdf={loaded.pdf} page={page} zoom={zoom} title={window.title} />}
     </WindowFrame>

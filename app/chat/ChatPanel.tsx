@@ -101,7 +101,7 @@ export function ChatPanel({ uploads }: { uploads: UploadState }) {
               type="file"
               multiple
               aria-label="Attach files"
-              accept=".pdf,.png,.jpg,.jpeg,.webp,.tif,.tiff,.txt,.md,.csv,.xlsx"
+              accept=".pdf,.png,.jpg,.jpeg,.webp,.tif,.tiff,.txt,.md,.csv,.xlsx,.docx"
               onChange={(event) => {
                 const input = event.currentTarget;
                 void uploads.upload(Array.from(input.files ?? [])).then(() => (input.value = ''));

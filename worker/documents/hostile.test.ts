@@ -77,7 +77,7 @@ describe('hostile uploads', () => {
       }
       if (doc.status === 'failed') {
         // Specific: the file by name and a reason, not a generic failure.
-        expect(doc.error, label).toMatch(new RegExp(`^${doc.filename.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (could not be read as a PDF|has [\\d,]+ pages|is password-protected|could not be read by OCR)`));
+        expect(doc.error, label).toMatch(new RegExp(`^${doc.filename.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (could not be read as a PDF|has [\\d,]+ pages|is password-protected|could not be read by OCR|inflates to \\d+ MB|is not a (workbook|Word document|TIFF) that can be read|is damaged)`));
       }
       outcomes[doc.status] = (outcomes[doc.status] ?? 0) + 1;
     }

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { DocumentRecord } from '../../memory/index.ts';
 import { fixture as fixtureFile } from '../../tests/support/fixtures.ts';
 import { jpegToPdf } from '../../tests/support/jpeg-pdf.ts';
-import type { Settings, StackEventBody } from '../protocol.ts';
+import type { Settings, StackEventBody, TableColumn, TableRow } from '../protocol.ts';
+import { OFFICE_FILES, REPORT_MARKDOWN } from '../../tests/fixtures/office.ts';
 import { createMemoryUserFiles } from '../user-files.ts';
 import { openPdfInNode } from './node-pdf.ts';
 import type { OcrEngine } from './ocr.ts';
@@ -26,6 +27,7 @@ function mistralAnswer(pages: string[]): Response {
 }
 
 function setup(options: { settings?: OcrSettings; answer?: () => Response | Promise<Response>; render?: boolean; noMistralDep?: boolean }) {
+  const tables: { title: string; columns: TableColumn[]; rows: TableRow[] }[] = [];
   const files = createMemoryUserFiles();
   const records = new Map<string, DocumentRecord>();
   const events: StackEventBody[] = [];
@@ -63,6 +65,7 @@ function setup(options: { settings?: OcrSettings; answer?: () => Response | Prom
     ...(options.render === false ? {} : { renderPdfPages }),
     toInfo: (record) => ({ ...record, page_count: record.pageCount }),
     ...(options.noMistralDep ? {} : { mistralOcr: { settings: () => options.settings ?? MISTRAL, fetch: fetchFn } }),
+    openTable: async (title, columns, rows) => void tables.push({ title, columns, rows }),
   });
   async function upload(filename: string, mime: string, bytes: Uint8Array): Promise<DocumentRecord> {
     const path = `documents/${filename}`;
@@ -86,7 +89,7 @@ function setup(options: { settings?: OcrSettings; answer?: () => Response | Prom
     return records.get(record.id)!;
   }
   const text = (path: string) => new TextDecoder().decode(files.files.get(path));
-  return { upload, events, fetchCalls, localCalls, text };
+  return { upload, events, fetchCalls, localCalls, text, tables, files };
 }
 
 describe('pipeline with Mistral OCR chosen', () => {
@@ -187,5 +190,49 @@ describe('failureReason', () => {
     expect(failureReason('out of memory')).toBe('out of memory');
     expect(failureReason(undefined)).toBe('the image could not be decoded: the file is damaged or cut short');
     expect(failureReason(new Error(''))).toBe('the image could not be decoded: the file is damaged or cut short');
+  });
+});
+
+describe('office files and TIFF scans', () => {
+  const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+  const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+  it('a workbook becomes a table and a CSV per sheet, typed, and its text names both', async () => {
+    const t = setup({ noMistralDep: true });
+    const record = await t.upload('books.xlsx', XLSX, fixture(OFFICE_FILES.workbook));
+    expect(record.status).toBe('ready');
+    expect(record.description).toBe('Excel workbook "books.xlsx", 2 sheets: Invoices (4 × 4), Payments (3 × 3); each as a CSV in /workspace/documents/books.xlsx.sheets/');
+    expect(t.text('documents/books.xlsx.sheets/Invoices.csv')).toBe('Vendor,Invoice,Date,Total (EUR)\r\nMüller & Söhne GmbH,RE-2026-114,2026-10-02,1234.56\r\nCafé Lumière SARL,F-0098,2026-10-09,89.9\r\nNordwind Logistik AG,NL-77,2026-10-15,15020');
+    expect(t.text('documents/books.xlsx.sheets/Payments.csv')).toContain('2026-10-28,Café Lumière SARL,89.9');
+    expect(t.tables.map((table) => table.title)).toEqual(['books.xlsx: Invoices', 'books.xlsx: Payments']);
+    expect(t.tables[0]!.columns.map((column) => `${column.label}:${column.type}`)).toEqual(['Vendor:text', 'Invoice:text', 'Date:date', 'Total (EUR):number']);
+    expect(t.tables[0]!.rows[0]).toEqual({ id: 'r1', cells: { vendor: 'Müller & Söhne GmbH', invoice: 'RE-2026-114', date: '2026-10-02', total_eur: 1234.56 } });
+    expect(t.text('documents/books.xlsx.txt')).toContain('Sheet "Payments" (/workspace/documents/books.xlsx.sheets/Payments.csv):');
+  });
+
+  it('a Word document becomes markdown text', async () => {
+    const t = setup({ noMistralDep: true });
+    const record = await t.upload('report.docx', DOCX, fixture(OFFICE_FILES.report));
+    expect(record).toMatchObject({ status: 'ready', pageCount: 1 });
+    expect(record.description).toMatch(/^Word document "report.docx", \d+ words, begins "Quarterly report"$/);
+    expect(t.text('documents/report.docx.txt').trim().split('\n\n')).toEqual(REPORT_MARKDOWN);
+  });
+
+  it('a TIFF scan is read by OCR page by page, with progress', async () => {
+    const t = setup({ noMistralDep: true });
+    const record = await t.upload('scan.tiff', 'image/tiff', fixture(OFFICE_FILES.tiff));
+    expect(record).toMatchObject({ status: 'ready', pageCount: 3 });
+    expect(t.localCalls).toHaveLength(3);
+    expect(t.events.filter((event) => event.type === 'document_progress').map((event) => (event as { page: number }).page)).toEqual([1, 2, 3]);
+    expect(t.text(pageArtifactPath(record.id, 3))).toBe('LOCAL TEXT from tesseract');
+    expect(record.description).toMatch(/^Scanned TIFF "scan.tiff", 3 pages/);
+  });
+
+  it('a damaged workbook fails with its reason, and nothing is opened', async () => {
+    const t = setup({ noMistralDep: true });
+    const record = await t.upload('broken.xlsx', XLSX, fixture(OFFICE_FILES.report));
+    expect(record.status).toBe('failed');
+    expect(record.error).toMatch(/^broken.xlsx is not a workbook that can be read \(.+\)\. Open it in Excel or LibreOffice and save it again as \.xlsx\.$/);
+    expect(t.tables).toEqual([]);
   });
 });

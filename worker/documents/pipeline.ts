@@ -4,11 +4,13 @@
 // Scans go to Mistral OCR through the proxy when the user chose it, else (or when that fails) to
 // tesseract in this browser.
 import type { DocumentRecord, DocumentsStore } from '../../memory/index.ts';
-import type { Settings, StackEventBody } from '../protocol.ts';
+import Papa from 'papaparse';
+import type { Settings, StackEventBody, TableColumn, TableRow } from '../protocol.ts';
 import type { UserFiles } from '../user-files.ts';
 import { MistralOcrError, readWithMistral } from './mistral-ocr.ts';
 import type { OcrEngine } from './ocr.ts';
 import { textEncoding } from '../file-kind.ts';
+import { OfficeReadError, readDocx, readTiffPages, readWorkbook, type Sheet } from './office.ts';
 import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText, type PdfOpener, type PdfPageRenderer } from './pdf-text.ts';
 
 export interface PipelineDeps {
@@ -26,7 +28,14 @@ export interface PipelineDeps {
    * holds the key. Absent: every scan is read locally.
    */
   mistralOcr?: { settings(): Pick<Settings, 'provider' | 'endpoint' | 'ocr_engine'>; fetch: typeof fetch };
+  /** Opens a table window (a workbook's sheet); absent where there is no canvas. */
+  openTable?(title: string, columns: TableColumn[], rows: TableRow[]): Promise<void>;
 }
+
+/** A sheet longer than this gets its CSV only: a table window holds every row in the stack's events. */
+export const MAX_TABLE_WINDOW_ROWS = 5_000;
+const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 export interface Pipeline {
   /** Queues a document; never throws (failures end up on the document's record). */
@@ -54,8 +63,95 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (record.mime === 'application/pdf') return readPdf(record);
     if (record.mime.startsWith('text/')) return readText(record);
     if (OCR_IMAGES.has(record.mime)) return readImage(record);
-    // TIFF (browsers cannot decode it for OCR) and spreadsheets stay as they are, and say so.
-    await update(record.id, { description: `${record.description}; its text cannot be read here yet` });
+    if (record.mime === 'image/tiff') return readTiff(record);
+    if (record.mime === XLSX) return readXlsx(record);
+    if (record.mime === DOCX) return readWord(record);
+    await update(record.id, { description: `${record.description}; its text cannot be read here` });
+  }
+
+  /** Marks the document failed with a reason the user can act on. */
+  async function failed(record: DocumentRecord, error: unknown) {
+    const reason = error instanceof OfficeReadError ? error.message : `could not be read (${failureReason(error)})`;
+    await update(record.id, { status: 'failed', error: `${record.filename} ${reason}.` });
+  }
+
+  /** Each sheet as a CSV beside the workbook and a table window; the text is every sheet's CSV. */
+  async function readXlsx(record: DocumentRecord) {
+    await update(record.id, { status: 'processing' });
+    try {
+      const sheets = await readWorkbook(await deps.files.read(record.path));
+      const folder = `${record.path}.sheets`;
+      const pages: string[] = [];
+      const said: string[] = [];
+      for (const [i, sheet] of sheets.entries()) {
+        const csv = Papa.unparse(sheet.rows.map((row) => row.map((cell) => cell ?? '')));
+        const path = `${folder}/${sheetFileName(sheet.name, i)}.csv`;
+        await deps.files.write(path, csv);
+        await deps.files.write(pageArtifactPath(record.id, i + 1), `Sheet "${sheet.name}" (/workspace/${path}):\n${csv}`);
+        pages.push(`Sheet "${sheet.name}" (/workspace/${path}):\n${csv}`);
+        const size = `${sheet.rows.length} × ${sheet.rows[0]?.length ?? 0}`;
+        if (deps.openTable && sheet.rows.length > 0 && sheet.rows.length <= MAX_TABLE_WINDOW_ROWS + 1) {
+          const { columns, rows } = tableOf(sheet);
+          await deps.openTable(`${record.filename}: ${sheet.name}`, columns, rows);
+          said.push(`${sheet.name} (${size})`);
+        } else said.push(`${sheet.name} (${size}${sheet.rows.length > MAX_TABLE_WINDOW_ROWS + 1 ? ', CSV only' : ''})`);
+        deps.emit({ type: 'document_progress', document_id: record.id, page: i + 1, pages: sheets.length });
+      }
+      await deps.files.write(`${record.path}.txt`, assemble({ pages }));
+      const count = `${sheets.length} sheet${sheets.length === 1 ? '' : 's'}`;
+      await update(record.id, { status: 'ready', pageCount: sheets.length, description: `Excel workbook "${record.filename}", ${count}: ${said.join(', ')}; each as a CSV in /workspace/${folder}/`, error: null });
+    } catch (error) {
+      await failed(record, error);
+    }
+  }
+
+  /** The document as markdown: headings, lists and tables kept. */
+  async function readWord(record: DocumentRecord) {
+    await update(record.id, { status: 'processing' });
+    try {
+      const { text } = await readDocx(await deps.files.read(record.path));
+      if (!text.trim()) {
+        await update(record.id, { status: 'failed', error: `${record.filename}: no text was found in the document.` });
+        return;
+      }
+      await deps.files.write(pageArtifactPath(record.id, 1), text);
+      await deps.files.write(`${record.path}.txt`, text);
+      const words = text.split(/\s+/).filter((word) => /\w/.test(word)).length;
+      const first = text.split('\n').map((line) => line.replace(/^#+\s*/, '').trim()).find((line) => line.length > 3) ?? '';
+      await update(record.id, { status: 'ready', pageCount: 1, description: `Word document "${record.filename}", ${words} words${first ? `, begins "${first.slice(0, 80)}"` : ''}`, error: null });
+    } catch (error) {
+      await failed(record, error);
+    }
+  }
+
+  /** A TIFF scan (office scanners' default, often many pages): each page read by OCR as it is decoded. */
+  async function readTiff(record: DocumentRecord) {
+    await update(record.id, { status: 'processing' });
+    try {
+      const pages: string[] = [];
+      const confidences: number[] = [];
+      await readTiffPages(await deps.files.read(record.path), async (page, total, png) => {
+        const result = await recognise(png);
+        pages.push(result.text);
+        confidences.push(result.confidence);
+        await deps.files.write(pageArtifactPath(record.id, page), result.text);
+        deps.emit({ type: 'document_progress', document_id: record.id, page, pages: total });
+      });
+      if (!pages.some((page) => page.trim())) {
+        await update(record.id, { status: 'failed', error: `${record.filename}: no text was found on its ${pages.length} page${pages.length === 1 ? '' : 's'}.` });
+        return;
+      }
+      await deps.files.write(`${record.path}.txt`, assemble({ pages }));
+      const confidence = Math.round(confidences.reduce((a, b) => a + b, 0) / Math.max(1, confidences.length));
+      await update(record.id, {
+        status: 'ready',
+        pageCount: pages.length,
+        description: `${describeText(record.filename, { pages }).replace(/^PDF/, 'Scanned TIFF')} ${localOcrNote(confidence, null)}`,
+        error: null,
+      });
+    } catch (error) {
+      await failed(record, error);
+    }
   }
 
   /**
@@ -208,4 +304,32 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 export function failureReason(error: unknown): string {
   const message = error instanceof Error ? error.message : typeof error === 'string' ? error : '';
   return message.trim() || 'the image could not be decoded: the file is damaged or cut short';
+}
+
+/** A sheet's name as a file name in its folder (never empty, nothing a path could be made of). */
+function sheetFileName(name: string, index: number): string {
+  const clean = name.replace(/[\\/:*?"<>|\u0000-\u001f]/g, '-').replace(/^\.+/, '').trim();
+  return clean || `Sheet ${index + 1}`;
+}
+
+/**
+ * A sheet as a table window: its first row names the columns when it is all text, and each
+ * column is typed by its values (numbers, booleans, ISO dates, else text).
+ */
+export function tableOf(sheet: Sheet): { columns: TableColumn[]; rows: TableRow[] } {
+  const width = sheet.rows[0]?.length ?? 0;
+  const header = sheet.rows[0]?.every((cell) => typeof cell === 'string' && cell.trim() !== '') ? sheet.rows[0] : null;
+  const body = header ? sheet.rows.slice(1) : sheet.rows;
+  const used = new Set<string>();
+  const columns: TableColumn[] = Array.from({ length: width }, (_, i) => {
+    const label = header ? String(header[i]) : `Column ${i + 1}`;
+    let key = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '') || `column_${i + 1}`;
+    while (used.has(key)) key = `${key}_${i + 1}`;
+    used.add(key);
+    const values = body.map((row) => row[i]).filter((value) => value !== null && value !== undefined && value !== '');
+    const type = values.length && values.every((v) => typeof v === 'number') ? 'number' : values.length && values.every((v) => typeof v === 'boolean') ? 'boolean' : values.length && values.every((v) => typeof v === 'string' && /^\d{4}-\d\d-\d\d$/.test(v)) ? 'date' : 'text';
+    return { key, label, type };
+  });
+  const rows: TableRow[] = body.map((row, r) => ({ id: `r${r + 1}`, cells: Object.fromEntries(columns.map((column, i) => [column.key, row[i] ?? null])) }));
+  return { columns, rows };
 }

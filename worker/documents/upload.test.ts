@@ -1,11 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { checkUpload, MAX_UPLOAD_BYTES, safeFileName, uniqueName } from './upload.ts';
 import { fixture } from '../../tests/support/fixtures.ts';
+import { OFFICE_FILES } from '../../tests/fixtures/office.ts';
 
 const enc = (text: string) => new TextEncoder().encode(text);
 const pdf = enc('%PDF-1.7\n...');
 
 describe('checkUpload', () => {
+  it('takes Word documents and TIFF scans, and refuses a password-protected workbook saying so', async () => {
+    await expect(checkUpload('report.docx', fixture(OFFICE_FILES.report))).resolves.toEqual({ name: 'report.docx', mime: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' });
+    await expect(checkUpload('scan.tif', fixture(OFFICE_FILES.tiff))).resolves.toEqual({ name: 'scan.tif', mime: 'image/tiff' });
+    await expect(checkUpload('budget.xlsx', fixture(OFFICE_FILES.encrypted))).rejects.toThrow(
+      'budget.xlsx is password-protected (encrypted), so it cannot be read here. Open it in Excel or Word, remove the password',
+    );
+  });
+
   it('accepts supported types told by their bytes', async () => {
     expect(await checkUpload('invoice.pdf', pdf)).toEqual({ name: 'invoice.pdf', mime: 'application/pdf' });
     expect(await checkUpload('scan.jpg', new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 1, 2]))).toEqual({ name: 'scan.jpg', mime: 'image/jpeg' });

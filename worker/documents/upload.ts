@@ -1,13 +1,13 @@
 // Checks an uploaded file before anything is stored: size, a safe name, and a type told by its
 // bytes (worker/file-kind.ts). Each refusal says exactly what is wrong with which file.
-import { sniffMime } from '../file-kind.ts';
+import { isEncryptedOffice, sniffMime } from '../file-kind.ts';
 import { imageSize } from './image-size.ts';
 
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 /** Larger images would take more memory to decode and read than a tab can spare. */
 export const MAX_IMAGE_PIXELS = 50_000_000;
 
-/** What the document pipeline can read: PDFs, images, text, CSV and spreadsheets. */
+/** What the document pipeline can read: PDFs, images (TIFF scans too), text, CSV, Excel workbooks and Word documents. */
 const SUPPORTED = new Set([
   'application/pdf',
   'image/png',
@@ -18,6 +18,7 @@ const SUPPORTED = new Set([
   'text/markdown',
   'text/csv',
   'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
 ]);
 
 const CLAIMS: [RegExp, (mime: string) => boolean, string][] = [
@@ -71,6 +72,11 @@ export async function checkUpload(name: string, bytes: Uint8Array): Promise<{ na
   if (bytes.byteLength > MAX_UPLOAD_BYTES) {
     throw new UploadError(`${safe} is ${(bytes.byteLength / 1024 / 1024).toFixed(1)} MB; the limit is 25 MB per file.`);
   }
+  if (isEncryptedOffice(bytes)) {
+    throw new UploadError(
+      `${safe} is password-protected (encrypted), so it cannot be read here. Open it in Excel or Word, remove the password (File → Info → Protect, then clear the password), save it, and upload it again.`,
+    );
+  }
   const mime = await sniffMime(bytes, safe);
   for (const [pattern, fits, what] of CLAIMS) {
     if (pattern.test(safe) && !fits(mime)) {
@@ -83,7 +89,7 @@ export async function checkUpload(name: string, bytes: Uint8Array): Promise<{ na
     throw new UploadError(`${safe} is ${size.width}×${size.height} pixels; images up to 50 megapixels can be read. Scale it down and upload it again.`);
   }
   if (!SUPPORTED.has(mime)) {
-    throw new UploadError(`${safe} is ${describe(mime)}, which cannot be read here. Upload PDFs, images (PNG, JPEG, WebP, TIFF), text, CSV or Excel files.`);
+    throw new UploadError(`${safe} is ${describe(mime)}, which cannot be read here. Upload PDFs, images (PNG, JPEG, WebP, TIFF), text, CSV, Excel or Word files.`);
   }
   return { name: safe, mime };
 }

@@ -41,8 +41,9 @@ export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'r
       }
       const document = toDocumentInfo(record);
       emit({ type: 'document_added', document });
-      // Every PDF or image the user adds shows up as a document window.
-      if (checked.mime === 'application/pdf' || checked.mime.startsWith('image/')) {
+      // Every PDF, image or Word document the user adds shows up as a document window (a
+      // workbook's sheets open as tables once read).
+      if (checked.mime === 'application/pdf' || checked.mime.startsWith('image/') || checked.mime.includes('wordprocessingml')) {
         await canvas.openWindow({ kind: 'document', title: name, path: info.path, mime: checked.mime });
       }
       pipeline.process(record);
