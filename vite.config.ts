@@ -1,4 +1,5 @@
 // Build of the app (Preact + xyflow under preact/compat) and its service worker.
+import { OCR_LANGUAGES } from './worker/documents/languages.ts';
 import preact from '@preact/preset-vite';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,12 +26,18 @@ function pdfjsAssets(): Plugin {
   };
 }
 
-/** tesseract.js's worker, wasm cores and English data, served under /ocr/ so OCR works offline. */
+const OCR_LANGUAGE_CODES = Object.keys(OCR_LANGUAGES);
+
+/**
+ * tesseract.js's worker, wasm cores and the data of every language scans can be read in, served
+ * under /ocr/ (English precached so OCR works offline from the first visit; the others are kept
+ * by the service worker once first used).
+ */
 function ocrAssets(): Plugin {
   const modules = join(import.meta.dirname, 'node_modules');
   const files: [string, string][] = [
     [join(modules, 'tesseract.js/dist/worker.min.js'), 'worker.min.js'],
-    [join(modules, '@tesseract.js-data/eng/4.0.0_best_int/eng.traineddata.gz'), 'eng.traineddata.gz'],
+    ...OCR_LANGUAGE_CODES.map((code): [string, string] => [join(modules, `@tesseract.js-data/${code}/4.0.0_best_int/${code}.traineddata.gz`), `${code}.traineddata.gz`]),
     ...readdirSync(join(modules, 'tesseract.js-core'))
       .filter((file) => /^tesseract-core.*lstm\.wasm\.js$/.test(file))
       .map((file): [string, string] => [join(modules, 'tesseract.js-core', file), file]),
@@ -171,12 +178,16 @@ export default defineConfig({
         globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}', 'samples/*', 'vm/*/{bzImage,bios.bin,vgabios.bin,initrd.img}'],
         // The disk chunks and the saved state are copied into OPFS once; only the small boot files
         // (precached above) are needed again, e.g. for a cold boot offline.
-        globIgnores: ['vm/*/disk/**', 'vm/*/state.gzip'],
+        globIgnores: ['vm/*/disk/**', 'vm/*/state.gzip', ...OCR_LANGUAGE_CODES.filter((code) => code !== 'eng').map((code) => `ocr/${code}.traineddata.gz`)],
         // The OCR core and the VM image chunks are several MB each.
         maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
         navigateFallback: 'index.html',
         // A share from the OS (offline too): the files wait in Cache Storage until the app places them.
-        runtimeCaching: [{ urlPattern: ({ url }) => url.pathname.endsWith('/share-target'), method: 'POST', handler: keepSharedFiles }],
+        runtimeCaching: [
+          { urlPattern: ({ url }) => url.pathname.endsWith('/share-target'), method: 'POST', handler: keepSharedFiles },
+          // Another language's OCR data, fetched the first time a scan needs it, then kept.
+          { urlPattern: ({ url }) => /\/ocr\/[a-z]{3}\.traineddata\.gz$/.test(url.pathname), handler: 'CacheFirst', options: { cacheName: 'stackdocs-ocr-languages' } },
+        ],
         clientsClaim: true,
         skipWaiting: true,
         cleanupOutdatedCaches: true,

@@ -146,6 +146,11 @@ export interface Settings {
    */
   ocr_engine: OcrEngineChoice;
   /**
+   * The language scans are in: `auto` (read in English first, again in another language when
+   * the text plainly is one; the default when absent) or one of eng, deu, fra, spa, ita, por, nld.
+   */
+  ocr_language?: OcrLanguageChoice;
+  /**
    * Whether the stack's computer may use the network (the proxy's relay, for a paired device).
    * Read each time the computer starts or wakes: a running computer keeps what it started with.
    */
@@ -153,6 +158,17 @@ export interface Settings {
 }
 
 export type OcrEngineChoice = 'local' | 'mistral';
+/** The languages scans can be read in, by tesseract's names, as Settings lists them. */
+export const OCR_LANGUAGES = {
+  eng: 'English',
+  deu: 'Deutsch',
+  fra: 'Français',
+  spa: 'Español',
+  ita: 'Italiano',
+  por: 'Português',
+  nld: 'Nederlands',
+} as const;
+export type OcrLanguageChoice = 'auto' | keyof typeof OCR_LANGUAGES;
 
 // ---------------------------------------------------------------------------------------------
 // Canvas windows (the agent owns content; the user owns geometry, which lives in the app)

@@ -78,3 +78,23 @@ describe('computer_network (whether the computer may use the network)', () => {
     expect((await loadSettings(storage, DEFAULTS)).computer_network).toBe(false);
   });
 });
+
+describe('mergeSettings: ocr_language', () => {
+  it('takes auto or a shipped language, and refuses others naming the choices', () => {
+    expect(DEFAULTS.ocr_language).toBeUndefined();
+    expect(mergeSettings(DEFAULTS, { ocr_language: 'deu' }).ocr_language).toBe('deu');
+    expect(mergeSettings(DEFAULTS, { ocr_language: 'auto' }).ocr_language).toBe('auto');
+    expect(() => mergeSettings(DEFAULTS, { ocr_language: 'klingon' as never })).toThrow('Scans are read in "auto" or one of eng, deu, fra, spa, ita, por, nld, not "klingon".');
+  });
+});
+
+describe('detectLanguage', () => {
+  it('tells an invoice in German, French or Dutch from one in English, and says nothing of too little text', async () => {
+    const { detectLanguage } = await import('./documents/languages.ts');
+    expect(detectLanguage('Rechnung Nr. RE-2025-114 Datum 06.10.2025 Menge Einzelpreis Betrag Zwischensumme MwSt 19% Gesamt Bitte zahlbar innerhalb 14 Tagen')).toBe('deu');
+    expect(detectLanguage('Facture n° F-0098 date quantité prix unitaire montant total HT TVA 20% total TTC à payer avant échéance')).toBe('fra');
+    expect(detectLanguage('Factuur factuurnummer datum aantal prijs bedrag subtotaal btw 21% totaal te betalen voor de vervaldatum')).toBe('nld');
+    expect(detectLanguage('Invoice number INV-2931 date 06/10/2025 quantity unit price amount subtotal GST 10% total due for payment')).toBeNull();
+    expect(detectLanguage('Rechnung 12')).toBeNull();
+  });
+});

@@ -1,4 +1,5 @@
 // Stack settings: defaults, validation with messages a user can act on, persistence.
+import { isOcrLanguage, OCR_LANGUAGES } from './documents/languages.ts';
 import type { OcrEngineChoice, Provider, Settings, SettingsPatch } from './protocol.ts';
 import type { StackStorage } from './storage.ts';
 
@@ -52,6 +53,12 @@ export function mergeSettings(current: Settings, patch: SettingsPatch): Settings
       throw new SettingsError('Scans are read "local" (in this browser, offline) or "mistral" (Mistral OCR through the proxy).');
     }
     next.ocr_engine = patch.ocr_engine;
+  }
+  if (patch.ocr_language !== undefined) {
+    if (patch.ocr_language !== 'auto' && !isOcrLanguage(patch.ocr_language)) {
+      throw new SettingsError(`Scans are read in "auto" or one of ${Object.keys(OCR_LANGUAGES).join(', ')}, not ${JSON.stringify(patch.ocr_language)}.`);
+    }
+    next.ocr_language = patch.ocr_language;
   }
   if (patch.computer_network !== undefined) {
     if (typeof patch.computer_network !== 'boolean') {

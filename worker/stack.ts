@@ -181,6 +181,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     ...(deps.renderPdfPages ? { renderPdfPages: deps.renderPdfPages } : {}),
     // Scans go to Mistral OCR through the proxy when the user chose it in the settings.
     mistralOcr: { settings: () => settings, fetch: proxyFetch },
+    ocrLanguage: () => settings.ocr_language ?? 'auto',
     // A workbook's sheets open as tables.
     openTable: async (title, columns, rows) => void (await canvas.openWindow({ kind: 'table', title, columns, rows })),
   });

@@ -1,7 +1,7 @@
 // Settings: where model calls go (the proxy, the user's own key, or an OpenAI-compatible server),
 // which model, the heartbeat, who reads scans, the computer's network, storage, and the permission rules.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { OcrEngineChoice, Provider, SettingsPatch } from '../../worker/protocol.ts';
+import { OCR_LANGUAGES, type OcrEngineChoice, type OcrLanguageChoice, type Provider, type SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { DevicePairing } from './DevicePairing.tsx';
@@ -39,6 +39,7 @@ export function SettingsDialog() {
   const [heartbeat, setHeartbeat] = useState('0');
   const [quiet, setQuiet] = useState({ from: '', to: '' });
   const [ocrEngine, setOcrEngine] = useState<OcrEngineChoice>('local');
+  const [ocrLanguage, setOcrLanguage] = useState<OcrLanguageChoice>('auto');
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   // The form is filled once per opening: a setting saved on its own meanwhile (the network
@@ -55,6 +56,7 @@ export function SettingsDialog() {
       setHeartbeat(String(settings.heartbeat_minutes));
       setQuiet(settings.heartbeat_quiet ?? { from: '', to: '' });
       setOcrEngine(settings.ocr_engine);
+      setOcrLanguage(settings.ocr_language ?? 'auto');
       setApiKey('');
       setError(null);
     }
@@ -86,6 +88,7 @@ export function SettingsDialog() {
         heartbeat_minutes: Number(heartbeat),
         heartbeat_quiet: quiet.from || quiet.to ? quiet : null,
         ocr_engine: ocrEngine,
+        ocr_language: ocrLanguage,
         ...(apiKey.trim() ? { api_key: apiKey.trim() } : {}),
       },
       true,
@@ -154,6 +157,18 @@ export function SettingsDialog() {
           <span>to</span>
           <input type="time" aria-label="Quiet until" value={quiet.to} onInput={(e) => setQuiet({ ...quiet, to: e.currentTarget.value })} />
         </div>
+        <label>
+          Language of scans
+          <select value={ocrLanguage} onChange={(event) => setOcrLanguage(event.currentTarget.value as OcrLanguageChoice)} aria-describedby="ocr-language-hint">
+            <option value="auto">Automatic (English, or another language when a page plainly is one)</option>
+            {Object.entries(OCR_LANGUAGES).map(([code, name]) => (
+              <option key={code} value={code}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <small id="ocr-language-hint">Languages other than English are downloaded the first time a scan needs them, then work offline.</small>
         <fieldset class="settings-providers" disabled={provider !== 'proxy'} aria-describedby="ocr-engine-hint">
           <legend>Read scans with</legend>
           {OCR_ENGINES.map((option) => (

@@ -207,3 +207,38 @@ test('with Mistral OCR chosen in Settings, a scan is read by Mistral through the
     await proxy.dispose();
   }
 });
+
+test('a German scan is read in German on its own (accents exact), and German then works offline', async ({ page, context }) => {
+  const [first, second] = [invoice('german-1'), invoice('german-2')];
+  await loadScript({
+    name: 'german ocr',
+    turns: [
+      { reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'german-2_scan.jpg' } }] } },
+      { expect: { tool_result: { contains: second.vendor } }, reply: { content: [{ type: 'text', text: `Vendor: ${second.vendor}.` }] } },
+    ],
+  });
+  await page.goto('/');
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+    if (!navigator.serviceWorker.controller) await new Promise((r) => navigator.serviceWorker.addEventListener('controllerchange', r, { once: true }));
+  });
+  // The first German page fetches the German data (not precached); the service worker keeps it.
+  await page.getByLabel('Attach files').setInputFiles([{ name: 'german-1_scan.jpg', mimeType: 'image/jpeg', buffer: fixture('german-1_scan.jpg') }]);
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read german-1_scan.jpg: 1 page of text.' })).toBeVisible({ timeout: 90_000 });
+  const text = await page.evaluate(async () => {
+    const stacks = await (await navigator.storage.getDirectory()).getDirectoryHandle('stacks');
+    const documents = await (await stacks.getDirectoryHandle('default')).getDirectoryHandle('documents');
+    return (await (await documents.getFileHandle('german-1_scan.jpg.txt')).getFile()).text();
+  });
+  expect(text).toContain(first.vendor);
+  // Offline, the next German scan is read from the kept data.
+  await context.setOffline(true);
+  await page.getByLabel('Attach files').setInputFiles([{ name: 'german-2_scan.jpg', mimeType: 'image/jpeg', buffer: fixture('german-2_scan.jpg') }]);
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read german-2_scan.jpg: 1 page of text.' })).toBeVisible({ timeout: 90_000 });
+  await context.setOffline(false);
+  await page.getByRole('textbox', { name: 'Message' }).fill('who sent the second one?');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText(`Vendor: ${second.vendor}.`);
+  expect((await fakeState()).failures).toEqual([]);
+});

@@ -1,26 +1,36 @@
 // tesseract.js for Node (unit tests, the ingest command, benchmarks): the same engine and the
-// same English data the app serves, read from node_modules.
+// same language data the app serves, read from node_modules (gathered into one folder, which is
+// how tesseract.js looks for them).
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createWorker, type Worker as TesseractWorker } from 'tesseract.js';
-import { withOcrParameters, type OcrEngine } from './ocr.ts';
+import { OCR_LANGUAGES } from './languages.ts';
+import { keptWorker, type OcrEngine } from './ocr.ts';
 
 const require = createRequire(import.meta.url);
 
+/** A folder holding every shipped language's data, copied from its package once. */
+function languageFolder(): string {
+  const folder = join(dirname(require.resolve('tesseract.js/package.json')), '..', '.cache', 'stackdocs-tessdata');
+  mkdirSync(folder, { recursive: true });
+  for (const code of Object.keys(OCR_LANGUAGES)) {
+    const target = join(folder, `${code}.traineddata.gz`);
+    if (!existsSync(target)) copyFileSync(join(dirname(require.resolve(`@tesseract.js-data/${code}/package.json`)), '4.0.0_best_int', `${code}.traineddata.gz`), target);
+  }
+  return folder;
+}
+
 export function createNodeOcr(): OcrEngine & { terminate(): Promise<void> } {
-  let worker: Promise<TesseractWorker> | undefined;
-  const engine = async (image: Uint8Array) => {
-    worker ??= createWorker('eng', 1, {
-      langPath: join(dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int'),
-      gzip: true,
-      cacheMethod: 'none',
-    }).then(withOcrParameters);
-    const { data } = await (await worker).recognize(Buffer.from(image));
+  let created: Promise<TesseractWorker> | undefined;
+  const worker = keptWorker((languages) => (created = createWorker(languages, 1, { langPath: languageFolder(), gzip: true, cacheMethod: 'none' })));
+  const engine = async (image: Uint8Array, languages = 'eng') => {
+    const { data } = await (await worker(languages)).recognize(Buffer.from(image));
     return { text: data.text.trim(), confidence: data.confidence };
   };
   return Object.assign(engine, {
     async terminate() {
-      if (worker) await (await worker).terminate();
+      if (created) await (await created).terminate();
     },
   });
 }

@@ -16,7 +16,8 @@ export interface OcrResult {
   confidence: number;
 }
 
-export type OcrEngine = (image: Uint8Array) => Promise<OcrResult>;
+/** Reads one page image; `languages` as tesseract names them (`eng`, `deu+eng`), English when absent. */
+export type OcrEngine = (image: Uint8Array, languages?: string) => Promise<OcrResult>;
 
 export interface OcrPaths {
   /** Directory URL holding worker.min.js, the tesseract-core*.wasm.js cores and eng.traineddata.gz. */
@@ -25,18 +26,37 @@ export interface OcrPaths {
 
 /** The browser engine; each call recognises one page image (PNG, JPEG, WebP, BMP). */
 export function createBrowserOcr(paths: OcrPaths): OcrEngine {
-  let worker: Promise<TesseractWorker> | undefined;
-  return async (image) => {
-    worker ??= createWorker('eng', 1, {
+  const worker = keptWorker((languages) =>
+    createWorker(languages, 1, {
       workerPath: `${paths.base}worker.min.js`,
       corePath: paths.base,
       langPath: paths.base,
       workerBlobURL: false,
       gzip: true,
+      // The service worker keeps the data files (English precached, the others once fetched).
       cacheMethod: 'none',
-    }).then(withOcrParameters);
-    const { data } = await (await worker).recognize(new Blob([image as Uint8Array<ArrayBuffer>]));
+    }),
+  );
+  return async (image, languages = 'eng') => {
+    const { data } = await (await worker(languages)).recognize(new Blob([image as Uint8Array<ArrayBuffer>]));
     return { text: data.text.trim(), confidence: data.confidence };
+  };
+}
+
+/**
+ * One tesseract worker, kept while documents come, loaded with the languages a page asks for
+ * (reinitialised only when they change). Calls are taken in turn.
+ */
+export function keptWorker(create: (languages: string) => Promise<TesseractWorker>): (languages: string) => Promise<TesseractWorker> {
+  let current: { languages: string; worker: Promise<TesseractWorker> } | undefined;
+  return async (languages) => {
+    if (!current) {
+      current = { languages, worker: create(languages).then(withOcrParameters) };
+    } else if (current.languages !== languages) {
+      const previous = current.worker;
+      current = { languages, worker: previous.then(async (worker) => withOcrParameters(await worker.reinitialize(languages, 1).then(() => worker))) };
+    }
+    return current.worker;
   };
 }
 

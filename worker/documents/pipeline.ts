@@ -10,6 +10,7 @@ import type { UserFiles } from '../user-files.ts';
 import { MistralOcrError, readWithMistral } from './mistral-ocr.ts';
 import type { OcrEngine } from './ocr.ts';
 import { textEncoding } from '../file-kind.ts';
+import { detectLanguage, tesseractLanguages, type OcrLanguage, type OcrLanguageChoice } from './languages.ts';
 import { OfficeReadError, readDocx, readTiffPages, readWorkbook, type Sheet } from './office.ts';
 import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText, type PdfOpener, type PdfPageRenderer } from './pdf-text.ts';
 
@@ -28,6 +29,8 @@ export interface PipelineDeps {
    * holds the key. Absent: every scan is read locally.
    */
   mistralOcr?: { settings(): Pick<Settings, 'provider' | 'endpoint' | 'ocr_engine'>; fetch: typeof fetch };
+  /** The language scans are read in (Settings); `auto` when absent. */
+  ocrLanguage?(): OcrLanguageChoice;
   /** Opens a table window (a workbook's sheet); absent where there is no canvas. */
   openTable?(title: string, columns: TableColumn[], rows: TableRow[]): Promise<void>;
 }
@@ -130,8 +133,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     try {
       const pages: string[] = [];
       const confidences: number[] = [];
+      const language = {};
       await readTiffPages(await deps.files.read(record.path), async (page, total, png) => {
-        const result = await recognise(png);
+        const result = await recognise(png, language);
         pages.push(result.text);
         confidences.push(result.confidence);
         await deps.files.write(pageArtifactPath(record.id, page), result.text);
@@ -190,21 +194,38 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
    * One page image through the OCR engine, timed as a User Timing measure named `ocr.page`
    * (DevTools' performance panel shows it; bench/ocr.ts reads it).
    */
-  async function recognise(image: Uint8Array) {
+  async function recognise(image: Uint8Array, found: { language?: OcrLanguage } = {}) {
     const start = performance.now();
     try {
-      return await deps.ocr(image);
+      return await readInLanguage(image, found);
     } finally {
       performance.measure('ocr.page', { start });
     }
+  }
+
+  /**
+   * A page in the language the settings name; with `auto`, in the language the document's first
+   * page was found to be in, else read in English and, when that text is plainly another
+   * language, read again in it (with English beside it). `found` carries the finding on to the
+   * document's next pages.
+   */
+  async function readInLanguage(image: Uint8Array, found: { language?: OcrLanguage }) {
+    const choice = deps.ocrLanguage?.() ?? 'auto';
+    if (choice !== 'auto') return deps.ocr(image, tesseractLanguages(choice));
+    if (found.language) return deps.ocr(image, tesseractLanguages(found.language));
+    const english = await deps.ocr(image, 'eng');
+    const detected = detectLanguage(english.text);
+    found.language = detected ?? 'eng';
+    return detected ? deps.ocr(image, tesseractLanguages(detected)) : english;
   }
 
   /** A scanned PDF: each page drawn and read by OCR. */
   async function ocrPdf(record: DocumentRecord, bytes: Uint8Array, mistralFailed: string | null) {
     const pages: string[] = [];
     const confidences: number[] = [];
+    const language = {};
     await deps.renderPdfPages!(bytes, async (page, total, png) => {
-      const result = await recognise(png);
+      const result = await recognise(png, language);
       pages.push(result.text);
       confidences.push(result.confidence);
       await deps.files.write(pageArtifactPath(record.id, page), result.text);
