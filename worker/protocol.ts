@@ -328,6 +328,8 @@ export interface RequestMap {
   computer: { params: { action: ComputerAction }; result: ComputerStatus };
   /** The computer's network this session (polled while Settings is open). */
   computer_network: { params: Record<string, never>; result: ComputerNetworkUse };
+  /** Reads an uploaded scan again, in the language given (its window's "Read in"); the result comes as document events. */
+  read_document_again: { params: { document_id: string; language: OcrLanguageChoice }; result: DocumentInfo };
   /** A file from the stack's user space, e.g. for a document window. */
   read_file: { params: { path: string }; result: { path: string; size: number; mime: string; bytes: Uint8Array } };
   /**

@@ -4,6 +4,7 @@
 import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
+import { OCR_LANGUAGES, type OcrLanguageChoice } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
@@ -77,9 +78,32 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
   }, [client, window.path, read]);
 
   const pages = loaded.kind === 'pdf' ? loaded.pdf.pages : 1;
+  // A scan read in the wrong language can be read again in the right one.
+  const scan = window.mime.startsWith('image/') || window.mime === 'application/pdf';
+  const readIn = scan && pipeline?.id && pipeline.status !== 'processing' && (
+    <select
+      class="window-tool doc-language"
+      aria-label={`Read ${window.title} again in`}
+      title="Read this scan again in another language"
+      value=""
+      onChange={(event) => {
+        const language = event.currentTarget.value as OcrLanguageChoice;
+        if (language) void client.call('read_document_again', { document_id: pipeline.id, language }).catch(() => {});
+      }}
+    >
+      <option value="">Read in…</option>
+      <option value="auto">Automatic</option>
+      {Object.entries(OCR_LANGUAGES).map(([code, name]) => (
+        <option key={code} value={code}>
+          {name}
+        </option>
+      ))}
+    </select>
+  );
   const tools =
-    loaded.kind === 'pdf' || loaded.kind === 'image' ? (
+    loaded.kind === 'pdf' || loaded.kind === 'image' || readIn ? (
       <div class="doc-tools nodrag">
+        {readIn}
         {loaded.kind === 'pdf' && (
           <>
             <button type="button" class="window-tool" aria-label="Previous page" disabled={page <= 1} onClick={() => setPage(page - 1)}>
@@ -93,15 +117,19 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
             </button>
           </>
         )}
-        <button type="button" class="window-tool" aria-label="Zoom out" disabled={zoom <= ZOOMS[0]!} onClick={() => setZoom(step(zoom, -1))}>
-          −
-        </button>
-        <button type="button" class="window-tool doc-zoom" aria-label="Fit to width" title="Fit to width" onClick={() => setZoom(1)}>
-          {Math.round(zoom * 100)}%
-        </button>
-        <button type="button" class="window-tool" aria-label="Zoom in" disabled={zoom >= ZOOMS.at(-1)!} onClick={() => setZoom(step(zoom, 1))}>
-          +
-        </button>
+        {(loaded.kind === 'pdf' || loaded.kind === 'image') && (
+          <>
+            <button type="button" class="window-tool" aria-label="Zoom out" disabled={zoom <= ZOOMS[0]!} onClick={() => setZoom(step(zoom, -1))}>
+              −
+            </button>
+            <button type="button" class="window-tool doc-zoom" aria-label="Fit to width" title="Fit to width" onClick={() => setZoom(1)}>
+              {Math.round(zoom * 100)}%
+            </button>
+            <button type="button" class="window-tool" aria-label="Zoom in" disabled={zoom >= ZOOMS.at(-1)!} onClick={() => setZoom(step(zoom, 1))}>
+              +
+            </button>
+          </>
+        )}
       </div>
     ) : undefined;
 

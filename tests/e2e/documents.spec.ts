@@ -226,12 +226,19 @@ test('a German scan is read in German on its own (accents exact), and German the
   // The first German page fetches the German data (not precached); the service worker keeps it.
   await page.getByLabel('Attach files').setInputFiles([{ name: 'german-1_scan.jpg', mimeType: 'image/jpeg', buffer: fixture('german-1_scan.jpg') }]);
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read german-1_scan.jpg: 1 page of text.' })).toBeVisible({ timeout: 90_000 });
-  const text = await page.evaluate(async () => {
-    const stacks = await (await navigator.storage.getDirectory()).getDirectoryHandle('stacks');
-    const documents = await (await stacks.getDirectoryHandle('default')).getDirectoryHandle('documents');
-    return (await (await documents.getFileHandle('german-1_scan.jpg.txt')).getFile()).text();
-  });
+  const readText = () =>
+    page.evaluate(async () => {
+      const stacks = await (await navigator.storage.getDirectory()).getDirectoryHandle('stacks');
+      const documents = await (await stacks.getDirectoryHandle('default')).getDirectoryHandle('documents');
+      return (await (await documents.getFileHandle('german-1_scan.jpg.txt')).getFile()).text();
+    });
+  const text = await readText();
   expect(text).toContain(first.vendor);
+  // Read again in English only (from its window): the umlauts are lost, as the user would see.
+  const readAgain = page.getByRole('region', { name: 'Document window: german-1_scan.jpg' }).getByRole('combobox', { name: 'Read german-1_scan.jpg again in' });
+  await readAgain.selectOption('eng');
+  await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read german-1_scan.jpg: 1 page of text.' })).toHaveCount(2, { timeout: 60_000 });
+  await expect.poll(readText).not.toContain(first.vendor);
   // Offline, the next German scan is read from the kept data.
   await context.setOffline(true);
   await page.getByLabel('Attach files').setInputFiles([{ name: 'german-2_scan.jpg', mimeType: 'image/jpeg', buffer: fixture('german-2_scan.jpg') }]);

@@ -236,3 +236,60 @@ describe('office files and TIFF scans', () => {
     expect(t.tables).toEqual([]);
   });
 });
+
+describe('the language scans are read in', () => {
+  function withLanguages(reply: (languages: string) => string, setting: () => 'auto' | 'deu' | 'eng' = () => 'auto') {
+    const files = createMemoryUserFiles();
+    const records = new Map<string, DocumentRecord>();
+    const asked: string[] = [];
+    const pipeline = createPipeline({
+      files,
+      documents: {
+        getDocument: async (id) => records.get(id),
+        updateDocument: async (id, patch) => {
+          const next = { ...records.get(id)!, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) };
+          records.set(id, next);
+          return next;
+        },
+      },
+      emit: () => {},
+      openPdf: openPdfInNode,
+      ocr: async (_image, languages = 'eng') => {
+        asked.push(languages);
+        return { text: reply(languages), confidence: 90 };
+      },
+      toInfo: (record) => ({ ...record, page_count: record.pageCount }),
+      ocrLanguage: setting,
+    });
+    const read = async (language?: 'auto' | 'deu' | 'eng' | 'fra') => {
+      const record: DocumentRecord = { id: 'd1', filename: 'scan.png', path: 'documents/scan.png', size: 1, mime: 'image/png', status: 'uploaded', description: '', pageCount: null, error: null, createdAt: 0, updatedAt: 0 };
+      await files.write(record.path, new Uint8Array([1]));
+      records.set(record.id, record);
+      pipeline.process(record, language ? { language } : {});
+      await pipeline.idle();
+      return new TextDecoder().decode(await files.read(`${record.path}.txt`));
+    };
+    return { read, asked };
+  }
+  const german = 'Rechnung Nr. 12 Datum 06.10.2025 Menge Einzelpreis Betrag Zwischensumme MwSt Gesamt Bitte zahlbar';
+
+  it('auto: English first, then again in German when the page plainly is German', async () => {
+    const t = withLanguages((languages) => (languages === 'eng' ? `Miiller & Sohne GmbH ${german}` : `Müller & Söhne GmbH ${german}`));
+    expect(await t.read()).toContain('Müller & Söhne GmbH');
+    expect(t.asked).toEqual(['eng', 'deu+eng']);
+  });
+
+  it('auto: an English page is read once', async () => {
+    const t = withLanguages(() => 'Invoice number INV-1 date quantity unit price amount subtotal GST total due for payment');
+    await t.read();
+    expect(t.asked).toEqual(['eng']);
+  });
+
+  it('a language named in Settings, or for one document ("read again in"), is read in at once', async () => {
+    const t = withLanguages(() => 'text', () => 'deu');
+    await t.read();
+    await t.read('fra');
+    await t.read();
+    expect(t.asked).toEqual(['deu+eng', 'fra+eng', 'deu+eng']);
+  });
+});

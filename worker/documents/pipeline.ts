@@ -42,7 +42,7 @@ const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.doc
 
 export interface Pipeline {
   /** Queues a document; never throws (failures end up on the document's record). */
-  process(record: DocumentRecord): void;
+  process(record: DocumentRecord, options?: { language?: OcrLanguageChoice }): void;
   /** Resolves when everything queued so far is done. */
   idle(): Promise<void>;
 }
@@ -56,6 +56,8 @@ export function pageArtifactPath(documentId: string, page: number): string {
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
   let queue: Promise<void> = Promise.resolve();
+  /** The language asked for the document being read ("read again in…"), over the settings'. */
+  let override: OcrLanguageChoice | undefined;
 
   async function update(id: string, patch: Parameters<DocumentsStore['updateDocument']>[1]) {
     const record = await deps.documents.updateDocument(id, patch);
@@ -210,7 +212,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
    * document's next pages.
    */
   async function readInLanguage(image: Uint8Array, found: { language?: OcrLanguage }) {
-    const choice = deps.ocrLanguage?.() ?? 'auto';
+    const choice = override ?? deps.ocrLanguage?.() ?? 'auto';
     if (choice !== 'auto') return deps.ocr(image, tesseractLanguages(choice));
     if (found.language) return deps.ocr(image, tesseractLanguages(found.language));
     const english = await deps.ocr(image, 'eng');
@@ -311,8 +313,18 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   return {
-    process(record) {
-      queue = queue.then(() => run(record)).catch(() => {});
+    process(record, options = {}) {
+      queue = queue
+        .then(async () => {
+          // One document at a time: the language asked for this one holds until it is read.
+          override = options.language;
+          try {
+            await run(record);
+          } finally {
+            override = undefined;
+          }
+        })
+        .catch(() => {});
     },
     idle: () => queue,
   };

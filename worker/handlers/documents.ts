@@ -1,12 +1,13 @@
 // The user's files and what the agent learns: uploads (checked, stored, recorded, then read by the
 // pipeline), a file read back for a window, and a memory pass on demand.
 import type { DocumentRecord } from '../../memory/index.ts';
+import { isOcrLanguage, OCR_LANGUAGES } from '../documents/languages.ts';
 import { checkUpload, uniqueName } from '../documents/upload.ts';
 import type { DocumentInfo } from '../protocol.ts';
 import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from '../storage-full.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';
 
-export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'read_file' | 'learn_now'> {
+export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'read_file' | 'learn_now' | 'read_document_again'> {
   const { deps, emit, newId, files, canvas, pipeline, memory } = ctx;
   return {
     async upload_file(params, id) {
@@ -48,6 +49,16 @@ export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'r
       }
       pipeline.process(record);
       return document;
+    },
+
+    async read_document_again(params) {
+      const record = await deps.memory.documents.getDocument(String(params?.document_id));
+      if (!record) throw new RequestError({ code: 'not_found', message: `There is no document ${String(params?.document_id)}.` });
+      const language = params.language;
+      if (language !== 'auto' && !isOcrLanguage(language)) throw new RequestError({ code: 'bad_request', message: `Scans are read in "auto" or one of ${Object.keys(OCR_LANGUAGES).join(', ')}.` });
+      if (!(record.mime.startsWith('image/') || record.mime === 'application/pdf')) throw new RequestError({ code: 'bad_request', message: `${record.filename} is not a scan: its text does not depend on a language.` });
+      pipeline.process(record, { language });
+      return toDocumentInfo(record);
     },
 
     async read_file(params) {
