@@ -151,10 +151,14 @@ export async function loadCanvas(
           const column = table.columns.find((c) => c.key === interaction.column);
           if (!column) throw new CanvasError(`Table ${table.id} has no column ${interaction.column}.`);
           const old = row.cells[column.key] ?? null;
-          await patch(table.id, { op: 'upsert_rows', rows: [{ id: row.id, cells: { [column.key]: interaction.value } }] });
+          // The user's value is theirs: whatever OCR was unsure of, this cell is no longer marked.
+          const { [column.key]: _cleared, ...uncertain } = row.uncertain ?? {};
+          await patch(table.id, { op: 'upsert_rows', rows: [{ id: row.id, cells: { [column.key]: interaction.value }, ...(row.uncertain ? { uncertain } : {}) }] });
           notes.push(
-            `The user edited table "${table.title}" (${table.id}), row ${row.id}, column "${column.label}" (${column.key}): ` +
-              `${JSON.stringify(old)} -> ${JSON.stringify(interaction.value)}.`,
+            old === interaction.value
+              ? `The user checked and confirmed the value of table "${table.title}" (${table.id}), row ${row.id}, column "${column.label}" (${column.key}): ${JSON.stringify(old)}; it is no longer marked uncertain.`
+              : `The user edited table "${table.title}" (${table.id}), row ${row.id}, column "${column.label}" (${column.key}): ` +
+                  `${JSON.stringify(old)} -> ${JSON.stringify(interaction.value)}.`,
           );
           return;
         }
@@ -185,8 +189,11 @@ function describeWindow(win: CanvasWindow): string {
   switch (win.kind) {
     case 'notes':
       return `- ${win.id}: notes "${win.title}" (${win.content.length} characters)`;
-    case 'table':
-      return `- ${win.id}: table "${win.title}" with ${win.rows.length} rows; columns ${win.columns.map((c) => `${c.key} (${c.type})`).join(', ')}`;
+    case 'table': {
+      const unsure = win.rows.flatMap((row) => Object.entries(row.uncertain ?? {}).map(([key, confidence]) => `row ${row.id} ${key} ${JSON.stringify(row.cells[key] ?? null)} (${Math.round(confidence)}%)`));
+      const marks = unsure.length ? `; OCR was unsure of ${unsure.length} cell${unsure.length === 1 ? '' : 's'}, marked for the user: ${unsure.slice(0, 20).join(', ')}` : '';
+      return `- ${win.id}: table "${win.title}" with ${win.rows.length} rows; columns ${win.columns.map((c) => `${c.key} (${c.type})`).join(', ')}${marks}`;
+    }
     case 'chart':
       return `- ${win.id}: ${win.chart} chart "${win.title}"${win.source.type === 'table' ? ` of table ${win.source.table_id}` : ''}`;
     case 'document':

@@ -204,6 +204,11 @@ export interface TableRow {
   /** Stable across edits and reloads; a cell edit names its row by it. */
   id: string;
   cells: Record<string, CellValue>;
+  /**
+   * Cells whose value came from words OCR was unsure of: column key -> confidence (0..100). A
+   * patch that carries it replaces the row's; a cell the user edits loses its mark.
+   */
+  uncertain?: Record<string, number>;
 }
 
 export interface TableWindow extends WindowBase {
@@ -653,7 +658,9 @@ export function applyWindowPatch<W extends CanvasWindow>(win: W, patch: WindowPa
           index.set(row.id, rows.length);
           rows.push(row);
         } else {
-          rows[at] = { id: row.id, cells: { ...rows[at]!.cells, ...row.cells } };
+          const before = rows[at]!;
+          const uncertain = row.uncertain ?? before.uncertain;
+          rows[at] = { id: row.id, cells: { ...before.cells, ...row.cells }, ...(uncertain && Object.keys(uncertain).length ? { uncertain } : {}) };
         }
       }
       return { ...win, rows, updated_at: updatedAt };

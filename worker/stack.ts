@@ -12,7 +12,7 @@ import { loadConversation } from './conversation.ts';
 import { openEventLog, type EventLog, type EventStore } from './event-log.ts';
 import type { OcrEngine } from './documents/ocr.ts';
 import type { PdfOpener, PdfPageRenderer } from './documents/pdf-text.ts';
-import { createPipeline } from './documents/pipeline.ts';
+import { createPipeline, readWords } from './documents/pipeline.ts';
 import { UploadError } from './documents/upload.ts';
 import { recordedDemoStream } from './demo/demo.ts';
 import { loadHooks } from './hooks.ts';
@@ -215,6 +215,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       windows: canvas.windows,
       openWindow: canvas.openWindow,
       patchWindow: canvas.patchWindow,
+      words: (documentId) => readWords(files, documentId),
     }),
     createWebFetchTool({ fetchPage: createProxyFetchPage(() => (settings.provider === 'proxy' ? settings.endpoint : null), proxyFetch) }),
     createWebSearchTool({ search: createProxySearch({ endpoint: () => (settings.provider === 'proxy' ? settings.endpoint : null), fetch: proxyFetch }) }),

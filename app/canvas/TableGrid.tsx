@@ -60,6 +60,9 @@ interface RowProps {
   onEdit(row: TableRow, column: TableColumn, text: string): void;
 }
 
+/** The confidence OCR had in a cell's value, when it was unsure of it. */
+const unsure = (row: TableRow, column: TableColumn): number | undefined => row.uncertain?.[column.key];
+
 const Row = memo(function Row({ row, index, columns, top, template, onEdit }: RowProps) {
   const [editing, setEditing] = useState<string | null>(null);
   // Keyboard users return to the cell they edited.
@@ -83,7 +86,9 @@ const Row = memo(function Row({ row, index, columns, top, template, onEdit }: Ro
           <div
             key={column.key}
             role="cell"
-            class={`table-cell table-cell--${column.type}`}
+            class={`table-cell table-cell--${column.type}${unsure(row, column) !== undefined ? ' table-cell--uncertain' : ''}`}
+            data-uncertain={unsure(row, column)}
+            aria-description={unsure(row, column) !== undefined ? `OCR was unsure of this value (${unsure(row, column)}% confidence): check it against the document` : undefined}
             tabIndex={0}
             ref={(element) => {
               if (element && refocus.current === column.key) {
@@ -91,7 +96,13 @@ const Row = memo(function Row({ row, index, columns, top, template, onEdit }: Ro
                 element.focus({ preventScroll: true });
               }
             }}
-            title={column.type === 'date' && typeof row.cells[column.key] === 'string' ? String(row.cells[column.key]) : undefined}
+            title={
+              unsure(row, column) !== undefined
+                ? `OCR was unsure of this value (${unsure(row, column)}% confidence). Check it against the document; editing it clears the mark.`
+                : column.type === 'date' && typeof row.cells[column.key] === 'string'
+                  ? String(row.cells[column.key])
+                  : undefined
+            }
             onDblClick={() => setEditing(column.key)}
             onKeyDown={(e) => {
               if (e.key === 'Enter' || e.key === 'F2') {

@@ -42,7 +42,8 @@ export const TableWindowNode = memo(function TableWindowNode({ data, selected }:
         return;
       }
       setProblem(null);
-      if (parsed.value === (row.cells[column.key] ?? null)) return;
+      // The same value again is no edit, unless OCR was unsure of it: then the user confirms it.
+      if (parsed.value === (row.cells[column.key] ?? null) && row.uncertain?.[column.key] === undefined) return;
       // The worker applies the edit and tells every view (window_patched); nothing changes here
       // until it has, so the table never shows a value the stack does not hold.
       void client.call('canvas_interaction', { type: 'cell_edited', window_id: window.id, row_id: row.id, column: column.key, value: parsed.value }).catch((error) => {

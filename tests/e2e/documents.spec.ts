@@ -4,8 +4,10 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from './test.ts';
 import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import type { FakeOcrState } from '../fake-model/ocr.ts';
+import { SMUDGED } from '../fixtures/generate.ts';
 import { fixture, invoice } from '../support/fixtures.ts';
 import { jpegToPdf } from '../support/jpeg-pdf.ts';
+import { openApp, send } from './app.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { E2E_APP_URL, E2E_PROXY_SECRET } from './ports.ts';
 
@@ -247,5 +249,42 @@ test('a German scan is read in German on its own (accents exact), and German the
   await page.getByRole('textbox', { name: 'Message' }).fill('who sent the second one?');
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.locator('[data-role=assistant]').last()).toHaveText(`Vendor: ${second.vendor}.`);
+  expect((await fakeState()).failures).toEqual([]);
+});
+
+test('a value OCR was unsure of (a blot over the total) is marked in the table and named to the agent; the user\'s correction clears it', async ({ page }) => {
+  const smudged = invoice(SMUDGED.invoice);
+  await loadScript({
+    name: 'uncertain cells',
+    turns: [
+      { reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: SMUDGED.file } }] } },
+      {
+        reply: {
+          content: [{ type: 'tool_use', name: 'save_extraction', input: { document: SMUDGED.file, fields: { vendor: smudged.vendor, invoice_number: smudged.invoice_number, total: smudged.total } } }],
+        },
+      },
+      { expect: { tool_result: { contains: `OCR was unsure of: total ${smudged.total}` } }, reply: { content: [{ type: 'text', text: 'Saved; the total is hard to read, please check it.' }] } },
+      { expect: { system_contains: 'OCR was unsure of 1 cell, marked for the user' }, reply: { content: [{ type: 'text', text: 'Only the total is uncertain.' }] } },
+      { expect: { last_user_text: 'The user checked and confirmed the value of table "Extracted data"' }, reply: { content: [{ type: 'text', text: 'Thanks, the total is confirmed.' }] } },
+    ],
+  });
+  await openApp(page);
+  await page.getByLabel('Attach files').setInputFiles([{ name: SMUDGED.file, mimeType: 'image/jpeg', buffer: fixture(SMUDGED.file) }]);
+  await expect(page.locator('[data-role=notice]').filter({ hasText: `Read ${SMUDGED.file}: 1 page of text.` })).toBeVisible({ timeout: 60_000 });
+  await send(page, 'extract the invoice');
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Saved; the total is hard to read, please check it.');
+  const table = page.getByRole('region', { name: 'Table window: Extracted data' });
+  const marked = table.locator('[role=cell][data-uncertain]');
+  await expect(marked).toHaveCount(1);
+  await expect(marked).toHaveAttribute('aria-description', /OCR was unsure of this value \(\d+% confidence\)/);
+  await send(page, 'which values are uncertain?');
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Only the total is uncertain.');
+  // The user checks the total against the paper and confirms it: the mark goes.
+  await marked.dblclick();
+  await table.getByRole('textbox', { name: /Total, row/ }).fill(String(smudged.total));
+  await table.getByRole('textbox', { name: /Total, row/ }).press('Enter');
+  await expect(table.locator('[role=cell][data-uncertain]')).toHaveCount(0);
+  await send(page, 'I checked the total');
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Thanks, the total is confirmed.');
   expect((await fakeState()).failures).toEqual([]);
 });

@@ -1,6 +1,6 @@
 // OCR with tesseract.js, offline: its worker script, wasm cores and English data are served by
 // the app itself (under /ocr/, precached). One tesseract worker is kept while documents come.
-import { createWorker, PSM, type Worker as TesseractWorker } from 'tesseract.js';
+import { createWorker, PSM, type Page, type Worker as TesseractWorker } from 'tesseract.js';
 
 /**
  * How pages are segmented: as one block of text, line by line across the page, which keeps an
@@ -14,7 +14,23 @@ export interface OcrResult {
   text: string;
   /** 0..100, tesseract's mean word confidence. */
   confidence: number;
+  /** Each word read, in reading order, with tesseract's confidence in it (0..100). */
+  words?: OcrWord[];
 }
+
+export interface OcrWord {
+  text: string;
+  confidence: number;
+}
+
+/** The text, the mean confidence and each word's, from a tesseract page read with `blocks` output. */
+export function resultOf(data: Page): OcrResult {
+  const words = (data.blocks ?? []).flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines.flatMap((line) => line.words)));
+  return { text: data.text.trim(), confidence: data.confidence, words: words.map((word) => ({ text: word.text, confidence: Math.round(word.confidence) })) };
+}
+
+/** What a page read returns: its text and its words' boxes (for each word's confidence). */
+export const OCR_OUTPUT = { text: true, blocks: true } as const;
 
 /** Reads one page image; `languages` as tesseract names them (`eng`, `deu+eng`), English when absent. */
 export type OcrEngine = (image: Uint8Array, languages?: string) => Promise<OcrResult>;
@@ -38,8 +54,8 @@ export function createBrowserOcr(paths: OcrPaths): OcrEngine {
     }),
   );
   return async (image, languages = 'eng') => {
-    const { data } = await (await worker(languages)).recognize(new Blob([image as Uint8Array<ArrayBuffer>]));
-    return { text: data.text.trim(), confidence: data.confidence };
+    const { data } = await (await worker(languages)).recognize(new Blob([image as Uint8Array<ArrayBuffer>]), {}, OCR_OUTPUT);
+    return resultOf(data);
   };
 }
 

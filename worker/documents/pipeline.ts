@@ -8,7 +8,7 @@ import Papa from 'papaparse';
 import type { Settings, StackEventBody, TableColumn, TableRow } from '../protocol.ts';
 import type { UserFiles } from '../user-files.ts';
 import { MistralOcrError, readWithMistral } from './mistral-ocr.ts';
-import type { OcrEngine } from './ocr.ts';
+import type { OcrEngine, OcrWord } from './ocr.ts';
 import { textEncoding } from '../file-kind.ts';
 import { detectLanguage, tesseractLanguages, type OcrLanguage, type OcrLanguageChoice } from './languages.ts';
 import { OfficeReadError, readDocx, readTiffPages, readWorkbook, type Sheet } from './office.ts';
@@ -54,6 +54,23 @@ export function pageArtifactPath(documentId: string, page: number): string {
   return `ocr/${documentId}/page-${page}.txt`;
 }
 
+/** Each OCR'd page's words with tesseract's confidence: `[[text, confidence], ...]` per page. */
+export function wordsArtifactPath(documentId: string): string {
+  return `ocr/${documentId}/words.json`;
+}
+
+/** The words OCR read in a document, each with its confidence, in reading order; none when it was not OCR'd here. */
+export async function readWords(files: Pick<UserFiles, 'read' | 'stat'>, documentId: string): Promise<OcrWord[]> {
+  const path = wordsArtifactPath(documentId);
+  if (!(await files.stat(path))) return [];
+  try {
+    const pages = JSON.parse(new TextDecoder().decode(await files.read(path))) as [string, number][][];
+    return pages.flat().map(([text, confidence]) => ({ text, confidence }));
+  } catch {
+    return [];
+  }
+}
+
 export function createPipeline(deps: PipelineDeps): Pipeline {
   let queue: Promise<void> = Promise.resolve();
   /** The language asked for the document being read ("read again in…"), over the settings'. */
@@ -72,6 +89,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (record.mime === XLSX) return readXlsx(record);
     if (record.mime === DOCX) return readWord(record);
     await update(record.id, { description: `${record.description}; its text cannot be read here` });
+  }
+
+  /** The words OCR read, with their confidences, for save_extraction to mark what it was unsure of. */
+  async function saveWords(record: DocumentRecord, pages: OcrWord[][]) {
+    await deps.files.write(wordsArtifactPath(record.id), JSON.stringify(pages.map((page) => page.map((word) => [word.text, word.confidence]))));
   }
 
   /** Marks the document failed with a reason the user can act on. */
@@ -135,11 +157,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     try {
       const pages: string[] = [];
       const confidences: number[] = [];
+      const words: OcrWord[][] = [];
       const language = {};
       await readTiffPages(await deps.files.read(record.path), async (page, total, png) => {
         const result = await recognise(png, language);
         pages.push(result.text);
         confidences.push(result.confidence);
+        words.push(result.words ?? []);
         await deps.files.write(pageArtifactPath(record.id, page), result.text);
         deps.emit({ type: 'document_progress', document_id: record.id, page, pages: total });
       });
@@ -148,6 +172,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         return;
       }
       await deps.files.write(`${record.path}.txt`, assemble({ pages }));
+      await saveWords(record, words);
       const confidence = Math.round(confidences.reduce((a, b) => a + b, 0) / Math.max(1, confidences.length));
       await update(record.id, {
         status: 'ready',
@@ -225,15 +250,18 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   async function ocrPdf(record: DocumentRecord, bytes: Uint8Array, mistralFailed: string | null) {
     const pages: string[] = [];
     const confidences: number[] = [];
+    const words: OcrWord[][] = [];
     const language = {};
     await deps.renderPdfPages!(bytes, async (page, total, png) => {
       const result = await recognise(png, language);
       pages.push(result.text);
       confidences.push(result.confidence);
+      words.push(result.words ?? []);
       await deps.files.write(pageArtifactPath(record.id, page), result.text);
       deps.emit({ type: 'document_progress', document_id: record.id, page, pages: total });
     });
     await deps.files.write(`${record.path}.txt`, assemble({ pages }));
+    await saveWords(record, words);
     const confidence = Math.round(confidences.reduce((a, b) => a + b, 0) / Math.max(1, confidences.length));
     await update(record.id, {
       status: 'ready',
@@ -262,6 +290,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
       await deps.files.write(pageArtifactPath(record.id, 1), result.text);
       await deps.files.write(`${record.path}.txt`, assemble({ pages: [result.text] }));
+      await saveWords(record, [result.words ?? []]);
       deps.emit({ type: 'document_progress', document_id: record.id, page: 1, pages: 1 });
       await update(record.id, {
         status: 'ready',

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import type { DocumentRecord, DocumentsStore } from '../../memory/index.ts';
 import type { NewWindow } from '../canvas.ts';
 import type { CanvasWindow, CellValue, TableColumn, WindowPatch } from '../protocol.ts';
+import type { OcrWord } from '../documents/ocr.ts';
+import { uncertainFields, UNSURE_BELOW } from '../documents/uncertain.ts';
 import { defineTool } from './define-tool.ts';
 import description from './save-extraction.md?raw';
 
@@ -23,6 +25,8 @@ export interface SaveExtractionOperations {
   windows(): CanvasWindow[];
   openWindow(window: NewWindow): Promise<CanvasWindow>;
   patchWindow(windowId: string, patch: WindowPatch): Promise<CanvasWindow>;
+  /** The words OCR read in the document, with their confidences; none when it was not OCR'd. */
+  words?(documentId: string): Promise<OcrWord[]>;
 }
 
 const DEFAULT_TITLE = 'Extracted data';
@@ -46,8 +50,15 @@ export function createSaveExtractionTool(ops: SaveExtractionOperations) {
       const table = await tableFor(ops, input.window_id, fields);
       const columns = mergeColumns(table.kind === 'table' ? table.columns : [], fields);
       if (table.kind === 'table' && columns.length !== table.columns.length) await ops.patchWindow(table.id, { op: 'set_columns', columns });
-      await ops.patchWindow(table.id, { op: 'upsert_rows', rows: [{ id: doc.id, cells: { document: doc.filename, ...fields } }] });
-      return `${previous ? 'Updated' : 'Saved'} the extraction for ${doc.filename} (${Object.keys(input.fields).join(', ')}); it is row ${doc.id} of table ${table.id}.`;
+      // What OCR was unsure of (and what the model itself says it is unsure of) is marked for the user.
+      const unsure = uncertainFields(fields, (await ops.words?.(doc.id).catch(() => [])) ?? []);
+      for (const [key, share] of Object.entries(confidence)) {
+        if (typeof share === 'number' && share * 100 < UNSURE_BELOW && key in fields) unsure[key] = Math.min(unsure[key] ?? 100, Math.round(share * 100));
+      }
+      await ops.patchWindow(table.id, { op: 'upsert_rows', rows: [{ id: doc.id, cells: { document: doc.filename, ...fields }, uncertain: unsure }] });
+      const saved = `${previous ? 'Updated' : 'Saved'} the extraction for ${doc.filename} (${Object.keys(input.fields).join(', ')}); it is row ${doc.id} of table ${table.id}.`;
+      const named = Object.entries(unsure).map(([key, percent]) => `${key} ${JSON.stringify(fields[key])} (${percent}% confidence)`);
+      return named.length ? `${saved} OCR was unsure of: ${named.join(', ')}. These cells are marked in the table; say so when you report them.` : saved;
     },
   });
 }
