@@ -110,6 +110,9 @@ const SHARED_DOCUMENTS: Record<string, string[]> = {
   'text/csv': ['.csv'],
   'text/plain': ['.txt'],
   'text/markdown': ['.md', '.markdown'],
+  'image/tiff': ['.tif', '.tiff'],
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': ['.xlsx'],
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': ['.docx'],
 };
 
 /**

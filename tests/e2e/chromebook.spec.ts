@@ -107,7 +107,7 @@ test('the manifest opens documents and .stack files and takes shares; Chromium f
     share_target: { action: string; method: string; enctype: string; params: { files: { name: string; accept: string[] }[] } };
   };
   const accept = manifest.file_handlers[0]!.accept;
-  expect(Object.values(accept).flat().sort()).toEqual(['.csv', '.jpeg', '.jpg', '.markdown', '.md', '.pdf', '.png', '.stack', '.txt', '.webp']);
+  expect(Object.values(accept).flat().sort()).toEqual(['.csv', '.docx', '.jpeg', '.jpg', '.markdown', '.md', '.pdf', '.png', '.stack', '.tif', '.tiff', '.txt', '.webp', '.xlsx']);
   expect(manifest.share_target).toMatchObject({ action: './share-target', method: 'POST', enctype: 'multipart/form-data', params: { files: [{ name: 'files' }] } });
   expect(manifest.share_target.params.files[0]!.accept).toEqual(expect.arrayContaining(['application/pdf', 'image/jpeg', '.stack']));
   const cdp = await context.newCDPSession(page);
