@@ -1,9 +1,10 @@
 // `npm run ingest -- FILES... --out DIR`: runs the app's document pipeline code headless (pdfjs
-// text layer, tesseract.js OCR with the same English data) and writes, per file, the page texts,
+// text layer, tesseract.js OCR with the same language data and choice) and writes, per file, the page texts,
 // the assembled text and a JSON summary (text, pages, timings), so accuracy can be measured
 // outside the UI.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { detectLanguage, tesseractLanguages } from '../worker/documents/languages.ts';
 import { createNodeOcr } from '../worker/documents/node-ocr.ts';
 import { openPdfInNode } from '../worker/documents/node-pdf.ts';
 import { assemble, hasTextLayer, PdfReadError, readPdfText } from '../worker/documents/pdf-text.ts';
@@ -37,9 +38,12 @@ try {
         pages = text.pages;
         method = 'pdf-text-layer';
       } else if (mime.startsWith('image/')) {
-        const result = await ocr(bytes);
+        // The app's automatic choice: English first, again in another language when the page plainly is one.
+        let result = await ocr(bytes, 'eng');
+        const language = detectLanguage(result.text);
+        if (language) result = await ocr(bytes, tesseractLanguages(language));
         pages = [result.text];
-        method = `tesseract.js (confidence ${Math.round(result.confidence)}%)`;
+        method = `tesseract.js, ${tesseractLanguages(language ?? 'eng')} (confidence ${Math.round(result.confidence)}%)`;
       } else {
         pages = [new TextDecoder().decode(bytes)];
         method = 'text';
