@@ -60,17 +60,15 @@ interface RowProps {
   onEdit(row: TableRow, column: TableColumn, text: string): void;
 }
 
-/** The confidence OCR had in a cell's value, when it was unsure of it. */
-const unsure = (row: TableRow, column: TableColumn): number | undefined => row.uncertain?.[column.key];
-
 const Row = memo(function Row({ row, index, columns, top, template, onEdit }: RowProps) {
   const [editing, setEditing] = useState<string | null>(null);
   // Keyboard users return to the cell they edited.
   const refocus = useRef<string | null>(null);
   return (
     <div class="table-row" role="row" aria-rowindex={index + 2} data-row-id={row.id} style={{ gridTemplateColumns: template, transform: `translateY(${top}px)` }}>
-      {columns.map((column) =>
-        editing === column.key ? (
+      {columns.map((column) => {
+        const doubt = row.uncertain?.[column.key];
+        return editing === column.key ? (
           <CellEditor
             key={column.key}
             column={column}
@@ -86,9 +84,9 @@ const Row = memo(function Row({ row, index, columns, top, template, onEdit }: Ro
           <div
             key={column.key}
             role="cell"
-            class={`table-cell table-cell--${column.type}${unsure(row, column) !== undefined ? ' table-cell--uncertain' : ''}`}
-            data-uncertain={unsure(row, column)}
-            aria-description={unsure(row, column) !== undefined ? `OCR was unsure of this value (${unsure(row, column)}% confidence): check it against the document` : undefined}
+            class={`table-cell table-cell--${column.type}${doubt !== undefined ? ' table-cell--uncertain' : ''}`}
+            data-uncertain={doubt}
+            aria-description={doubt !== undefined ? `OCR was unsure of this value (${doubt}% confidence): check it against the document` : undefined}
             tabIndex={0}
             ref={(element) => {
               if (element && refocus.current === column.key) {
@@ -97,8 +95,8 @@ const Row = memo(function Row({ row, index, columns, top, template, onEdit }: Ro
               }
             }}
             title={
-              unsure(row, column) !== undefined
-                ? `OCR was unsure of this value (${unsure(row, column)}% confidence). Check it against the document; editing it clears the mark.`
+              doubt !== undefined
+                ? `OCR was unsure of this value (${doubt}% confidence). Check it against the document; editing it clears the mark.`
                 : column.type === 'date' && typeof row.cells[column.key] === 'string'
                   ? String(row.cells[column.key])
                   : undefined
@@ -113,8 +111,8 @@ const Row = memo(function Row({ row, index, columns, top, template, onEdit }: Ro
           >
             {formatCell(row.cells[column.key], column)}
           </div>
-        ),
-      )}
+        );
+      })}
     </div>
   );
 });

@@ -10,6 +10,7 @@ import { createMemoryUserFiles } from '../user-files.ts';
 import { openPdfInNode } from './node-pdf.ts';
 import type { OcrEngine } from './ocr.ts';
 import type { PdfPageRenderer } from './pdf-text.ts';
+import { memoryDocuments } from './memory-documents.ts';
 import { createPipeline, failureReason, pageArtifactPath } from './pipeline.ts';
 
 const fixture = (name: string) => new Uint8Array(fixtureFile(name));
@@ -29,7 +30,7 @@ function mistralAnswer(pages: string[]): Response {
 function setup(options: { settings?: OcrSettings; answer?: () => Response | Promise<Response>; render?: boolean; noMistralDep?: boolean }) {
   const tables: { title: string; columns: TableColumn[]; rows: TableRow[] }[] = [];
   const files = createMemoryUserFiles();
-  const records = new Map<string, DocumentRecord>();
+  const { records, documents } = memoryDocuments();
   const events: StackEventBody[] = [];
   const fetchCalls: { url: string; body: { document: Record<string, string> } }[] = [];
   const localCalls: Uint8Array[] = [];
@@ -47,18 +48,7 @@ function setup(options: { settings?: OcrSettings; answer?: () => Response | Prom
   }) as unknown as typeof fetch;
   const pipeline = createPipeline({
     files,
-    documents: {
-      async getDocument(id) {
-        return records.get(id);
-      },
-      async updateDocument(id, patch) {
-        const record = records.get(id);
-        if (!record) return undefined;
-        const next = { ...record, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) };
-        records.set(id, next);
-        return next;
-      },
-    },
+    documents,
     emit: (event) => events.push(event),
     openPdf: openPdfInNode,
     ocr,
@@ -240,18 +230,11 @@ describe('office files and TIFF scans', () => {
 describe('the language scans are read in', () => {
   function withLanguages(reply: (languages: string) => string, setting: () => 'auto' | 'deu' | 'eng' = () => 'auto') {
     const files = createMemoryUserFiles();
-    const records = new Map<string, DocumentRecord>();
+    const { records, documents } = memoryDocuments();
     const asked: string[] = [];
     const pipeline = createPipeline({
       files,
-      documents: {
-        getDocument: async (id) => records.get(id),
-        updateDocument: async (id, patch) => {
-          const next = { ...records.get(id)!, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) };
-          records.set(id, next);
-          return next;
-        },
-      },
+      documents,
       emit: () => {},
       openPdf: openPdfInNode,
       ocr: async (_image, languages = 'eng') => {

@@ -155,31 +155,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   async function readTiff(record: DocumentRecord) {
     await update(record.id, { status: 'processing' });
     try {
-      const pages: string[] = [];
-      const confidences: number[] = [];
-      const words: OcrWord[][] = [];
-      const language = {};
-      await readTiffPages(await deps.files.read(record.path), async (page, total, png) => {
-        const result = await recognise(png, language);
-        pages.push(result.text);
-        confidences.push(result.confidence);
-        words.push(result.words ?? []);
-        await deps.files.write(pageArtifactPath(record.id, page), result.text);
-        deps.emit({ type: 'document_progress', document_id: record.id, page, pages: total });
-      });
+      const bytes = await deps.files.read(record.path);
+      const { pages, confidence } = await ocrPages(record, (onPage) => readTiffPages(bytes, onPage));
       if (!pages.some((page) => page.trim())) {
         await update(record.id, { status: 'failed', error: `${record.filename}: no text was found on its ${pages.length} page${pages.length === 1 ? '' : 's'}.` });
         return;
       }
-      await deps.files.write(`${record.path}.txt`, assemble({ pages }));
-      await saveWords(record, words);
-      const confidence = Math.round(confidences.reduce((a, b) => a + b, 0) / Math.max(1, confidences.length));
-      await update(record.id, {
-        status: 'ready',
-        pageCount: pages.length,
-        description: `${describeText(record.filename, { pages }).replace(/^PDF/, 'Scanned TIFF')} ${localOcrNote(confidence, null)}`,
-        error: null,
-      });
+      await finishOcr(record, pages, confidence, 'Scanned TIFF', null);
     } catch (error) {
       await failed(record, error);
     }
@@ -248,11 +230,21 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   /** A scanned PDF: each page drawn and read by OCR. */
   async function ocrPdf(record: DocumentRecord, bytes: Uint8Array, mistralFailed: string | null) {
+    const { pages, confidence } = await ocrPages(record, (onPage) => deps.renderPdfPages!(bytes, onPage));
+    await finishOcr(record, pages, confidence, 'Scanned PDF', mistralFailed);
+  }
+
+  /**
+   * A document's page images (a PDF's pages drawn, a TIFF's decoded), each read by OCR as it
+   * comes, in one language for the whole document: each page's text saved with progress, then
+   * every page's words. Returns the texts and the mean confidence.
+   */
+  async function ocrPages(record: DocumentRecord, feed: (onPage: (page: number, total: number, png: Uint8Array) => Promise<void>) => Promise<unknown>) {
     const pages: string[] = [];
     const confidences: number[] = [];
     const words: OcrWord[][] = [];
     const language = {};
-    await deps.renderPdfPages!(bytes, async (page, total, png) => {
+    await feed(async (page, total, png) => {
       const result = await recognise(png, language);
       pages.push(result.text);
       confidences.push(result.confidence);
@@ -260,13 +252,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       await deps.files.write(pageArtifactPath(record.id, page), result.text);
       deps.emit({ type: 'document_progress', document_id: record.id, page, pages: total });
     });
-    await deps.files.write(`${record.path}.txt`, assemble({ pages }));
     await saveWords(record, words);
-    const confidence = Math.round(confidences.reduce((a, b) => a + b, 0) / Math.max(1, confidences.length));
+    return { pages, confidence: Math.round(confidences.reduce((a, b) => a + b, 0) / Math.max(1, confidences.length)) };
+  }
+
+  /** The assembled text beside the original, and the record ready with what was read and how. */
+  async function finishOcr(record: DocumentRecord, pages: string[], confidence: number, kind: string, mistralFailed: string | null) {
+    await deps.files.write(`${record.path}.txt`, assemble({ pages }));
     await update(record.id, {
       status: 'ready',
       pageCount: pages.length,
-      description: `${describeText(record.filename, { pages }).replace(/^PDF/, 'Scanned PDF')} ${localOcrNote(confidence, mistralFailed)}`,
+      description: `${describeText(record.filename, { pages }).replace(/^PDF/, kind)} ${localOcrNote(confidence, mistralFailed)}`,
       error: null,
     });
   }

@@ -8,6 +8,7 @@ import type { DocumentRecord } from '../../memory/index.ts';
 import { checkFields, recallReport } from '../../tests/fixtures/recall.ts';
 import { fixture, invoices } from '../../tests/support/fixtures.ts';
 import { createMemoryUserFiles } from '../user-files.ts';
+import { memoryDocuments } from './memory-documents.ts';
 import { createNodeOcr } from './node-ocr.ts';
 import { openPdfInNode } from './node-pdf.ts';
 import { createPipeline } from './pipeline.ts';
@@ -18,17 +19,10 @@ afterAll(() => ocr.terminate());
 describe('field recall on the generated scans', () => {
   it('reads the printed fields of every layout, accented names exact', { timeout: 180_000 }, async () => {
     const files = createMemoryUserFiles();
-    const records = new Map<string, DocumentRecord>();
+    const { records, documents } = memoryDocuments();
     const pipeline = createPipeline({
       files,
-      documents: {
-        getDocument: async (id) => records.get(id),
-        updateDocument: async (id, patch) => {
-          const next = { ...records.get(id)!, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) };
-          records.set(id, next);
-          return next;
-        },
-      },
+      documents,
       emit: () => {},
       openPdf: openPdfInNode,
       ocr,
