@@ -1,5 +1,5 @@
 // net.*: the computer's network through the real proxy (Miniflare) and its Wisp relay, the guest
-// in v86 under Node as in the browser's VM worker, with the VM worker's DNS bridge. The
+// in v86 under Node as in the browser's VM worker, with the VM worker's network link. The
 // "internet" is tests/support/test-internet.ts on this machine's own address. Reported beside
 // the host's own fetch of the same file, and a pip install from the index beside the same install
 // from the wheel on the guest's disk, measured in the same run. Needs the built image.
@@ -11,7 +11,8 @@ import { startLocalProxy } from '../cloudflare-proxy/local.mjs';
 import { startTestInternet } from '../tests/support/test-internet.ts';
 import { SyncFileDisk } from '../vm/disk.ts';
 import { Machine } from '../vm/machine.ts';
-import { installDnsBridge, type VmNetwork } from '../vm/network.ts';
+import type { VmNetwork } from '../vm/network.ts';
+import { installNetworkLink } from '../vm/network-link.ts';
 import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/node-file.ts';
 import { report, round, summarise } from './stats.ts';
 
@@ -42,11 +43,12 @@ export async function benchNet(): Promise<void> {
     const { token } = (await (await fetch(`${proxy.url}/v1/pair/local`, { method: 'POST', body: '{"label":"bench"}' })).json()) as { token: string };
     const ticket = (await (await fetch(`${proxy.url}/v1/net/ticket`, { method: 'POST', headers: { authorization: `Bearer ${token}` } })).json()) as { ticket: string };
     const network: VmNetwork = { relayUrl: `${proxy.url.replace(/^http/, 'ws')}/v1/wisp?ticket=${ticket.ticket}`, dnsUrl: `${proxy.url}/dns-query`, ticket: ticket.ticket };
-    installDnsBridge(globalThis, () => {})(network);
+    const link = installNetworkLink(globalThis as never, () => {});
+    link.set(network);
 
     const diskPath = join(dir, 'disk.img');
     const { files } = await loadNodeImage(IMAGE_DIR, diskPath);
-    machine = new Machine({ files, disk: new SyncFileDisk(openNodeSyncFile(diskPath)), store: createNodeMachineStore(join(dir, 'vm')), wasmPath: WASM_PATH, wasmFn: nodeV86Wasm(WASM_PATH), watchdog: false, network });
+    machine = new Machine({ files, disk: new SyncFileDisk(openNodeSyncFile(diskPath)), store: createNodeMachineStore(join(dir, 'vm')), wasmPath: WASM_PATH, wasmFn: nodeV86Wasm(WASM_PATH), watchdog: false, link });
     await machine.coldBoot();
     const run = async (command: string) => {
       const result = await machine!.exec({ command, timeout: 300 });

@@ -212,6 +212,8 @@ export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: bo
       serial0_send: () => {},
       serial_send_bytes: () => {},
       fire: (event, value) => listeners.get(event)?.forEach((l) => l(value as never)),
+      // v86 makes an adapter when the card is given a relay (network-link.ts answers for it).
+      ...((options.net_device as { relay_url?: string } | undefined)?.relay_url ? { network_adapter: { send: () => {} } } : {}),
     };
     if (opts.silent) guest.send = () => {};
     setTimeout(() => {

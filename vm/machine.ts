@@ -5,8 +5,7 @@ import { V86 } from 'v86';
 import { AgentClient, AgentError, type AgentInfo, type AgentTransport, type ExecOptions, type ExecRequest, type ExecResult } from './agent-client.ts';
 import type { MachineDisk } from './disk.ts';
 import { emulatorOptions } from './emulator-options.ts';
-import type { DnsNotice, VmNetwork } from './network.ts';
-import { attachOfflineNetwork } from './offline-network.ts';
+import { RELAY_NETWORK, type NetworkLink } from './network-link.ts';
 import { freshMemoryRestore, type WasmInstantiate } from './fresh-memory.ts';
 import type { TrafficCounter } from './traffic.ts';
 
@@ -59,6 +58,8 @@ export interface EmulatorLike {
   serial_send_bytes(port: number, data: Uint8Array): void;
   /** v86's in-memory 9p filesystem (the `filesystem` option), shared as /workspace. */
   fs9p?: unknown;
+  /** What is behind the network card (v86's Wisp adapter, when it was given a relay). */
+  network_adapter?: unknown;
 }
 
 /** Points in the lifecycle where the owner keeps other state in step (the /workspace mirror). */
@@ -87,15 +88,13 @@ export interface MachineOptions {
   watchdog?: { intervalMs: number; timeoutMs: number } | false;
   createEmulator?: (options: Record<string, unknown>) => EmulatorLike;
   hooks?: MachineHooks;
-  /** The proxy's relay and resolver for the guest's network; absent or null: offline. */
-  network?: VmNetwork | null;
+  /**
+   * What is behind the network card, changed while the computer runs (network-link.ts). Absent:
+   * nothing is (the image build); the card is there either way, as saved states need it.
+   */
+  link?: NetworkLink;
   /** Counts the network card's frames of every emulator this machine creates. */
   traffic?: TrafficCounter;
-  /**
-   * With no network: why (the end of "the computer is offline (…)"), and who hears of each lookup
-   * or connection refused for it (offline-network.ts answers the card).
-   */
-  offline?: { reason: string; onNotice: (notice: DnsNotice) => void };
 }
 
 export class MachineError extends Error {
@@ -145,7 +144,8 @@ export class Machine {
         try {
           await this.wakeFrom(saved);
           return 'woke';
-        } catch {
+        } catch (error) {
+          console.warn('the computer could not wake from its saved state; it boots instead', error);
           await this.teardown();
         }
       }
@@ -290,12 +290,12 @@ export class Machine {
   private createEmulator(extra: Record<string, unknown>, restoring = false): EmulatorLike {
     const { files, disk, wasmPath, wasmFn } = this.options;
     const wasm = wasmFn && { wasm_fn: restoring ? freshMemoryRestore(wasmFn) : wasmFn };
-    const options = { ...emulatorOptions(files, disk, wasmPath, this.options.network ?? null), ...wasm, ...extra };
+    const { link } = this.options;
+    const options = { ...emulatorOptions(files, disk, wasmPath, link ? RELAY_NETWORK : null), ...wasm, ...extra };
     const create = this.options.createEmulator ?? ((o) => new V86(o as never) as unknown as EmulatorLike);
     const emulator = create(options);
     this.options.traffic?.attach(emulator);
-    const offline = this.options.network ? null : this.options.offline;
-    if (offline) attachOfflineNetwork(emulator, offline.reason, offline.onNotice);
+    link?.attach(emulator);
     emulator.add_listener('serial0-output-byte', ((byte: number) => {
       const bytes = new Uint8Array([byte]);
       for (const listener of this.serialListeners) listener(bytes);

@@ -3,7 +3,6 @@
 // answers no. A lookup gets REFUSED and a new TCP connection a reset at once, each with a notice
 // of why, so `pip`, `curl`, `npm` and `apt-get` fail in a second with the reason in the terminal
 // and in the bash tool's result, instead of waiting on resolver timeouts with nothing said.
-import type { EmulatorLike } from './machine.ts';
 import { questionName, refused, type DnsNotice } from './network.ts';
 
 /** v86's userland router (the same defaults the Wisp adapter uses when the computer is online). */
@@ -17,14 +16,6 @@ const IP_UDP = 17;
 const TCP_SYN = 0x02;
 const TCP_RST = 0x04;
 const TCP_ACK = 0x10;
-
-/** Answers the card's frames for one emulator; `reason` ends "the computer is offline (…)". */
-export function attachOfflineNetwork(emulator: EmulatorLike, reason: string, onNotice: (notice: DnsNotice) => void): void {
-  emulator.add_listener('net0-send', ((frame: Uint8Array) => {
-    const reply = answer(frame, reason, onNotice);
-    if (reply) emulator.bus.send('net0-receive', reply);
-  }) as (value: never) => void);
-}
 
 /** The reply to one Ethernet frame from the guest, if it gets one. Exported for the tests. */
 export function answer(frame: Uint8Array, reason: string, onNotice: (notice: DnsNotice) => void): Uint8Array | null {

@@ -94,6 +94,11 @@ export interface VmApi {
   workspaceChanged(path: string): Promise<VmResult>;
   /** The network card's traffic through the proxy's relay since this worker started, over every boot and wake. */
   networkTraffic(): Promise<NetTraffic>;
+  /**
+   * What is behind the card from now on, for the running computer and its next starts: the
+   * proxy's relay and resolver, or null and why not. Open connections end; no restart.
+   */
+  setNetwork(network: VmNetwork | null, offline?: string): Promise<void>;
   /** Bytes for the serial root shell (a terminal window). */
   terminalInput(bytes: Uint8Array): Promise<void>;
   /** The terminal window's size (stty on the serial console). */

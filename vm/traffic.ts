@@ -21,7 +21,8 @@ export interface TrafficCounter {
 const SENT = 'eth-transmit-end';
 const RECEIVED = 'eth-receive-end';
 
-export function createTrafficCounter(): TrafficCounter {
+/** `counting`: whether frames count now (only while a relay is behind the card). */
+export function createTrafficCounter(counting: () => boolean = () => true): TrafficCounter {
   const totals: NetTraffic = { sent: 0, received: 0 };
   const length = (value: unknown): number => {
     const bytes = Array.isArray(value) ? value[0] : undefined;
@@ -29,8 +30,8 @@ export function createTrafficCounter(): TrafficCounter {
   };
   return {
     attach(emulator) {
-      emulator.add_listener(SENT, ((value: unknown) => void (totals.sent += length(value))) as (value: never) => void);
-      emulator.add_listener(RECEIVED, ((value: unknown) => void (totals.received += length(value))) as (value: never) => void);
+      emulator.add_listener(SENT, ((value: unknown) => void (counting() && (totals.sent += length(value)))) as (value: never) => void);
+      emulator.add_listener(RECEIVED, ((value: unknown) => void (counting() && (totals.received += length(value)))) as (value: never) => void);
     },
     totals: () => ({ ...totals }),
   };

@@ -11,7 +11,8 @@ import { Machine, MachineError, type EmulatorLike, type MachineBootFiles, type M
 import { openBaseDir, openOpfsMachine, readWarmSet, writeWarmSet, type OpfsMachineFiles } from './opfs-store.ts';
 import { opfsWorkspaceStore, readJournal, writeJournal } from './opfs-workspace.ts';
 import { WorkspaceMirror, type Fs9pLike } from './workspace.ts';
-import { installDnsBridge, type DnsNotice } from './network.ts';
+import type { DnsNotice } from './network.ts';
+import { installNetworkLink, type LinkScope } from './network-link.ts';
 import { createTrafficCounter } from './traffic.ts';
 import type { FillReason, VmApi, VmAvailability, VmError, VmResult, VmStartOptions, VmStatus } from './protocol.ts';
 
@@ -29,8 +30,11 @@ export interface VmWorkerDeps {
   workspaceFlushMs?: number;
   /** Quiet time after which the machine is suspended to free the CPU and memory (ms; 0: never). */
   suspendAfterMs?: number;
-  /** Whose `fetch` v86 calls for DNS (the worker's global scope); the bridge to the proxy's resolver wraps it. */
-  dnsScope?: { fetch: typeof fetch };
+  /**
+   * Whose `fetch` (DNS) and `WebSocket` (the relay) v86 uses: the worker's global scope, wrapped
+   * so both follow the stack's network of the moment (network-link.ts).
+   */
+  networkScope?: LinkScope;
 }
 
 /** Builds the VmApi; exported for tests, exposed by this module when run as a worker. */
@@ -73,8 +77,9 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       terminalListeners.forEach((listener) => listener(bytes));
     }
   };
-  const setNetwork = installDnsBridge(deps.dnsScope ?? globalThis, notify);
-  const traffic = createTrafficCounter();
+  const link = installNetworkLink(deps.networkScope ?? globalThis, notify);
+  // Only frames that have the proxy's relay behind them: offline, the card sends into nothing.
+  const traffic = createTrafficCounter(() => link.online);
   const noticesSince = (n: number) => [...new Set(recentNotices.filter((notice) => notice.n > n).map((notice) => notice.line))];
 
   let lastCheckpoint = 0;
@@ -193,11 +198,10 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       ...(deps.wasmModule ? { wasmFn: instantiateFrom(deps.wasmModule) } : {}),
       ...(deps.createEmulator ? { createEmulator: deps.createEmulator } : {}),
       hooks: workspaceHooks(machineFiles),
-      network: options.network ?? null,
-      // Only frames that have the proxy's relay behind them: offline, the card sends into nothing.
-      ...(options.network ? { traffic } : { offline: { reason: `the computer is offline (${options.offline ?? 'it has no network'})`, onNotice: notify } }),
+      link,
+      traffic,
     });
-    setNetwork(options.network ?? null);
+    link.set(options.network ?? null, options.offline);
     next.onStatus((s) => emit(s));
     next.onSerial((bytes) => {
       lastTerminalUse = Date.now();
@@ -422,6 +426,9 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     },
     async networkTraffic() {
       return traffic.totals();
+    },
+    async setNetwork(network, offline) {
+      link.set(network, offline);
     },
     async terminalInput(bytes) {
       lastTerminalUse = Date.now();

@@ -74,6 +74,29 @@ describe("the computer's network, from the stack", () => {
     expect(refused).toMatchObject({ ok: false, error: { code: 'bad_request', message: `The computer's network is turned on with true or off with false, not "off".` } });
   });
 
+  it('tells the running computer at once when the switch or the pairing changes', async () => {
+    const { fetchFn } = fakeProxy();
+    const told: ComputerNetwork[] = [];
+    let ask: () => Promise<ComputerNetwork> = async () => ({ network: null, offline: '' });
+    const { stack, network } = await openStack(createMemoryStorage(), fetchFn, { networkChanged: async () => void told.push(await ask()) });
+    ask = network;
+    /** What the computer was told after `change`. */
+    const after = async (change: () => Promise<unknown>) => {
+      const n = told.length;
+      await change();
+      for (let i = 0; i < 100 && told.length === n; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+      return told.at(-1);
+    };
+    expect(await after(() => call(stack, 'update_settings', { computer_network: false }))).toEqual({ network: null, offline: 'its network is turned off for this stack in Settings' });
+    expect(await after(() => call(stack, 'update_settings', { computer_network: true }))).toMatchObject({ network: { dnsUrl: `${PROXY}/dns-query` } });
+    expect(await after(() => call(stack, 'unpair_device', {}))).toEqual({ network: null, offline: 'this device is not paired with the proxy; pair it in Settings' });
+    // A heartbeat setting is not a network change.
+    const before = told.length;
+    await call(stack, 'update_settings', { heartbeat_minutes: 30 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(told).toHaveLength(before);
+  });
+
   it('says why the computer starts offline: not the proxy, not paired, revoked, unreachable, refused', async () => {
     const storage = createMemoryStorage();
     let mode: 'ok' | 'revoked' | 'down' | 'busy' = 'ok';

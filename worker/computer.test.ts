@@ -151,6 +151,30 @@ describe('createComputer', () => {
     expect(await computer.networkUse()).toEqual({ sent: 300, received: 9000, online: true });
   });
 
+  it('takes a changed network while it runs, with no restart', async () => {
+    const { vm, calls } = fakeVm({ t: 0 });
+    const set: [VmNetwork | null, string | undefined][] = [];
+    vm.setNetwork = async (network, offline) => void set.push([network, offline]);
+    vm.networkTraffic = async () => ({ sent: 0, received: 0 });
+    const network: VmNetwork = { relayUrl: 'ws://proxy.test/v1/wisp?ticket=t', dnsUrl: 'http://proxy.test/dns-query', ticket: 't' };
+    let given: ComputerNetwork = { network };
+    const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: () => {}, proxy: (f) => f, network: async () => given });
+    // Never started in this page: nothing to tell (its start asks).
+    await computer.networkChanged();
+    expect(set).toEqual([]);
+
+    await computer.start();
+    given = { network: null, offline: 'its network is turned off for this stack in Settings' };
+    await computer.networkChanged();
+    expect(set).toEqual([[null, 'its network is turned off for this stack in Settings']]);
+    expect(await computer.networkUse()).toMatchObject({ online: false });
+    given = { network };
+    await computer.networkChanged();
+    expect(set.at(-1)).toEqual([network, undefined]);
+    expect(await computer.networkUse()).toMatchObject({ online: true });
+    expect(calls.filter((c) => c === 'start')).toHaveLength(1);
+  });
+
   it('a start that fails is an error status with a reboot offer, and exec explains it', async () => {
     const { vm } = fakeVm({ t: 0 });
     vm.start = async () => ({ ok: false, error: { code: 'image_fetch_failed', message: 'could not fetch the image (offline?)' } });

@@ -4,7 +4,7 @@
 import type { ExecRequest, NetTraffic, VmApi, VmAvailability, VmExecResult, VmNetwork, VmStatus } from '../vm/protocol.ts';
 import type { ComputerAction, ComputerStatus } from './protocol.ts';
 
-/** The computer's network at a start: the proxy's relay and resolver, or why it has none. */
+/** The computer's network: the proxy's relay and resolver, or why it has none. */
 export type ComputerNetwork = { network: VmNetwork } | { network: null; offline: string };
 
 export type { ExecRequest } from '../vm/protocol.ts';
@@ -16,7 +16,7 @@ export interface ComputerDeps {
   imageBaseUrl: string | null;
   stackId: string;
   emit(status: ComputerStatus): void;
-  /** The proxy's relay and resolver for the guest, asked at each start; or why it has none. */
+  /** The proxy's relay and resolver for the guest, asked at each start and change; or why it has none. */
   network?: () => Promise<ComputerNetwork>;
   /** Wraps a callback that crosses into the VM worker (Comlink.proxy; identity in tests). */
   proxy<T extends object>(callback: T): T;
@@ -48,9 +48,14 @@ export interface Computer {
   terminalResize(cols: number, rows: number): Promise<void>;
   /**
    * The network card's traffic since the page opened (nothing before the computer first starts),
-   * and `online`: whether the running computer started with a network (null when not running).
+   * and `online`: whether the running computer has a network (null when not running).
    */
   networkUse(): Promise<NetTraffic & { online: boolean | null }>;
+  /**
+   * The stack's network may have changed (Settings, pairing): a running computer takes it at
+   * once, its open connections ending; a stopped one takes it at its next start anyway.
+   */
+  networkChanged(): Promise<void>;
 }
 
 export function createComputer(deps: ComputerDeps): Computer {
@@ -60,8 +65,8 @@ export function createComputer(deps: ComputerDeps): Computer {
   let starting: Promise<ComputerStatus> | null = null;
   let startedAt: number | null = null;
   let execCount = 0;
-  /** Whether the last start had a network behind the card (a reboot or reset keeps that start's). */
-  let startedOnline = false;
+  /** Whether the network behind the card is the proxy's (since the last start or change). */
+  let online = false;
   const terminalListeners = new Set<(bytes: Uint8Array) => void>();
   let terminalHooked = false;
 
@@ -110,6 +115,8 @@ export function createComputer(deps: ComputerDeps): Computer {
     }
   };
 
+  const askNetwork = async (): Promise<ComputerNetwork> => (await deps.network?.().catch(() => null)) ?? { network: null, offline: 'it has no network' };
+
   function api(): VmApi {
     if (!deps.connect || !deps.imageBaseUrl) throw new ComputerUnavailableError(status.state === 'unavailable' ? status.message : 'There is no computer in this build.');
     if (!vm) {
@@ -134,8 +141,8 @@ export function createComputer(deps: ComputerDeps): Computer {
         const target = api();
         await hookTerminal(target);
         startedAt = null;
-        const given: ComputerNetwork = (await deps.network?.().catch(() => null)) ?? { network: null, offline: 'it has no network' };
-        startedOnline = given.network !== null;
+        const given = await askNetwork();
+        online = given.network !== null;
         const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId, ...given });
         if (!result.ok) set({ state: 'error', message: result.error.message, can_reboot: true });
       } catch (error) {
@@ -226,7 +233,14 @@ export function createComputer(deps: ComputerDeps): Computer {
     async networkUse() {
       // No VM worker yet: the computer has not started since the page opened.
       const traffic = vm ? await vm.networkTraffic() : { sent: 0, received: 0 };
-      return { ...traffic, online: status.state === 'ready' ? startedOnline : null };
+      return { ...traffic, online: status.state === 'ready' ? online : null };
+    },
+    async networkChanged() {
+      if (!vm) return;
+      await starting;
+      const given = await askNetwork();
+      online = given.network !== null;
+      await vm.setNetwork(given.network, given.network ? undefined : given.offline);
     },
   };
 }

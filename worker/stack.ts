@@ -117,9 +117,16 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   const credentials = deps.credentials ?? deviceCredentials(createMemoryStorage());
   // The computer's network: through the proxy, for a paired device, with a ticket for the relay
   // and the resolver only (never the device token), unless the user turned it off for this stack.
-  // Asked at each start of the computer. Without one, says why (the guest's [network] lines repeat it).
+  // Asked at each start of the computer and when Settings or pairing change (a running computer
+  // takes it at once). Without one, says why (the guest's [network] lines repeat it).
   let ticket: { network: VmNetwork; expires: number } | null = null;
   async function computerNetwork(): Promise<ComputerNetwork> {
+    const given = await networkNow();
+    // Unpaired, turned off or refused: the next network gets a ticket of its own.
+    if (!given.network) ticket = null;
+    return given;
+  }
+  async function networkNow(): Promise<ComputerNetwork> {
     if (!settings.computer_network) return { network: null, offline: 'its network is turned off for this stack in Settings' };
     if (settings.provider !== 'proxy') return { network: null, offline: 'it reaches the internet only through a Stackdocs proxy; choose one in Settings' };
     const token = await deviceToken();
@@ -297,6 +304,8 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       }
       model = status;
       emit({ type: 'model_status', status: model });
+      // A new endpoint, a pairing or its end: the running computer's network follows.
+      void computer?.networkChanged().catch((error: unknown) => console.warn('the computer could not take its new network', error));
       return model;
     });
     checking = next.catch(() => {});

@@ -36,6 +36,7 @@ export function testComputer(exec: (request: ExecRequest) => Promise<Partial<VmE
     terminalInput: async () => {},
     terminalResize: async () => {},
     networkUse: async () => ({ sent: 0, received: 0, online: true }),
+    networkChanged: async () => {},
   };
 }
 

@@ -94,7 +94,7 @@ export function NetworkSection() {
         <input type="checkbox" role="switch" name="computer_network" checked={allowed} disabled={saving || !settings} onChange={(event) => void toggle(event.currentTarget.checked)} />
         The computer may use the network
       </label>
-      <small class="network-note">{pending ?? 'A change applies the next time the computer starts or wakes.'}</small>
+      <small class="network-note">{pending ?? 'A change reaches the running computer at once; its open connections end.'}</small>
       {switchError && (
         <p class="settings-error" role="alert">
           {switchError}

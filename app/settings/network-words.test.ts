@@ -24,7 +24,7 @@ describe('network words', () => {
     expect(pendingSwitch(true, null)).toBeNull();
     expect(pendingSwitch(false, false)).toBeNull();
     expect(pendingSwitch(true, true)).toBeNull();
-    expect(pendingSwitch(false, true)).toContain('still online');
-    expect(pendingSwitch(true, false)).toContain('started without a network');
+    expect(pendingSwitch(false, true)).toContain('offline');
+    expect(pendingSwitch(true, false)).toContain('no network right now');
   });
 });

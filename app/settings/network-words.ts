@@ -28,12 +28,12 @@ export function describePorts(ports: readonly number[]): string {
 }
 
 /**
- * What the switch means for the computer as it runs now (it keeps the network it started with),
- * or null when there is nothing to add: not running, or running as the switch says.
+ * What the switch means for the computer as it runs now (a change reaches it at once), or null
+ * when there is nothing to add: not running, or running as the switch says.
  */
 export function pendingSwitch(allowed: boolean, online: boolean | null): string | null {
   if (online === null || online === allowed) return null;
   return online
-    ? 'The computer is still online: it goes offline the next time it starts or wakes (reloading the page does that).'
-    : 'The computer started without a network: it gets one the next time it starts or wakes (reloading the page does that), if this browser is paired with the proxy.';
+    ? 'Taking the computer offline…'
+    : 'The computer has no network right now: it gets one as soon as this browser is paired with a proxy that answers.';
 }

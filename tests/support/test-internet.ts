@@ -102,6 +102,13 @@ export async function startTestInternet(): Promise<TestInternet> {
     if (path === '/npm/tinynode/-/tinynode-1.0.0.tgz') return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': node.tarball.length }).end(node.tarball);
     if (path === '/files/10mb.bin') return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': big.length }).end(big);
     if (path === '/files/hello.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('hello\n');
+    // A download that never ends (a byte a second): for connections cut while they are open.
+    if (path === '/files/endless') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).write('started\n');
+      const timer = setInterval(() => res.write('.'), 1000);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   });
   const indexPort = await listen(index, address);

@@ -26,11 +26,14 @@ export function settingsHandlers(ctx: StackContext): Handlers<'get_settings' | '
         await saveApiKey(deps.storage, patch.api_key);
         next.has_api_key = (await loadApiKey(deps.storage)) !== null;
       }
+      const previous = ctx.settings;
       const endpointChanged = next.endpoint !== ctx.settings.endpoint || next.provider !== ctx.settings.provider || patch.api_key !== undefined;
       ctx.settings = next;
       await saveSettings(deps.storage, ctx.settings);
       emit({ type: 'settings_changed', settings: ctx.settings });
       if (endpointChanged) void checkModel();
+      // Turned off or on: the running computer follows at once (a new endpoint follows its check).
+      else if (next.computer_network !== previous.computer_network) void ctx.computer?.networkChanged().catch((error: unknown) => console.warn('the computer could not take its new network', error));
       heartbeat.schedule();
       return ctx.settings;
     },
