@@ -132,6 +132,26 @@ describe('the network behind the running computer’s card', () => {
     expect(lookups).toEqual([NET_B.dnsUrl]);
   });
 
+  it('the same relay with a fresh ticket keeps the open connections, and the next dial uses the new ticket', async () => {
+    const { scope, link } = setUp();
+    link.set(NET_A);
+    const { emulator, adapter, received } = emulatorWith(scope);
+    link.attach(emulator);
+    const relay = FakeSocket.made.at(-1)!;
+    relay.open();
+    adapter.wisp(connect(1, '10.0.0.1', 80));
+    const fresh = { ...NET_A, relayUrl: 'ws://proxy-a.test/v1/wisp?ticket=a2', ticket: 'a2' };
+    link.set(fresh);
+    await tick();
+    expect(relay.closed).toBe(false);
+    expect(received).toEqual([]);
+    adapter.wisp(frame(2, 1, [1]));
+    expect(relay.sent.map((f) => f[0])).toEqual([1, 2]);
+    relay.drop();
+    adapter.wisp(connect(2, '10.0.0.1', 80));
+    expect(FakeSocket.made.at(-1)!.url).toBe(fresh.relayUrl);
+  });
+
   it('turned off: the card is answered here (lookups refused with the reason), the relay is left; turned on again, v86’s adapter answers', async () => {
     const { scope, link, notices } = setUp();
     link.set(NET_A);

@@ -145,9 +145,16 @@ export class RelaySocket {
     private readonly unreachable: (host: string) => void,
   ) {}
 
-  /** The relay from now on (null: none). A different relay ends every open stream. */
+  /**
+   * The relay from now on (null: none). A different relay ends every open stream; the same relay
+   * with a new ticket keeps them (the ticket is checked when a socket opens) for the next dial.
+   */
   retarget(url: string | null): void {
     if (url === this.url) return;
+    if (url && this.url && withoutQuery(url) === withoutQuery(this.url)) {
+      this.url = url;
+      return;
+    }
     this.drop();
     this.url = url;
     // Dialled now: the relay's first word (how many packets a stream may send) must come
@@ -247,6 +254,10 @@ export class RelaySocket {
     // Never inside the adapter's own send: it records the stream after sending its CONNECT.
     queueMicrotask(() => this.onmessage?.({ data: frame.buffer }));
   }
+}
+
+function withoutQuery(url: string): string {
+  return url.replace(/[?#].*$/, '');
 }
 
 /** "host:port" of a CONNECT frame (type, stream, TCP, port, host). */

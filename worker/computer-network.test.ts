@@ -1,7 +1,7 @@
 // The stack's side of the computer's network, with a real stack and a fake proxy: the ticket the
 // computer starts with while the switch in Settings is on, none once it is off, the
 // proxy's allowed hosts in the model status, and the traffic the Settings dialog polls.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openTestMemory } from '../memory/test-helpers.ts';
 import type { Computer, ComputerNetwork } from './computer.ts';
 import { deviceCredentials } from './device.ts';
@@ -95,6 +95,28 @@ describe("the computer's network, from the stack", () => {
     await call(stack, 'update_settings', { heartbeat_minutes: 30 });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(told).toHaveLength(before);
+  });
+
+  it('renews the ticket an hour before it ends, and tells the running computer', async () => {
+    const { fetchFn, asked } = fakeProxy();
+    const told: ComputerNetwork[] = [];
+    let ask: () => Promise<ComputerNetwork> = async () => ({ network: null, offline: '' });
+    const { network } = await openStack(createMemoryStorage(), fetchFn, { networkChanged: async () => void told.push(await ask()) });
+    ask = network;
+    // The stack's first model check tells the computer too: not what this test is about.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    told.length = 0;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      expect(await network()).toMatchObject({ network: { ticket: 'tk1' } });
+      await vi.advanceTimersByTimeAsync(10 * 3_600_000);
+      expect(told).toEqual([]);
+      await vi.advanceTimersByTimeAsync(3_600_000 + 2_000);
+      expect(told).toMatchObject([{ network: { ticket: 'tk2', relayUrl: 'ws://proxy.test/v1/wisp?ticket=tk2' } }]);
+      expect(asked.filter((a) => a === 'POST /v1/net/ticket')).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('says why the computer starts offline: not the proxy, not paired, revoked, unreachable, refused', async () => {

@@ -236,7 +236,8 @@ export function createComputer(deps: ComputerDeps): Computer {
       return { ...traffic, online: status.state === 'ready' ? online : null };
     },
     async networkChanged() {
-      if (!vm) return;
+      // A computer that is not running asks for its network when it starts.
+      if (!vm || (status.state !== 'ready' && !starting)) return;
       await starting;
       const given = await askNetwork();
       online = given.network !== null;

@@ -106,6 +106,9 @@ export interface StackDeps {
   snapshotDatabases?: () => Promise<void>;
 }
 
+/** A network ticket is renewed this long before it ends (the proxy's last 12 h). */
+const TICKET_MARGIN_MS = 3_600_000;
+
 export async function createStack(deps: StackDeps): Promise<StackApi> {
   const newId = deps.newId ?? ((prefix: string) => `${prefix}_${crypto.randomUUID().slice(0, 12)}`);
   // A batch that cannot be stored (the disk is full) stops the work that is producing it: an
@@ -120,10 +123,14 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   // Asked at each start of the computer and when Settings or pairing change (a running computer
   // takes it at once). Without one, says why (the guest's [network] lines repeat it).
   let ticket: { network: VmNetwork; expires: number } | null = null;
+  let ticketRefresh: ReturnType<typeof setTimeout> | null = null;
   async function computerNetwork(): Promise<ComputerNetwork> {
     const given = await networkNow();
     // Unpaired, turned off or refused: the next network gets a ticket of its own.
-    if (!given.network) ticket = null;
+    if (!given.network) {
+      ticket = null;
+      if (ticketRefresh) clearTimeout(ticketRefresh);
+    }
     return given;
   }
   async function networkNow(): Promise<ComputerNetwork> {
@@ -132,7 +139,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     const token = await deviceToken();
     if (!token) return { network: null, offline: 'this device is not paired with the proxy; pair it in Settings' };
     const endpoint = settings.endpoint.replace(/\/+$/, '');
-    if (ticket && ticket.expires > Date.now() + 3_600_000 && ticket.network.dnsUrl === `${endpoint}/dns-query`) return { network: ticket.network };
+    if (ticket && ticket.expires > Date.now() + TICKET_MARGIN_MS && ticket.network.dnsUrl === `${endpoint}/dns-query`) return { network: ticket.network };
     let response: Response;
     try {
       response = await deps.fetch(`${endpoint}/v1/net/ticket`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, credentials: 'omit', signal: AbortSignal.timeout(10_000) });
@@ -144,6 +151,13 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     const body = (await response.json()) as { ticket: string; expires_at: string; wisp_path: string; dns_path: string };
     const network = { relayUrl: `${endpoint.replace(/^http/, 'ws')}${body.wisp_path}?ticket=${encodeURIComponent(body.ticket)}`, dnsUrl: `${endpoint}${body.dns_path}`, ticket: body.ticket };
     ticket = { network, expires: Date.parse(body.expires_at) };
+    // A computer that runs for days (a kiosk) gets a fresh ticket an hour before this one ends:
+    // its lookups carry the ticket, and the relay checks it at each new socket.
+    if (ticketRefresh) clearTimeout(ticketRefresh);
+    ticketRefresh = setTimeout(() => {
+      ticketRefresh = null;
+      void computer?.networkChanged().catch((error: unknown) => console.warn('the computer could not take its new network ticket', error));
+    }, Math.max(60_000, ticket.expires - Date.now() - TICKET_MARGIN_MS + 1_000));
     return { network };
   }
   const deviceToken = async () => (settings.provider === 'proxy' ? ((await credentials.get(settings.endpoint))?.token ?? null) : null);
@@ -351,6 +365,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       closed = true;
       heartbeat.stop();
       tasks.stop();
+      if (ticketRefresh) clearTimeout(ticketRefresh);
       await pipeline.idle();
       // A computer that ran this session is saved and stopped: its disk and state are then a pair.
       if (computer && !['off', 'unavailable', 'suspended'].includes(computer.status.state)) await computer.control('suspend');
