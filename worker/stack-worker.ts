@@ -90,7 +90,16 @@ async function computerWasSetUp(): Promise<boolean> {
 
 // Calls wait for the stack to open; comlink forwards a rejected open as an error to the caller.
 const api: StackApi = {
-  request: async (request) => (await stack).request(request),
+  request: async (request) => {
+    const response = await (await stack).request(request);
+    // A file's bytes move to the page rather than being copied there: a copy of a large PDF is
+    // rebuilt on the page's thread, between the user's keystrokes.
+    if (response.ok && request.method === 'read_file') {
+      const { bytes } = response.result as { bytes: Uint8Array };
+      if (bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return Comlink.transfer(response, [bytes.buffer]);
+    }
+    return response;
+  },
   subscribe: async (afterSeq, listener) => (await stack).subscribe(afterSeq, listener),
   snapshot: async () => (await stack).snapshot(),
   subscribeTerminal: async (listener) => (await stack).subscribeTerminal(listener),
