@@ -89,13 +89,19 @@ function setUp() {
   return { scope, link, notices, lookups };
 }
 
+/** A link on NET_A with an emulator attached; `relay`: the socket it dialled. */
+function attachedOnline() {
+  const parts = setUp();
+  parts.link.set(NET_A);
+  const card = emulatorWith(parts.scope);
+  parts.link.attach(card.emulator);
+  return { ...parts, ...card, relay: FakeSocket.made.at(-1)! };
+}
+
 describe('the network behind the running computer’s card', () => {
   it('forwards the adapter’s Wisp frames to the relay of the moment, holding them until it opens', () => {
-    const { scope, link } = setUp();
-    link.set(NET_A);
-    const { emulator, adapter, received } = emulatorWith(scope);
-    link.attach(emulator);
-    const relay = FakeSocket.made.find((s) => s.url === NET_A.relayUrl)!;
+    const { link, adapter, received, relay } = attachedOnline();
+    expect(relay.url).toBe(NET_A.relayUrl);
     expect(relay.binaryType).toBe('arraybuffer');
     adapter.wisp(connect(1, '10.0.0.1', 80));
     adapter.wisp(frame(2, 1, [7, 7]));
@@ -108,11 +114,7 @@ describe('the network behind the running computer’s card', () => {
   });
 
   it('another proxy: the guest’s open connections end, new ones go to the new relay, lookups to its resolver', async () => {
-    const { scope, link, lookups } = setUp();
-    link.set(NET_A);
-    const { emulator, adapter, received } = emulatorWith(scope);
-    link.attach(emulator);
-    const first = FakeSocket.made.at(-1)!;
+    const { scope, link, lookups, adapter, received, relay: first } = attachedOnline();
     first.open();
     adapter.wisp(connect(1, '10.0.0.1', 80));
     adapter.wisp(connect(2, '10.0.0.2', 443));
@@ -133,11 +135,7 @@ describe('the network behind the running computer’s card', () => {
   });
 
   it('the same relay with a fresh ticket keeps the open connections, and the next dial uses the new ticket', async () => {
-    const { scope, link } = setUp();
-    link.set(NET_A);
-    const { emulator, adapter, received } = emulatorWith(scope);
-    link.attach(emulator);
-    const relay = FakeSocket.made.at(-1)!;
+    const { link, adapter, received, relay } = attachedOnline();
     relay.open();
     adapter.wisp(connect(1, '10.0.0.1', 80));
     const fresh = { ...NET_A, relayUrl: 'ws://proxy-a.test/v1/wisp?ticket=a2', ticket: 'a2' };
@@ -153,16 +151,13 @@ describe('the network behind the running computer’s card', () => {
   });
 
   it('turned off: the card is answered here (lookups refused with the reason), the relay is left; turned on again, v86’s adapter answers', async () => {
-    const { scope, link, notices } = setUp();
-    link.set(NET_A);
-    const { emulator, adapter, received, onBus, online, card } = emulatorWith(scope);
-    link.attach(emulator);
-    FakeSocket.made.at(-1)!.open();
+    const { link, notices, adapter, received, onBus, online, card, relay } = attachedOnline();
+    relay.open();
     adapter.wisp(connect(1, '10.0.0.1', 80));
 
     link.set(null, 'its network is turned off for this stack in Settings');
     await tick();
-    expect(FakeSocket.made.at(-1)!.closed).toBe(true);
+    expect(relay.closed).toBe(true);
     expect(received.map((f) => f[0])).toEqual([4]);
     expect(link.online).toBe(false);
     card(dnsQuery('pypi.org'));
@@ -177,11 +172,8 @@ describe('the network behind the running computer’s card', () => {
   });
 
   it('a relay that cannot be reached ends the waiting connections at once, says where, and is dialled again for the next', async () => {
-    const { scope, link, notices } = setUp();
-    link.set(NET_A);
-    const { emulator, adapter, received } = emulatorWith(scope);
-    link.attach(emulator);
-    FakeSocket.made.at(-1)!.drop();
+    const { notices, adapter, received, relay } = attachedOnline();
+    relay.drop();
     adapter.wisp(connect(1, '192.0.2.10', 80));
     const again = FakeSocket.made.at(-1)!;
     expect(FakeSocket.made.map((s) => s.url)).toEqual([NET_A.relayUrl, NET_A.relayUrl]); // the sentinel itself is never dialled

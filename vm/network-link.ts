@@ -57,9 +57,9 @@ export function installNetworkLink(scope: LinkScope, onNotice: (notice: DnsNotic
   let socket: RelaySocket | null = null;
   let emulator: EmulatorLike | null = null;
 
-  const openReal = (url: string): WebSocket => {
+  const openReal = (url: string | URL, protocols?: string | string[]): WebSocket => {
     if (!RealSocket) throw new Error('this worker has no WebSocket');
-    return new RealSocket(url);
+    return new RealSocket(url, protocols);
   };
   const sentinel = (url: string | URL) => {
     try {
@@ -69,10 +69,7 @@ export function installNetworkLink(scope: LinkScope, onNotice: (notice: DnsNotic
     }
   };
   const Wrapped = function (this: unknown, url: string | URL, protocols?: string | string[]) {
-    if (!sentinel(url)) {
-      if (!RealSocket) throw new Error('this worker has no WebSocket');
-      return new RealSocket(url, protocols);
-    }
+    if (!sentinel(url)) return openReal(url, protocols);
     socket?.close();
     socket = new RelaySocket(openReal, (host) => onNotice({ name: host, reason: 'the computer is offline (the proxy could not be reached)' }));
     socket.retarget(network?.relayUrl ?? null);
