@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StackEvent, StackEventBody } from '../worker/protocol.ts';
+import type { StackEvent, StackEventBody, SubagentInfo } from '../worker/protocol.ts';
 import { applyEvents, emptyView, visibleChat } from './events.ts';
 import { HEAD_CHARS, TAIL_CHARS, outputText } from './tool-output.ts';
 
@@ -203,6 +203,36 @@ describe('applyEvents', () => {
     expect(applyEvents(fromSnapshot, [booting]).computer).toEqual({ state: 'ready', woke: true, wake_ms: 640 });
     const later = applyEvents(applyEvents(fromSnapshot, [booting, ready]), [ev({ type: 'computer_status', status: { state: 'error', message: 'boom', can_reboot: true } })]);
     expect(later.computer).toEqual({ state: 'error', message: 'boom', can_reboot: true });
+  });
+});
+
+describe('subagents', () => {
+  const info = (change: Partial<SubagentInfo> = {}): SubagentInfo => ({
+    id: 'sub_1', mission_id: 'm', tool_use_id: 't1', description: 'Totals', prompt: 'add up', tools: ['read'], status: 'running', activity: 'Thinking',
+    usage: { ...USAGE, input_tokens: 0, output_tokens: 0, cost_usd: 0 }, tool_calls: 0, started_at: 5, finished_at: null, result: null, error: null, ...change,
+  });
+
+  it('fold into the board with their transcript; their spend joins the running mission once, and a mission that ends ends them', () => {
+    seq = 0;
+    const view = applyEvents(emptyView, [
+      ev({ type: 'mission_queued', mission_id: 'm', request_id: 'r', kind: 'chat', text: 'go', position: 0 }),
+      ev({ type: 'subagent_changed', subagent: info({ status: 'waiting' }) }),
+      ev({ type: 'subagent_changed', subagent: info({ usage: { ...USAGE, input_tokens: 10, output_tokens: 5, cost_usd: 0.001 } }) }),
+      ev({ type: 'subagent_step', mission_id: 'm', subagent_id: 'sub_1', step: { kind: 'tool', tool_use_id: 'x', name: 'read', title: 'Reading a.txt', status: 'running', summary: '' } }),
+      ev({ type: 'subagent_step', mission_id: 'm', subagent_id: 'sub_1', step: { kind: 'tool', tool_use_id: 'x', name: 'read', title: 'Reading a.txt', status: 'ok', summary: 'hello' } }),
+      ev({ type: 'subagent_changed', subagent: info({ tool_calls: 1, activity: 'Reading a.txt', usage: { ...USAGE, input_tokens: 20, output_tokens: 10, cost_usd: 0.002 } }) }),
+      ev({ type: 'subagent_step', mission_id: 'm', subagent_id: 'sub_1', step: { kind: 'text', text: 'Total 42' } }),
+    ]);
+    expect(view.subagents['sub_1']!.steps).toEqual([
+      { kind: 'tool', tool_use_id: 'x', name: 'read', title: 'Reading a.txt', status: 'ok', summary: 'hello' },
+      { kind: 'text', text: 'Total 42' },
+    ]);
+    expect(view.subagents['sub_1']!.info).toMatchObject({ tool_calls: 1, activity: 'Reading a.txt' });
+    expect(view.live['m']!.tokens).toBe(30);
+    expect(view.live['m']!.cost_usd).toBeCloseTo(0.002);
+    const ended = applyEvents(view, [ev({ type: 'mission_finished', mission_id: 'm', status: 'interrupted', usage: USAGE, error: { code: 'interrupted', message: 'Interrupted.' } })]);
+    expect(ended.subagents['sub_1']!.info).toMatchObject({ status: 'cancelled', error: 'Its mission ended first.', finished_at: 0 });
+    expect(ended.live).toEqual({});
   });
 });
 

@@ -1,5 +1,5 @@
 // Folds the stack's events into what the UI shows. Pure, so it is unit tested.
-import { applyWindowPatch, assertNever, HEARTBEAT_OK, type CanvasWindow, type ComputerStatus, type HookRun, type MissionTask, type ModelStatus, type Settings, type StackEvent, type TaskInfo, type Usage } from '../worker/protocol.ts';
+import { applyWindowPatch, assertNever, HEARTBEAT_OK, type CanvasWindow, type ComputerStatus, type HookRun, type MissionTask, type ModelStatus, type Settings, type StackEvent, type SubagentInfo, type SubagentStep, tokensOf, type TaskInfo } from '../worker/protocol.ts';
 import { appendOutput, emptyOutput, type ToolOutput } from './tool-output.ts';
 
 export type ChatEntry =
@@ -64,7 +64,18 @@ export interface StackView {
   tasks: Record<string, { seq: number; task: TaskInfo | null }>;
   /** Scheduled runs' missions and the task each belongs to (for the chat and notifications). */
   scheduled: Record<string, MissionTask>;
+  /** The missions' subagents as their latest events say, with their transcripts (the task board). */
+  subagents: Record<string, BoardEntry>;
 }
+
+/** A subagent on the task board: how it is doing, and its steps (a tool call once, updated when it ends). */
+export interface BoardEntry {
+  info: SubagentInfo;
+  steps: SubagentStep[];
+}
+
+/** Steps kept per subagent: its transcript on the board shows the newest. */
+const MAX_STEPS = 200;
 
 export interface DemoState {
   mission_id: string;
@@ -101,11 +112,8 @@ export const emptyView: StackView = {
   quietBeats: [],
   tasks: {},
   scheduled: {},
+  subagents: {},
 };
-
-export function tokensOf(usage: Usage): number {
-  return usage.input_tokens + usage.output_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
-}
 
 export function addSpend(a: Spend, b: Spend): Spend {
   return { tokens: a.tokens + b.tokens, cost_usd: a.cost_usd === null || b.cost_usd === null ? null : a.cost_usd + b.cost_usd };
@@ -266,9 +274,10 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       const spent = { tokens: tokensOf(event.usage), cost_usd: event.usage.cost_usd };
       if (spent.tokens > 0) chat = insert(chat, { kind: 'usage', key: `${key}u`, mission_id: event.mission_id, ...spent });
       const { [event.mission_id]: _done, ...live } = view.live;
+      const subagents = endSubagents(view.subagents, event.mission_id, event.at);
       const demo: DemoState | null =
         view.demo?.mission_id === event.mission_id ? { ...view.demo, state: event.status === 'completed' ? 'finished' : event.status === 'aborted' ? 'stopped' : 'failed' } : view.demo;
-      return { ...view, activeMissions, chat, session: addSpend(view.session, spent), live, demo };
+      return { ...view, activeMissions, chat, session: addSpend(view.session, spent), live, demo, subagents };
     }
     case 'window_opened':
       return { ...view, windows: [...view.windows.filter((w) => w.id !== event.window.id), event.window] };
@@ -343,9 +352,35 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       return { ...view, tasks: { ...view.tasks, [event.task.id]: { seq: event.seq, task: event.task } } };
     case 'task_removed':
       return { ...view, tasks: { ...view.tasks, [event.task_id]: { seq: event.seq, task: null } } };
+    case 'subagent_changed': {
+      const info = event.subagent;
+      const before = view.subagents[info.id];
+      // Its spend counts toward its mission's as it goes (the mission's usage includes it at the end).
+      const added = { tokens: tokensOf(info.usage) - (before ? tokensOf(before.info.usage) : 0), cost_usd: info.usage.cost_usd === null ? null : info.usage.cost_usd - (before?.info.usage.cost_usd ?? 0) };
+      const running = view.activeMissions.includes(info.mission_id);
+      const live = running && added.tokens > 0 ? { ...view.live, [info.mission_id]: addSpend(view.live[info.mission_id] ?? { tokens: 0, cost_usd: 0 }, added) } : view.live;
+      return { ...view, live, subagents: { ...view.subagents, [info.id]: { info, steps: before?.steps ?? [] } } };
+    }
+    case 'subagent_step': {
+      const entry = view.subagents[event.subagent_id];
+      if (!entry) return view;
+      const step = event.step;
+      const at = step.kind === 'tool' ? entry.steps.findIndex((s) => s.kind === 'tool' && s.tool_use_id === step.tool_use_id) : -1;
+      const steps = at >= 0 ? entry.steps.map((s, i) => (i === at ? step : s)) : [...entry.steps, step].slice(-MAX_STEPS);
+      return { ...view, subagents: { ...view.subagents, [event.subagent_id]: { ...entry, steps } } };
+    }
     default:
       return assertNever(event, 'stack event');
   }
+}
+
+/** A mission ended: its subagents still waiting or running (the page went away meanwhile) ended with it. */
+function endSubagents(subagents: StackView['subagents'], missionId: string, at: number): StackView['subagents'] {
+  const open = Object.values(subagents).filter(({ info }) => info.mission_id === missionId && (info.status === 'waiting' || info.status === 'running'));
+  if (!open.length) return subagents;
+  const next = { ...subagents };
+  for (const { info, steps } of open) next[info.id] = { steps, info: { ...info, status: 'cancelled', activity: 'Ended with its mission', error: info.error ?? 'Its mission ended first.', finished_at: at } };
+  return next;
 }
 
 /** The chat's line for a document the pipeline has read: pages, a workbook's sheets, a Word document's text. */

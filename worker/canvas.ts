@@ -131,6 +131,8 @@ export async function loadCanvas(
               ? `The user opened a terminal window (${win.id}) on the computer.`
               : win.kind === 'tasks'
               ? `The user opened the Tasks window (${win.id}), which lists the scheduled tasks.`
+              : win.kind === 'board'
+              ? `The user opened the task board (${win.id}), which shows your subagents (the task tool).`
               : `The user opened a new ${win.kind} window "${win.title}" (${win.id}); it is empty until you fill it.`,
           );
           return;
@@ -202,6 +204,8 @@ function describeWindow(win: CanvasWindow): string {
       return `- ${win.id}: terminal "${win.title}" (the computer's root shell, the user's to type in)`;
     case 'tasks':
       return `- ${win.id}: tasks "${win.title}" (the stack's scheduled tasks; schedule_task adds to it)`;
+    case 'board':
+      return `- ${win.id}: task board "${win.title}" (your subagents, running and finished; the task tool adds to it)`;
     default:
       return assertNever(win, 'window');
   }
@@ -217,6 +221,7 @@ function checkPatchFits(win: CanvasWindow, patch: WindowPatch): void {
       document: ['title', 'path', 'mime'],
       terminal: ['title'],
       tasks: ['title'],
+      board: ['title'],
     };
     const wrong = fields.filter((field) => !allowed[win.kind].includes(field));
     if (wrong.length) throw new CanvasError(`A ${win.kind} window has no ${wrong.join(', ')} to set.`);

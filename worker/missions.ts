@@ -6,6 +6,7 @@ import { toErrorShape } from './agent/errors.ts';
 import { runAgentLoop } from './agent/loop.ts';
 import { addUsage, emptyUsage } from './agent/pricing.ts';
 import { systemPrompt } from './agent/system-prompt.ts';
+import type { LoopOptions } from './agent/loop.ts';
 import type { AgentTool, LoopEvent, MessageParam, StreamFn } from './agent/types.ts';
 import type { AgentMemory } from './agent-memory.ts';
 import type { Canvas } from './canvas.ts';
@@ -13,8 +14,10 @@ import { userHostsOf, withInteractions, withUserText, type Conversation } from '
 import { isAllClear } from './heartbeat.ts';
 import type { Hooks } from './hooks.ts';
 import type { PermissionGate } from './permissions/gate.ts';
-import { assertNever, type ErrorShape, type MissionKind, type MissionStatus, type MissionTask, type StackEventBody } from './protocol.ts';
+import { assertNever, tokensOf, type ErrorShape, type MissionKind, type MissionStatus, type MissionTask, type StackEventBody, type Usage } from './protocol.ts';
 import { isStorageFull, storageFullMessage } from './storage-full.ts';
+import type { Subagents } from './subagents.ts';
+import { createTaskTool } from './tools/task.ts';
 
 export interface MissionDeps {
   emit(event: StackEventBody): void;
@@ -35,6 +38,10 @@ export interface MissionDeps {
   skills?(): Promise<string>;
   maxRetries?: number;
   compaction?: CompactionPolicy;
+  /** The `task` tool's subagents; absent, missions have no `task` tool. */
+  subagents?: Subagents;
+  /** Tokens a mission may use, its subagents' included; read at its start. 0: no limit. */
+  budget?(): number;
   /** After a mission that failed for lack of a model, the status is checked again. */
   onModelTrouble(): void;
   /**
@@ -108,6 +115,8 @@ export function createMissions(deps: MissionDeps): Missions {
     emit({ type: 'mission_started', mission_id: missionId, request_id: requestId, kind, text, ...(task ? { task } : {}) });
     current = missionId;
     const memoryHooks = deps.memory.hooks;
+    // What the mission's subagents spent: in its usage once it ends.
+    let subagentUsage = emptyUsage();
     try {
       if (controller.signal.aborted) {
         emit({ type: 'mission_finished', mission_id: missionId, status: 'aborted', usage: emptyUsage() });
@@ -142,10 +151,57 @@ export function createMissions(deps: MissionDeps): Missions {
       let memoryText = demo ? '' : await deps.memory.prompt();
       const attachments = await deps.attachments();
       const skills = demo ? '' : ((await deps.skills?.().catch(() => '')) ?? '');
+      const authorize: NonNullable<LoopOptions['authorize']> = async (call, signal) => {
+        if (hooks?.any('PreToolUse', call.name)) {
+          const verdict = await hooks.run('PreToolUse', { tool_name: call.name, tool_input: call.input }, { mission_id: missionId, tool_use_id: call.tool_use_id, tool_name: call.name }, signal);
+          if (verdict.block !== null) return { allow: false, reason: `A hook blocked this call: ${verdict.block}` };
+        }
+        return deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal, userHosts);
+      };
+      const afterTool: NonNullable<LoopOptions['afterTool']> = async (call, result, signal) => {
+        if (!hooks?.any('PostToolUse', call.name)) return result;
+        const verdict = await hooks.run(
+          'PostToolUse',
+          { tool_name: call.name, tool_input: call.input, tool_response: { content: result.content, is_error: result.is_error === true } },
+          { mission_id: missionId, tool_use_id: call.tool_use_id, tool_name: call.name },
+          signal,
+        );
+        return verdict.context ? { ...result, content: `${result.content}\n\nA hook after this call said: ${verdict.context}` } : result;
+      };
+      // The budget counts every model call of the mission, its subagents' too, as they come.
+      const budget = demo ? 0 : (deps.budget?.() ?? 0);
+      let spentTokens = 0;
+      const spend = (usage: Usage) => {
+        spentTokens += tokensOf(usage);
+        if (budget > 0 && spentTokens >= budget && !controller.signal.aborted) controller.abort(new StopReason(budgetError(spentTokens, budget)));
+      };
+      const subagents = demo ? undefined : deps.subagents;
+      const tools = subagents
+        ? [
+            ...deps.tools,
+            createTaskTool((request, context) =>
+              subagents.run(
+                request,
+                {
+                  missionId,
+                  signal: controller.signal,
+                  authorize,
+                  afterTool,
+                  attachments,
+                  spent: (usage) => {
+                    subagentUsage = addUsage(subagentUsage, usage);
+                    spend(usage);
+                  },
+                },
+                context.tool_use_id,
+              ),
+            ),
+          ]
+        : deps.tools;
       const loop = (conversation: MessageParam[], promptTokens: number) =>
         runAgentLoop({
           stream,
-          tools: deps.tools,
+          tools,
           model: deps.model(),
           system: () => systemPrompt({ canvas: deps.canvas.describe(), memory: memoryText, attachments, skills }),
           messages: conversation,
@@ -157,24 +213,12 @@ export function createMissions(deps: MissionDeps): Missions {
             return compacted;
           },
           signal: controller.signal,
-          onEvent: (event) => forward(missionId, event, kind),
-          authorize: async (call, signal) => {
-            if (hooks?.any('PreToolUse', call.name)) {
-              const verdict = await hooks.run('PreToolUse', { tool_name: call.name, tool_input: call.input }, { mission_id: missionId, tool_use_id: call.tool_use_id, tool_name: call.name }, signal);
-              if (verdict.block !== null) return { allow: false, reason: `A hook blocked this call: ${verdict.block}` };
-            }
-            return deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal, userHosts);
+          onEvent: (event) => {
+            forward(missionId, event, kind);
+            if (event.type === 'message_end') spend(event.usage);
           },
-          afterTool: async (call, result, signal) => {
-            if (!hooks?.any('PostToolUse', call.name)) return result;
-            const verdict = await hooks.run(
-              'PostToolUse',
-              { tool_name: call.name, tool_input: call.input, tool_response: { content: result.content, is_error: result.is_error === true } },
-              { mission_id: missionId, tool_use_id: call.tool_use_id, tool_name: call.name },
-              signal,
-            );
-            return verdict.context ? { ...result, content: `${result.content}\n\nA hook after this call said: ${verdict.context}` } : result;
-          },
+          authorize,
+          afterTool,
           ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
         });
       let outcome = await loop(messages, demo ? 0 : deps.conversation.promptTokens);
@@ -188,6 +232,7 @@ export function createMissions(deps: MissionDeps): Missions {
         outcome = { ...outcome, usage: addUsage(usage, outcome.usage) };
       }
       // Stopped for a reason (storage full) rather than by the user: it failed, and says why.
+      outcome = { ...outcome, usage: addUsage(outcome.usage, subagentUsage) };
       const stoppedFor = stopReason(controller.signal);
       if (stoppedFor) {
         emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: outcome.usage, error: stoppedFor });
@@ -204,7 +249,7 @@ export function createMissions(deps: MissionDeps): Missions {
       if (error?.code === 'model_not_configured' || error?.code === 'model_unreachable') deps.onModelTrouble();
     } catch (error) {
       const shape = stopReason(controller.signal) ?? (isStorageFull(error) ? { code: 'storage', message: storageFullMessage('This request stopped') } : toErrorShape(error));
-      emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: emptyUsage(), error: shape });
+      emit({ type: 'mission_finished', mission_id: missionId, status: 'failed', usage: subagentUsage, error: shape });
     } finally {
       running.delete(missionId);
       current = null;
@@ -285,6 +330,15 @@ function isAllClearTurn(added: MessageParam[]): boolean {
 }
 
 const QUIET_HOOKS: Pick<AgentMemory['hooks'], 'agentText' | 'postToolUse'> = { agentText: () => ({ ok: true }), postToolUse: () => ({ ok: true }) };
+
+/** The words of a budget stop: what was used, the limit, and where to change it. */
+export function budgetError(spent: number, budget: number): ErrorShape {
+  const n = (value: number) => value.toLocaleString('en-US');
+  return {
+    code: 'budget',
+    message: `Stopped at this mission's token budget: it used ${n(spent)} tokens of the ${n(budget)} allowed (its subagents included). What it did is above; raise the token budget per mission in Settings, or ask for a smaller step.`,
+  };
+}
 
 class StopReason extends Error {
   constructor(readonly shape: ErrorShape) {

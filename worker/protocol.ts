@@ -27,6 +27,8 @@ export type ErrorCode =
   | 'demo_unavailable'
   | 'demo_off_script'
   | 'hook_blocked'
+  /** A mission (with its subagents) reached the token budget set in Settings. */
+  | 'budget'
   | 'internal';
 
 // ---------------------------------------------------------------------------------------------
@@ -152,9 +154,14 @@ export interface Settings {
   ocr_language?: OcrLanguageChoice;
   /**
    * Whether the stack's computer may use the network (the proxy's relay, for a paired device).
-   * Read each time the computer starts or wakes: a running computer keeps what it started with.
+   * A change reaches a running computer at once (its open connections end).
    */
   computer_network: boolean;
+  /**
+   * Tokens one mission may use, its subagents' included (input, output and cache, as counted in
+   * the chat); the mission stops, saying so, once it reaches them. Absent or 0: no limit.
+   */
+  mission_token_budget?: number;
 }
 
 export type OcrEngineChoice = 'local' | 'mistral';
@@ -247,7 +254,12 @@ export interface TasksWindow extends WindowBase {
   kind: 'tasks';
 }
 
-export type CanvasWindow = NotesWindow | TableWindow | ChartWindow | DocumentWindow | TerminalWindow | TasksWindow;
+/** The subagents of this stack's missions, running and finished; its list comes from `subagent_*` events. */
+export interface BoardWindow extends WindowBase {
+  kind: 'board';
+}
+
+export type CanvasWindow = NotesWindow | TableWindow | ChartWindow | DocumentWindow | TerminalWindow | TasksWindow | BoardWindow;
 
 /**
  * A change to one window. Tables change by rows, so a cell edit in a 10k-row table sends one row,
@@ -323,7 +335,9 @@ export interface RequestMap {
   /** A table window as a file to download, made by the worker (the one place exports are made). */
   export_window: { params: { window_id: string; format: 'csv' | 'json' | 'xlsx' }; result: { filename: string; mime: string; bytes: Uint8Array } };
   /** The user opens a window themselves (the subbar's +); the agent hears of it. */
-  open_window: { params: { kind: 'notes' | 'terminal' | 'tasks'; title: string }; result: CanvasWindow };
+  open_window: { params: { kind: 'notes' | 'terminal' | 'tasks' | 'board'; title: string }; result: CanvasWindow };
+  /** Stops one subagent (the `task` tool's); its mission goes on and the agent is told. */
+  cancel_subagent: { params: { subagent_id: string }; result: { cancelled: boolean } };
   /**
    * The computer: `start` (also after an error), `suspend` (save it so the next open wakes in
    * about a second), `reboot` (cold boot, the disk kept), `reset` (back to the pristine image;
@@ -450,6 +464,35 @@ export interface TaskInfo {
   runs: TaskRunInfo[];
 }
 
+/**
+ * A subagent: the `task` tool's helper with its own context, a prompt and a few tools, working for
+ * a mission. `waiting`: for a free place (a few run at once). `activity`: what it does now, in
+ * words. `usage`: its model calls so far (the mission's own usage includes it once it ends).
+ */
+export interface SubagentInfo {
+  id: string;
+  mission_id: string;
+  tool_use_id: string;
+  description: string;
+  prompt: string;
+  tools: string[];
+  status: 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled';
+  activity: string;
+  usage: Usage;
+  tool_calls: number;
+  started_at: number;
+  finished_at: number | null;
+  /** Its answer to the mission (the start of it), once completed. */
+  result: string | null;
+  /** Why it failed or stopped. */
+  error: string | null;
+}
+
+/** One step of a subagent's transcript: what it said, or a tool call (reported when it starts and again when it ends). */
+export type SubagentStep =
+  | { kind: 'text'; text: string }
+  | { kind: 'tool'; tool_use_id: string; name: string; title: string; status: 'running' | 'ok' | 'error'; summary: string };
+
 /** A heartbeat's whole answer when nothing needs doing: it leaves no trace in the chat. */
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 
@@ -466,6 +509,11 @@ export interface Usage {
   cache_read_input_tokens: number;
   /** US dollars; null when the model's price is unknown (e.g. a local model). */
   cost_usd: number | null;
+}
+
+/** All the tokens a usage counts (input, output and cache): what the chat shows and a budget limits. */
+export function tokensOf(usage: Usage): number {
+  return usage.input_tokens + usage.output_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
 }
 
 export type StackEventBody =
@@ -514,6 +562,10 @@ export type StackEventBody =
   /** A scheduled task was created or changed, or one of its runs moved on. */
   | { type: 'task_changed'; task: TaskInfo }
   | { type: 'task_removed'; task_id: string }
+  /** A subagent started, moved on (its activity, its spend) or ended. */
+  | { type: 'subagent_changed'; subagent: SubagentInfo }
+  /** A step of a subagent's work, for its transcript on the task board. */
+  | { type: 'subagent_step'; mission_id: string; subagent_id: string; step: SubagentStep }
   /** A slice of a running tool's output (bash), for the chat's tool details; coalesced. */
   | { type: 'tool_output'; mission_id: string; tool_use_id: string; stream: 'stdout' | 'stderr'; text: string };
 

@@ -66,6 +66,15 @@ export function mergeSettings(current: Settings, patch: SettingsPatch): Settings
     }
     next.computer_network = patch.computer_network;
   }
+  if (patch.mission_token_budget !== undefined) {
+    const budget = Number(patch.mission_token_budget);
+    if (!Number.isInteger(budget) || budget < 0 || budget > 100_000_000) {
+      throw new SettingsError('The token budget per mission is a whole number of tokens from 1,000 to 100,000,000, or 0 for no limit.');
+    }
+    if (budget > 0 && budget < 1_000) throw new SettingsError('The token budget per mission is at least 1,000 tokens (one model call uses more), or 0 for no limit.');
+    if (budget === 0) delete next.mission_token_budget;
+    else next.mission_token_budget = budget;
+  }
   if (patch.model !== undefined) {
     const model = String(patch.model).trim();
     if (!/^[\w.:@/-]{1,100}$/.test(model)) {

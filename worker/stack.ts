@@ -17,6 +17,7 @@ import { UploadError } from './documents/upload.ts';
 import { recordedDemoStream } from './demo/demo.ts';
 import { loadHooks } from './hooks.ts';
 import { createMissions } from './missions.ts';
+import { createSubagents } from './subagents.ts';
 import { createHeartbeat, HEARTBEAT_FILE } from './heartbeat.ts';
 import { canvasHandlers } from './handlers/canvas.ts';
 import { computerHandlers } from './handlers/computer.ts';
@@ -257,10 +258,26 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       return computer.exec(request, { signal });
     },
   });
+  // Subagents work with the stack's tools (a few of them each); the task board opens with the first.
+  const subagents = createSubagents({
+    emit: (event) => {
+      emit(event);
+      if (event.type === 'subagent_changed' && event.subagent.status === 'waiting' && !canvas.windows().some((win) => win.kind === 'board')) {
+        void canvas.openWindow({ kind: 'board', title: 'Task board' }).catch(() => {});
+      }
+    },
+    newId,
+    tools,
+    stream,
+    model: () => settings.model,
+    ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
+  });
   const missions = createMissions({
     emit,
     newId,
     tools,
+    subagents,
+    budget: () => settings.mission_token_budget ?? 0,
     canvas,
     gate,
     hooks,
@@ -348,6 +365,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     checkModel,
     heartbeat,
     tasks,
+    subagents,
   };
   // One handler per method, each capability's in its own module (handlers/); missing one is a type error.
   const handlers: Handlers<Method> = {

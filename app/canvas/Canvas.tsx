@@ -15,6 +15,7 @@ import { ChartWindowNode } from './ChartWindowNode.tsx';
 import { DocumentWindowNode } from './DocumentWindowNode.tsx';
 import { NotesWindowNode } from './NotesWindowNode.tsx';
 import { TableWindowNode } from './TableWindowNode.tsx';
+import { BoardWindowNode } from './BoardWindowNode.tsx';
 import { TasksWindowNode } from './TasksWindowNode.tsx';
 import { TerminalWindowNode } from './TerminalWindowNode.tsx';
 import { MIN_ZOOM, useFocusPan } from './useFocusPan.ts';
@@ -32,6 +33,7 @@ const nodeTypes = {
   document: DocumentWindowNode,
   terminal: TerminalWindowNode,
   tasks: TasksWindowNode,
+  board: BoardWindowNode,
 } satisfies Record<WindowNode['type'], unknown>;
 
 export function Canvas() {

@@ -1,6 +1,6 @@
 // The subbar (taskbar): a tab per window — click to bring it to the front and pan to it, × to
-// close — and + to open a new notes window (the agent hears of it and can fill it), the terminal or
-// the scheduled tasks.
+// close — and + to open a new notes window (the agent hears of it and can fill it), the terminal,
+// the scheduled tasks or the task board (the agent's subagents).
 import { useState } from 'preact/hooks';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
@@ -33,10 +33,15 @@ export function Subbar() {
     const opened = await client.call('open_window', { kind: 'tasks', title: 'Tasks' });
     focusWindow(opened.id);
   });
+  const openBoard = attempt(async () => {
+    const opened = await client.call('open_window', { kind: 'board', title: 'Task board' });
+    focusWindow(opened.id);
+  });
   const choices = [
     { label: 'Notes', icon: KIND_ICONS.notes, choose: () => void addNotes() },
     { label: 'Terminal', icon: KIND_ICONS.terminal, choose: () => void attempt(openTerminal)() },
     { label: 'Tasks', icon: KIND_ICONS.tasks, choose: () => void openTasks() },
+    { label: 'Task board', icon: KIND_ICONS.board, choose: () => void openBoard() },
   ];
   return (
     <nav class="subbar" aria-label="Windows">

@@ -37,6 +37,7 @@ export const DEFAULT_SIZE: Record<WindowKind, { width: number; height: number }>
   // 80 columns by 24 rows of 13px monospace, with the title bar.
   terminal: { width: 680, height: 460 },
   tasks: { width: 480, height: 400 },
+  board: { width: 480, height: 420 },
 };
 
 const ORIGIN = 40;

@@ -1,5 +1,5 @@
 // Settings: where model calls go (the proxy, the user's own key, or an OpenAI-compatible server),
-// which model, the heartbeat, who reads scans, the computer's network, storage, and the permission rules.
+// which model, the heartbeat, a token budget per mission, who reads scans, the computer's network, storage, and the permission rules.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { OCR_LANGUAGES, type OcrEngineChoice, type OcrLanguageChoice, type Provider, type SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
@@ -38,6 +38,7 @@ export function SettingsDialog() {
   const [apiKey, setApiKey] = useState('');
   const [heartbeat, setHeartbeat] = useState('0');
   const [quiet, setQuiet] = useState({ from: '', to: '' });
+  const [budget, setBudget] = useState('');
   const [ocrEngine, setOcrEngine] = useState<OcrEngineChoice>('local');
   const [ocrLanguage, setOcrLanguage] = useState<OcrLanguageChoice>('auto');
   const [error, setError] = useState<string | null>(null);
@@ -55,6 +56,7 @@ export function SettingsDialog() {
       setModel(settings.model);
       setHeartbeat(String(settings.heartbeat_minutes));
       setQuiet(settings.heartbeat_quiet ?? { from: '', to: '' });
+      setBudget(settings.mission_token_budget ? String(settings.mission_token_budget) : '');
       setOcrEngine(settings.ocr_engine);
       setOcrLanguage(settings.ocr_language ?? 'auto');
       setApiKey('');
@@ -87,6 +89,7 @@ export function SettingsDialog() {
         model,
         heartbeat_minutes: Number(heartbeat),
         heartbeat_quiet: quiet.from || quiet.to ? quiet : null,
+        mission_token_budget: budget.trim() ? Number(budget) : 0,
         ocr_engine: ocrEngine,
         ocr_language: ocrLanguage,
         ...(apiKey.trim() ? { api_key: apiKey.trim() } : {}),
@@ -157,6 +160,11 @@ export function SettingsDialog() {
           <span>to</span>
           <input type="time" aria-label="Quiet until" value={quiet.to} onInput={(e) => setQuiet({ ...quiet, to: e.currentTarget.value })} />
         </div>
+        <label>
+          Token budget per mission
+          <input name="budget" type="number" min={0} step={1000} placeholder="No limit" value={budget} onInput={(e) => setBudget(e.currentTarget.value)} aria-describedby="budget-hint" />
+        </label>
+        <small id="budget-hint">A request stops, saying so, once it and its subagents have used this many tokens (the chat shows each request's). Empty: no limit.</small>
         <label>
           Language of scans
           <select value={ocrLanguage} onChange={(event) => setOcrLanguage(event.currentTarget.value as OcrLanguageChoice)} aria-describedby="ocr-language-hint">

@@ -3,6 +3,8 @@
 import { EXPORT_MIME, exportFileName, exportTable } from '../export/table-export.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';
 
+const WINDOW_TITLES = { terminal: 'Terminal', tasks: 'Tasks', board: 'Task board' } as const;
+
 export function canvasHandlers(ctx: StackContext): Handlers<'canvas_interaction' | 'open_window' | 'export_window'> {
   const { canvas, computer } = ctx;
   return {
@@ -12,11 +14,11 @@ export function canvasHandlers(ctx: StackContext): Handlers<'canvas_interaction'
     },
 
     async open_window(params) {
-      const kind = params?.kind === 'terminal' || params?.kind === 'tasks' ? params.kind : 'notes';
-      const fallback = kind === 'terminal' ? 'Terminal' : kind === 'tasks' ? 'Tasks' : 'Untitled notes';
+      const kind = params?.kind === 'terminal' || params?.kind === 'tasks' || params?.kind === 'board' ? params.kind : 'notes';
+      const fallback = kind === 'notes' ? 'Untitled notes' : WINDOW_TITLES[kind];
       const title = typeof params?.title === 'string' && params.title.trim() ? params.title.trim().slice(0, 120) : fallback;
       if (kind !== 'notes') {
-        // One of each is enough: the serial console is a single shell, the tasks one list.
+        // One of each is enough: the serial console is a single shell, the tasks and subagents one list each.
         const existing = canvas.windows().find((w) => w.kind === kind);
         if (existing) return existing;
         if (kind === 'terminal') void computer?.start();

@@ -12,6 +12,7 @@ import type { Missions } from '../missions.ts';
 import type { PermissionGate } from '../permissions/gate.ts';
 import type { ErrorShape, Method, ModelStatus, ParamsOf, ResultOf, Settings, StackEventBody } from '../protocol.ts';
 import type { StackDeps } from '../stack.ts';
+import type { Subagents } from '../subagents.ts';
 import type { Scheduler } from '../tasks.ts';
 import type { UserFiles } from '../user-files.ts';
 
@@ -38,6 +39,8 @@ export interface StackContext {
   heartbeat: Heartbeat;
   /** Scheduled tasks and their timers. */
   tasks: Scheduler;
+  /** The missions' subagents (the `task` tool), for the user's cancel. */
+  subagents: Subagents;
 }
 
 /** The handlers of some of the protocol's methods: `params` as sent, `id` the request's. */

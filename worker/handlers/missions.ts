@@ -1,10 +1,10 @@
-// Missions: the user's messages, a heartbeat now, the recorded demo, and stopping them.
+// Missions: the user's messages, a heartbeat now, the recorded demo, and stopping them (or one subagent).
 import { DEMO_REQUEST } from '../demo/demo.ts';
 import { SAMPLE_DOCUMENTS } from '../protocol.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';
 
-export function missionHandlers(ctx: StackContext): Handlers<'mission' | 'heartbeat' | 'play_demo' | 'abort'> {
-  const { deps, missions, checkModel, heartbeat } = ctx;
+export function missionHandlers(ctx: StackContext): Handlers<'mission' | 'heartbeat' | 'play_demo' | 'abort' | 'cancel_subagent'> {
+  const { deps, missions, checkModel, heartbeat, subagents } = ctx;
   return {
     async mission(params, id) {
       const text = typeof params?.text === 'string' ? params.text.trim() : '';
@@ -32,6 +32,11 @@ export function missionHandlers(ctx: StackContext): Handlers<'mission' | 'heartb
 
     async abort(params) {
       return { aborted: missions.abort(params?.mission_id) };
+    },
+
+    async cancel_subagent(params) {
+      if (typeof params?.subagent_id !== 'string') throw new RequestError({ code: 'bad_request', message: 'Name the subagent to cancel (subagent_id).' });
+      return { cancelled: subagents.cancel(params.subagent_id) };
     },
   };
 }
