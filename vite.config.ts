@@ -9,6 +9,7 @@ import { contentSecurityPolicyMeta } from './scripts/content-security-policy.ts'
 import { findVmImage, vmImageModule } from './scripts/vm-image-plugin.ts';
 import { ensureFixtures } from './tests/fixtures/generate.ts';
 import { SAMPLE_SOURCES } from './tests/fixtures/samples.ts';
+import { buildTemplates } from './scripts/stack-templates.ts';
 
 /** pdfjs's fonts, character maps and wasm, served under /pdfjs/ and precached for offline use. */
 function pdfjsAssets(): Plugin {
@@ -62,6 +63,19 @@ function sampleDocuments(): Plugin {
     async generateBundle() {
       const dir = await ensureFixtures();
       for (const [name, { fixture }] of Object.entries(SAMPLE_SOURCES)) this.emitFile({ type: 'asset', fileName: `samples/${name}`, source: readFileSync(join(dir, fixture)) });
+    },
+  };
+}
+
+/** The shipped stack templates (templates/), packed as `.stack` files under templates/ with their index. */
+function stackTemplates(version: string): Plugin {
+  return {
+    name: 'stackdocs:stack-templates',
+    apply: 'build',
+    generateBundle() {
+      const built = buildTemplates(version);
+      for (const { info, bytes } of built) this.emitFile({ type: 'asset', fileName: info.file, source: bytes });
+      this.emitFile({ type: 'asset', fileName: 'templates/index.json', source: JSON.stringify(built.map(({ info }) => info), null, 1) });
     },
   };
 }
@@ -133,6 +147,9 @@ async function keepSharedFiles({ request }: { request: Request }): Promise<Respo
   return Response.redirect(`./?share=${id}`, 303);
 }
 
+// What Settings shows as the version; a build for a release (or a test of updates) may name its own.
+const APP_VERSION = process.env.STACKDOCS_VERSION || (JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
 export default defineConfig({
   // Relative: the built app works from any path of any static host (a project page, an intranet
   // folder), not only from a host's root.
@@ -143,6 +160,7 @@ export default defineConfig({
     pdfjsAssets(),
     ocrAssets(),
     sampleDocuments(),
+    stackTemplates(APP_VERSION),
     vmImage(),
     vmImageModule(),
     VitePWA({
@@ -178,7 +196,7 @@ export default defineConfig({
         },
       },
       workbox: {
-        globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}', 'samples/*', 'vm/*/{bzImage,bios.bin,vgabios.bin,initrd.img}'],
+        globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}', 'samples/*', 'templates/*', 'vm/*/{bzImage,bios.bin,vgabios.bin,initrd.img}'],
         // The disk chunks and the saved state are copied into OPFS once; only the small boot files
         // (precached above) are needed again, e.g. for a cold boot offline.
         globIgnores: ['vm/*/disk/**', 'vm/*/state.gzip', ...OCR_LANGUAGE_CODES.filter((code) => code !== 'eng').map((code) => `ocr/${code}.traineddata.gz`)],
@@ -197,8 +215,7 @@ export default defineConfig({
       },
     }),
   ],
-  // What Settings shows as the version; a build for a release (or a test of updates) may name its own.
-  define: { __APP_VERSION__: JSON.stringify(process.env.STACKDOCS_VERSION || (JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string }).version) },
+  define: { __APP_VERSION__: JSON.stringify(APP_VERSION) },
   worker: { format: 'es', plugins: () => [vmImageModule()] },
   build: { target: 'es2022', sourcemap: true },
   preview: { port: 4173, strictPort: true, host: '127.0.0.1' },

@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes } from '../worker/protocol.ts';
 import { StackCallError } from './stack-client.ts';
 import { StackClosedError, type StackActions } from './stack-actions.ts';
+import { pickStackFile, saveFile } from './save-bytes.ts';
 import type { StacksClient } from './stacks-client.ts';
 
 export type StackFileTask = { kind: 'export'; name: string } | { kind: 'import'; file: File };
@@ -13,10 +14,6 @@ type Phase =
   | { step: 'working'; done: number; total: number }
   | { step: 'exported'; bytes: number; saved: 'picked' | 'downloaded' }
   | { step: 'failed'; message: string; closed: boolean };
-
-interface SaveFilePicker {
-  showSaveFilePicker?(options: { suggestedName: string; types: { description: string; accept: Record<string, string[]> }[] }): Promise<FileSystemFileHandle>;
-}
 
 export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { task: StackFileTask; actions: StackActions; stacks: StacksClient; onClose(): void; reopen(): void }) {
   const dialog = useRef<HTMLDialogElement>(null);
@@ -35,19 +32,12 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
   const startExport = async () => {
     if (task.kind !== 'export') return;
     // The picker first, inside the click: where the browser has none, the file is downloaded.
-    const picker = (window as unknown as SaveFilePicker).showSaveFilePicker;
-    let target: FileSystemFileHandle | null = null;
-    if (picker) {
-      try {
-        target = await picker.call(window, { suggestedName: fileName(task.name), types: [{ description: 'Stackdocs stack', accept: { 'application/zip': ['.stack'] } }] });
-      } catch {
-        return; // the user closed the picker: nothing happened
-      }
-    }
+    const target = await pickStackFile(fileName(task.name), 'Stackdocs stack');
+    if (target === 'closed') return;
     setPhase({ step: 'working', done: 0, total: 0 });
     try {
       const done = await actions.exportCurrent(target, job.current, progress);
-      if (done.file) download(done.file, fileName(task.name));
+      if (done.file) saveFile(done.file, fileName(task.name));
       setPhase({ step: 'exported', bytes: done.bytes, saved: done.file ? 'downloaded' : 'picked' });
     } catch (error) {
       setPhase({ step: 'failed', message: messageOf(error), closed: error instanceof StackClosedError });
@@ -116,14 +106,4 @@ function messageOf(error: unknown): string {
 /** "Receipts 2026.stack": the stack's name without characters file systems refuse. */
 export function fileName(name: string): string {
   return `${name.replace(/[\\/:*?"<>|\u0000-\u001f]+/g, ' ').trim() || 'stack'}.stack`;
-}
-
-function download(file: File, name: string): void {
-  const url = URL.createObjectURL(file);
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  link.click();
-  // The download holds its own reference once started.
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }

@@ -10,6 +10,7 @@ import { createStackActions, StackClosedError } from './stack-actions.ts';
 import { StackDialog, type StackDialogState } from './StackDialog.tsx';
 import { StackFileDialog, type StackFileTask } from './StackFileDialog.tsx';
 import { stacksClient } from './stacks-client.ts';
+import { TemplateDialog, type TemplateTask } from './TemplateDialog.tsx';
 import { copyPageKeys, forgetStack, keepStackList, layoutOf, listStacks, openStack, setLayout } from './stacks.ts';
 
 /** `stackFile`: a `.stack` file dropped onto the app, to open as a new stack; `onStackFileTaken` clears it. */
@@ -21,6 +22,7 @@ export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: {
   const [dialog, setDialog] = useState<StackDialogState | null>(null);
   const [kept, setKept] = useState<Persistence | null>(null);
   const [fileTask, setFileTask] = useState<StackFileTask | null>(null);
+  const [templateTask, setTemplateTask] = useState<TemplateTask | null>(null);
   const picker = useRef<HTMLInputElement>(null);
   const root = useRef<HTMLDivElement>(null);
   const toggle = useRef<HTMLButtonElement>(null);
@@ -167,8 +169,14 @@ export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: {
             <button type="button" class="button" onClick={() => setDialog({ kind: 'create', busy: false, error: null })}>
               New stack…
             </button>
+            <button type="button" class="button" onClick={() => (setOpen(false), setTemplateTask({ kind: 'new' }))}>
+              New from template…
+            </button>
             <button type="button" class="button" onClick={() => (setOpen(false), setFileTask({ kind: 'export', name: currentName }))}>
               Export stack…
+            </button>
+            <button type="button" class="button" onClick={() => (setOpen(false), setTemplateTask({ kind: 'save', name: currentName }))}>
+              Save as template…
             </button>
             <button type="button" class="button" onClick={() => picker.current?.click()}>
               Open stack file…
@@ -192,6 +200,7 @@ export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: {
           </div>
         </section>
       )}
+      {templateTask && <TemplateDialog task={templateTask} actions={actions} onClose={() => setTemplateTask(null)} />}
       {fileTask && <StackFileDialog task={fileTask} actions={actions} stacks={stacksClient()} onClose={() => setFileTask(null)} reopen={() => openStack(current)} />}
       {dialog && (
         <StackDialog

@@ -83,14 +83,25 @@ export function createStackActions(deps: StackActionsDeps) {
       }
     },
 
-    /** Makes a new stack from a `.stack` file and opens it; the stack open here is left as it is. */
-    async importFile(file: Blob, job: string, onProgress: (done: number, total: number) => void): Promise<StackSummary> {
+    /**
+     * Makes a new stack from a `.stack` file (or a template, then named `name`) and opens it; the
+     * stack open here is left as it is.
+     */
+    async importFile(file: Blob, job: string, onProgress: (done: number, total: number) => void, name?: string): Promise<StackSummary> {
       await deps.askToKeep();
-      const { stack, layout } = await stacks.importStack(file, { job }, onProgress);
+      const { stack, layout } = await stacks.importStack(file, { job, ...(name ? { name } : {}) }, onProgress);
       if (layout !== null) deps.setLayout(stack.id, layout);
       deps.remember(stack);
       deps.open(stack.id);
       return stack;
+    },
+
+    /**
+     * Writes a template of the stack open here (its makings, none of its history, uploads or
+     * secrets) to `target` (null: a file to download). The stack stays open.
+     */
+    saveTemplate(template: { name: string; description: string }, target: FileSystemFileHandle | null, job: string) {
+      return stacks.exportStack(currentId, { layout: deps.layoutOf(currentId), target, job, template });
     },
 
     /**

@@ -493,6 +493,16 @@ export type SubagentStep =
   | { kind: 'text'; text: string }
   | { kind: 'tool'; tool_use_id: string; name: string; title: string; status: 'running' | 'ok' | 'error'; summary: string };
 
+/** A stack template shipped with the app, as `templates/index.json` lists it (templates/README.md). */
+export interface TemplateInfo {
+  slug: string;
+  name: string;
+  description: string;
+  /** Its `.stack` file, relative to the app's base. */
+  file: string;
+  bytes: number;
+}
+
 /** A heartbeat's whole answer when nothing needs doing: it leaves no trace in the chat. */
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 
@@ -672,15 +682,20 @@ export interface StacksApi {
    * Writes the stack as one `.stack` file (docs/stack-file.md). The caller holds its lock and
    * closed it with `close {snapshot: true}` first. `target`: a file the user picked (File System
    * Access); null: the file is made in this origin's storage and handed back to be downloaded.
-   * `job` names it for `cancel`; `onProgress` hears bytes done of the total.
+   * `job` names it for `cancel`; `onProgress` hears bytes done of the total. `template`: a
+   * template of the stack instead (its makings, none of its history, uploads or secrets), named
+   * and described so; the stack may stay open for that.
    */
   exportStack(
     stackId: string,
-    options: { layout: string | null; target: FileSystemFileHandle | null; job: string },
+    options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string } },
     onProgress?: (done: number, total: number) => void,
   ): Promise<StacksResult<{ name: string; bytes: number; file: File | null }>>;
-  /** Makes a new stack from a `.stack` file; refused (with why) unless every check passes, leaving nothing. */
-  importStack(file: Blob, options: { job: string }, onProgress?: (done: number, total: number) => void): Promise<StacksResult<{ stack: StackSummary; layout: string | null }>>;
+  /**
+   * Makes a new stack from a `.stack` file (or a template), named `name` or as the file says;
+   * refused (with why) unless every check passes, leaving nothing.
+   */
+  importStack(file: Blob, options: { job: string; name?: string }, onProgress?: (done: number, total: number) => void): Promise<StacksResult<{ stack: StackSummary; layout: string | null }>>;
   /** Stops an export or import under way; it then fails with code `aborted`. */
   cancel(job: string): Promise<void>;
   /** Removes the file an export made for downloading, once the page has it. */

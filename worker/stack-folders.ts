@@ -64,6 +64,8 @@ export interface StackFolders {
 
 export interface StackExportOptions {
   layout: string | null;
+  /** A template of the stack (stack-file/template.ts), named and described so; the stack may be open. */
+  template?: { name: string; description: string };
   out: WritableStream<Uint8Array>;
   appVersion: string;
   signal: AbortSignal;
@@ -72,6 +74,8 @@ export interface StackExportOptions {
 
 export interface StackImportOptions {
   appImage: string | null;
+  /** The new stack's name; the file's own when absent. */
+  name?: string;
   signal: AbortSignal;
   onProgress?(done: number, total: number): void;
 }
@@ -212,10 +216,11 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
 
     async exportStack(stackId, options) {
       const dir = await folder(stackId);
-      const { name } = await summary(stackId, dir);
+      const { template, ...rest } = options;
+      const name = template ? checkName(template.name) : (await summary(stackId, dir)).name;
       try {
-        // Only the tab that closed the stack for it (its databases copied, its computer saved) exports it.
-        const written = await exportStack({ stack: dir, name, ...options });
+        // Only the tab that closed the stack for it (its databases copied, its computer saved) exports it whole; a template reads only files no worker holds.
+        const written = await exportStack({ stack: dir, name, ...rest, ...(template ? { template: { description: template.description.trim().slice(0, 500) } } : {}) });
         return { name, bytes: written.bytes };
       } catch (error) {
         if (error instanceof StackFileError) throw new StackFolderError({ code: error.code === 'cancelled' ? 'aborted' : 'bad_request', message: error.message });
@@ -242,7 +247,7 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
             signal: options.signal,
             ...(options.onProgress ? { onProgress: options.onProgress } : {}),
           });
-          const name = checkName(imported.manifest.stack.name);
+          const name = checkName(options.name ?? imported.manifest.stack.name);
           await writeMeta(target, { name, created_at: now() });
           return { stack: { id, name, bytes: Math.max(totalSize(imported.manifest), await folderSize(target)) }, layout: imported.layout };
         } catch (error) {

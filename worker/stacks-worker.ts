@@ -86,12 +86,19 @@ const api: StacksApi = {
           file = await (await exportsDir()).getFileHandle(`${stackId}.stack`, { create: true });
           out = (await file.createWritable()) as unknown as WritableStream<Uint8Array>;
         }
-        const done = await folders.exportStack(stackId, { layout: options.layout, out, appVersion, signal, ...(onProgress ? { onProgress: throttle(onProgress) } : {}) });
+        const done = await folders.exportStack(stackId, {
+          layout: options.layout,
+          out,
+          appVersion,
+          signal,
+          ...(options.template ? { template: options.template } : {}),
+          ...(onProgress ? { onProgress: throttle(onProgress) } : {}),
+        });
         return { ...done, file: file ? await file.getFile() : null };
       }),
     ),
   importStack: (file, options, onProgress) =>
-    result(() => job(options.job, (signal) => folders.importStack(file, { appImage: recipeOfImageBase(vmImageBase), signal, ...(onProgress ? { onProgress: throttle(onProgress) } : {}) }))),
+    result(() => job(options.job, (signal) => folders.importStack(file, { appImage: recipeOfImageBase(vmImageBase), signal, ...(options.name ? { name: options.name } : {}), ...(onProgress ? { onProgress: throttle(onProgress) } : {}) }))),
   cancel: async (name) => jobs.get(name)?.abort(),
   forgetExport,
 };

@@ -3,6 +3,7 @@
 // then the layout and the stack's files, each deflated by fflate's streaming Zip.
 import { deflateSync, Zip, ZipDeflate, ZipPassThrough } from 'fflate';
 import { createSHA256 } from 'hash-wasm';
+import { CANVAS_PATH, inTemplate, templateCanvas } from './template.ts';
 import { FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, NEVER_EXPORTED, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type ManifestEntry, type StackManifest } from './format.ts';
 
 export interface ExportOptions {
@@ -17,6 +18,11 @@ export interface ExportOptions {
   signal: AbortSignal;
   /** Bytes done of the total (each file is read twice: measured, then written). */
   onProgress?(done: number, total: number): void;
+  /**
+   * A template (template.ts) instead of the whole stack: its makings only, read from the stack as
+   * it is (it need not be still: no database, no computer).
+   */
+  template?: { description: string };
 }
 
 /** One entry of the file: a stack file read from OPFS, or a few bytes made here. */
@@ -47,8 +53,9 @@ export async function exportStack(options: ExportOptions): Promise<StackManifest
     app_version: options.appVersion,
     created_at: Date.now(),
     stack: { name: options.name },
-    image: { recipe: await imageRecipe(options.stack) },
+    image: { recipe: options.template ? null : await imageRecipe(options.stack) },
     includes_image: false,
+    ...(options.template ? { template: options.template } : {}),
     entries,
   };
 
@@ -83,6 +90,13 @@ function sizeOf(source: Source): number {
 async function collect(options: ExportOptions): Promise<Source[]> {
   const sources: Source[] = [];
   if (options.layout !== null) sources.push({ path: LAYOUT_NAME, bytes: new TextEncoder().encode(options.layout) });
+  if (options.template) {
+    // Only the kept files are opened: the open stack's databases and disk are held by its workers.
+    for (const [path, file] of await walk(options.stack, '', inTemplate)) {
+      sources.push(path === CANVAS_PATH ? { path: STACK_PREFIX + path, bytes: new TextEncoder().encode(templateCanvas(await file.text())) } : { path: STACK_PREFIX + path, file });
+    }
+    return sources;
+  }
   const machine = await readMachine(options.stack);
   // A saved state counts only beside the disk it was saved with (vm/README, the generation rule).
   const stateCounts = machine !== null && typeof machine.state === 'string' && machine.state === machine.disk;
@@ -103,15 +117,15 @@ async function collect(options: ExportOptions): Promise<Source[]> {
   return sources;
 }
 
-async function walk(dir: FileSystemDirectoryHandle, prefix: string): Promise<[string, File][]> {
+async function walk(dir: FileSystemDirectoryHandle, prefix: string, keep: (path: string) => boolean = () => true): Promise<[string, File][]> {
   const found: [string, File][] = [];
   const children: [string, FileSystemHandle][] = [];
   for await (const entry of (dir as unknown as Entries).entries()) children.push(entry);
   children.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (const [name, handle] of children) {
     const path = prefix ? `${prefix}/${name}` : name;
-    if (handle.kind === 'directory') found.push(...(await walk(handle as FileSystemDirectoryHandle, path)));
-    else found.push([path, await (handle as FileSystemFileHandle).getFile()]);
+    if (handle.kind === 'directory') found.push(...(await walk(handle as FileSystemDirectoryHandle, path, keep)));
+    else if (keep(path)) found.push([path, await (handle as FileSystemFileHandle).getFile()]);
   }
   return found;
 }

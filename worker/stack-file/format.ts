@@ -49,6 +49,8 @@ const manifestSchema = z.object({
   image: z.object({ recipe: z.string().regex(/^[0-9a-f]{8,64}$/).nullable() }),
   /** Whether the file carries the system image itself. This version never includes it. */
   includes_image: z.boolean(),
+  /** A template (template.ts): a stack's makings without its history; what it is for, in a line. */
+  template: z.object({ description: z.string().max(500) }).optional(),
   entries: z.array(entrySchema).max(200_000),
 });
 

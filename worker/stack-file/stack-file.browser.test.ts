@@ -64,10 +64,10 @@ async function makeStack() {
   await put('default/made-here.txt', 'from the shell');
 }
 
-async function exportBytes(layout: string | null = '{"state":{"geometry":{}},"version":1}'): Promise<Uint8Array> {
+async function exportBytes(layout: string | null = '{"state":{"geometry":{}},"version":1}', template?: { name: string; description: string }): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   const out = new WritableStream<Uint8Array>({ write: (chunk) => void parts.push(chunk.slice()) });
-  await folders.exportStack('default', { layout, out, appVersion: '0.1.0', signal: new AbortController().signal });
+  await folders.exportStack('default', { layout, out, appVersion: '0.1.0', signal: new AbortController().signal, ...(template ? { template } : {}) });
   const all = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
   let at = 0;
   for (const part of parts) {
@@ -128,6 +128,52 @@ function webStackLocks() {
     },
   };
 }
+
+describe('templates', () => {
+  it('keep a stack\'s makings and none of its history, uploads, databases, computer or secrets; open as a new stack under its name', async () => {
+    await put('default/.os/skills/weekly/SKILL.md', '---\nname: weekly\ndescription: The weekly report.\n---\n1. Do it.\n');
+    await put('default/.os/config/hooks.json', '{"hooks":{}}');
+    await put('default/.os/config/conversation.json', '{"messages":[{"role":"user","content":"my private question"}]}');
+    await put('default/.os/HEARTBEAT.md', '- remind me\n');
+    await put(
+      'default/.os/config/canvas.json',
+      JSON.stringify({
+        version: 1,
+        windows: [
+          { id: 'w_1', kind: 'table', title: 'Invoices', created_at: 1, updated_at: 1, columns: [], rows: [] },
+          { id: 'w_2', kind: 'document', title: 'invoice.txt', created_at: 1, updated_at: 1, path: 'documents/invoice.txt', mime: 'text/plain' },
+        ],
+        pending: ['The user edited a cell'],
+      }),
+    );
+    const bytes = await exportBytes('{"version":1}', { name: 'Weekly inbox', description: 'Invoices, weekly.' });
+    const text = new TextDecoder('latin1').decode(bytes);
+    for (const secret of [SECRET, 'ACME 12.50', 'my private question', 'the live transcript', 'memory copy', 'from the shell', 'The user edited a cell']) expect(text).not.toContain(secret);
+    const files = unzipSync(bytes);
+    expect(Object.keys(files)).toEqual([
+      'manifest.json',
+      'layout.json',
+      'stack/.os/HEARTBEAT.md',
+      'stack/.os/config/canvas.json',
+      'stack/.os/config/hooks.json',
+      'stack/.os/config/settings.json',
+      'stack/.os/memory/user.md',
+      'stack/.os/skills/weekly/SKILL.md',
+    ]);
+    const manifest = JSON.parse(strFromU8(files['manifest.json']!));
+    expect(manifest).toMatchObject({ stack: { name: 'Weekly inbox' }, template: { description: 'Invoices, weekly.' }, image: { recipe: null } });
+    expect(JSON.parse(strFromU8(files['stack/.os/config/canvas.json']!))).toEqual({ version: 1, windows: [{ id: 'w_1', kind: 'table', title: 'Invoices', created_at: 1, updated_at: 1, columns: [], rows: [] }] });
+
+    // Opened with a name of the user's: a stack of its own, with the skill and memory, not the uploads.
+    const made = await folders.importStack(new Blob([bytes.slice()]), { appImage: IMAGE, name: 'March inbox', signal: new AbortController().signal });
+    expect(made.stack.name).toBe('March inbox');
+    expect(made.layout).toBe('{"version":1}');
+    expect(await read(`${made.stack.id}/.os/skills/weekly/SKILL.md`)).toContain('name: weekly');
+    expect(await read(`${made.stack.id}/.os/memory/user.md`)).toContain('uppercase');
+    expect(await read(`${made.stack.id}/documents/invoice.txt`)).toBeNull();
+    expect(await read(`${made.stack.id}/.os/vm/machine.json`)).toBeNull();
+  });
+});
 
 describe('.stack files', () => {
   it('carries every file of a stack into a new one, the databases as their copies, and no secret', async () => {
