@@ -23,8 +23,13 @@ import { useUploads } from './useUploads.ts';
 import { consumeLaunches, shareId, takeFiles, type FileTaker } from './launch-files.ts';
 import { SharedFilesDialog } from './SharedFilesDialog.tsx';
 import { InstallButton } from './InstallButton.tsx';
+import { endKiosk, PAGE_KIOSK } from './kiosk.ts';
+import { KioskIdle, KioskOwner } from './Kiosk.tsx';
+import { stacksClient } from './stacks-client.ts';
+import { StackCallError } from './stack-client.ts';
 
-const STACK_ID = currentStackId();
+// A kiosk always opens its own stack.
+const STACK_ID = PAGE_KIOSK?.stack ?? currentStackId();
 openLayout(STACK_ID);
 /** The first stack of this browser is being made: the moment to ask the browser to keep the stacks. */
 const FIRST_STACK = !hasStackList();
@@ -35,14 +40,25 @@ const HISTORY_EVENTS = 5_000;
 
 export function App() {
   const lock = useStackLock(STACK_ID);
-  if (lock.state === 'held') return <StackScreen />;
+  const reset = useKioskReset(lock.state === 'held');
+  if (lock.state === 'held' && reset.state === 'done') return <StackScreen />;
   return (
     <div class="app">
       <header class="topbar">
         <h1 class="brand">Stackdocs</h1>
       </header>
       <main class="elsewhere">
-        {lock.state === 'acquiring' ? (
+        {lock.state === 'held' ? (
+          reset.state === 'failed' ? (
+            <div class="elsewhere-card" role="alert">
+              <h2>This kiosk could not start over</h2>
+              <p>{reset.message}</p>
+              <KioskOwner leave={() => endKiosk(null, stacksClient(), STACK_ID)} />
+            </div>
+          ) : (
+            <p role="status">Getting ready for the next visitor…</p>
+          )
+        ) : lock.state === 'acquiring' ? (
           <p role="status">Opening…</p>
         ) : (
           <div class="elsewhere-card" role="alert">
@@ -56,6 +72,24 @@ export function App() {
       </main>
     </div>
   );
+}
+
+/**
+ * A kiosk starts over at every open (a reload, a power cut, the end of a visit): with this tab
+ * holding the stack, the stack is made its reset point again before its worker starts.
+ */
+function useKioskReset(held: boolean): { state: 'done' | 'resetting' } | { state: 'failed'; message: string } {
+  const [state, setState] = useState<{ state: 'done' | 'resetting' } | { state: 'failed'; message: string }>({ state: PAGE_KIOSK ? 'resetting' : 'done' });
+  useEffect(() => {
+    if (!held || !PAGE_KIOSK) return;
+    stacksClient()
+      .resetToPoint(STACK_ID, { heldByCaller: true })
+      .then(
+        () => setState({ state: 'done' }),
+        (error: unknown) => setState({ state: 'failed', message: error instanceof StackCallError || error instanceof Error ? error.message : String(error) }),
+      );
+  }, [held]);
+  return state;
 }
 
 function StackScreen() {
@@ -75,6 +109,14 @@ function StackScreen() {
   const taker: FileTaker = useMemo(() => ({ upload: (files) => void uploads.upload(files), openStackFile: setDroppedStack }), [uploads.upload]);
   useEffect(() => consumeLaunches(taker), [taker]);
   useShortcuts(client);
+
+  // The stack's kiosk mark follows this browser's kiosk: a stack copied or imported from a kiosk,
+  // or one whose kiosk was ended without it open, loses the mark.
+  const kioskMark = useAppStore((state) => state.view.settings?.kiosk === true);
+  const settingsKnown = useAppStore((state) => state.view.settings !== null);
+  useEffect(() => {
+    if (settingsKnown && kioskMark !== (PAGE_KIOSK !== null)) void client.call('update_settings', { kiosk: PAGE_KIOSK !== null }).catch(() => {});
+  }, [settingsKnown, kioskMark]);
 
   // Files pasted anywhere in the app are uploaded like dropped ones.
   useEffect(() => {
@@ -134,18 +176,22 @@ function StackScreen() {
       <div class="app" data-connection={connection.state}>
         <header class="topbar">
           <h1 class="brand">Stackdocs</h1>
-          <StackSwitcher current={STACK_ID} stackFile={droppedStack} onStackFileTaken={() => setDroppedStack(null)} />
+          {PAGE_KIOSK ? <KioskName /> : <StackSwitcher current={STACK_ID} stackFile={droppedStack} onStackFileTaken={() => setDroppedStack(null)} />}
           <span class={`status-pill status-pill--${model.state}`} aria-label={`Model: ${modelLabel(model.state)}`}>
             {modelLabel(model.state)}
           </span>
           <ComputerChip />
           <SessionUsage />
           <span class="topbar-spacer" />
-          <InstallButton />
+          {!PAGE_KIOSK && <InstallButton />}
           <ShortcutsHelp />
-          <button type="button" class="button" onClick={() => openSettings(true)} aria-label="Settings">
-            Settings
-          </button>
+          {PAGE_KIOSK ? (
+            <KioskOwner leave={() => endKiosk(client, stacksClient(), STACK_ID)} />
+          ) : (
+            <button type="button" class="button" onClick={() => openSettings(true)} aria-label="Settings">
+              Settings
+            </button>
+          )}
         </header>
         <DemoBanner />
         {connection.state === 'failed' && (
@@ -174,11 +220,17 @@ function StackScreen() {
           </ReactFlowProvider>
           <ChatPanel uploads={uploads} />
         </main>
-        <SettingsDialog />
+        {PAGE_KIOSK ? <KioskIdle config={PAGE_KIOSK} /> : <SettingsDialog />}
         {SHARE_ID && connection.state === 'ready' && <SharedFilesDialog id={SHARE_ID} currentStack={STACK_ID} taker={taker} />}
       </div>
     </StackClientContext.Provider>
   );
+}
+
+/** A kiosk's top bar names its stack, with no menu to leave it. */
+function KioskName() {
+  const name = listStacks().find((stack) => stack.id === STACK_ID)?.name ?? 'Stackdocs';
+  return <span class="kiosk-name">{name}</span>;
 }
 
 function SessionUsage() {

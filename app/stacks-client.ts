@@ -18,6 +18,9 @@ export interface StacksClient {
     onProgress?: (done: number, total: number) => void,
   ): Promise<{ name: string; bytes: number; file: File | null }>;
   importStack(file: Blob, options: { job: string; name?: string }, onProgress?: (done: number, total: number) => void): Promise<{ stack: StackSummary; layout: string | null }>;
+  saveResetPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
+  resetToPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
+  dropResetPoint(stackId: string): Promise<null>;
   cancel(job: string): Promise<void>;
   forgetExport(): Promise<void>;
 }
@@ -48,6 +51,9 @@ export function wrapStacks(api: StacksApi): StacksClient {
     // Progress comes back through a proxied callback; the worker calls it, never the reverse.
     exportStack: (stackId, options, onProgress) => unwrap(api.exportStack(stackId, options, onProgress && Comlink.proxy(onProgress))),
     importStack: (file, options, onProgress) => unwrap(api.importStack(file, options, onProgress && Comlink.proxy(onProgress))),
+    saveResetPoint: (stackId, options) => unwrap(api.saveResetPoint(stackId, options)),
+    resetToPoint: (stackId, options) => unwrap(api.resetToPoint(stackId, options)),
+    dropResetPoint: (stackId) => unwrap(api.dropResetPoint(stackId)),
     cancel: (job) => api.cancel(job),
     forgetExport: () => api.forgetExport(),
   };

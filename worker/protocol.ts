@@ -162,6 +162,11 @@ export interface Settings {
    * the chat); the mission stops, saying so, once it reaches them. Absent or 0: no limit.
    */
   mission_token_budget?: number;
+  /**
+   * The stack is a kiosk (set by its owner in this browser): a question to widen what the agent may
+   * do is never put to a visitor, it is refused, so only what the owner allowed runs.
+   */
+  kiosk?: boolean;
 }
 
 export type OcrEngineChoice = 'local' | 'mistral';
@@ -696,6 +701,15 @@ export interface StacksApi {
    * refused (with why) unless every check passes, leaving nothing.
    */
   importStack(file: Blob, options: { job: string; name?: string }, onProgress?: (done: number, total: number) => void): Promise<StacksResult<{ stack: StackSummary; layout: string | null }>>;
+  /**
+   * Kiosk mode: `saveResetPoint` copies the still stack whole as what every visitor starts from;
+   * `resetToPoint` makes it exactly that again (the visitor's chat, uploads, windows, memory and
+   * files gone); `dropResetPoint` forgets it. The caller holds the stack's lock (`heldByCaller`)
+   * or the stack is open nowhere.
+   */
+  saveResetPoint(stackId: string, options: { heldByCaller: boolean }): Promise<StacksResult<{ bytes: number }>>;
+  resetToPoint(stackId: string, options: { heldByCaller: boolean }): Promise<StacksResult<{ bytes: number }>>;
+  dropResetPoint(stackId: string): Promise<StacksResult<null>>;
   /** Stops an export or import under way; it then fails with code `aborted`. */
   cancel(job: string): Promise<void>;
   /** Removes the file an export made for downloading, once the page has it. */

@@ -66,6 +66,11 @@ export function mergeSettings(current: Settings, patch: SettingsPatch): Settings
     }
     next.computer_network = patch.computer_network;
   }
+  if (patch.kiosk !== undefined) {
+    if (typeof patch.kiosk !== 'boolean') throw new SettingsError('Kiosk mode is turned on with true or off with false.');
+    if (patch.kiosk) next.kiosk = true;
+    else delete next.kiosk;
+  }
   if (patch.mission_token_budget !== undefined) {
     const budget = Number(patch.mission_token_budget);
     if (!Number.isInteger(budget) || budget < 0 || budget > 100_000_000) {

@@ -47,6 +47,8 @@ export interface StackFoldersDeps {
   now?: () => number;
   /** How long a file still held by a just-stopped worker is waited for before deleting fails. */
   releaseWaitMs?: number;
+  /** Where kiosk reset points are kept (`kiosk/`, beside `stacks/`: never listed as stacks). */
+  resetPointsDir?(): Promise<FileSystemDirectoryHandle>;
 }
 
 export interface StackFolders {
@@ -60,6 +62,12 @@ export interface StackFolders {
   exportStack(stackId: string, options: StackExportOptions): Promise<{ name: string; bytes: number }>;
   /** Makes a new stack from a `.stack` file, checked whole before it is listed; returns it and its canvas layout. */
   importStack(file: Blob, options: StackImportOptions): Promise<{ stack: StackSummary; layout: string | null }>;
+  /** Copies a still stack whole as its kiosk reset point, replacing an earlier one. */
+  saveResetPoint(stackId: string, heldByCaller: boolean): Promise<{ bytes: number }>;
+  /** Makes a still stack exactly its reset point again: everything else in its folder goes. */
+  resetToPoint(stackId: string, heldByCaller: boolean): Promise<{ bytes: number }>;
+  /** Forgets a stack's reset point (kiosk mode ended). */
+  dropResetPoint(stackId: string): Promise<void>;
 }
 
 export interface StackExportOptions {
@@ -109,6 +117,11 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
     const outcome = await deps.locks.withLock(stackId, work);
     if (!outcome.held) throw new StackFolderError({ code: 'busy', message: `"${name}" is open in another tab. Close it there (or open it here) first, then ${doing} it.` });
     return outcome.value;
+  }
+
+  async function resetPoints(): Promise<FileSystemDirectoryHandle> {
+    if (!deps.resetPointsDir) throw new StackFolderError({ code: 'internal', message: 'Kiosk reset points are not available here.' });
+    return deps.resetPointsDir();
   }
 
   async function stackIds(): Promise<{ id: string; dir: FileSystemDirectoryHandle; meta: StackMeta | undefined }[]> {
@@ -261,6 +274,49 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
       return made.value;
     },
 
+    async saveResetPoint(stackId, heldByCaller) {
+      const dir = await folder(stackId);
+      const { name, bytes } = await summary(stackId, dir);
+      const refusal = noRoomMessage(`The kiosk's starting point for "${name}" was not saved`, bytes, await deps.estimate());
+      if (refusal) throw new StackFolderError({ code: 'storage', message: refusal });
+      return whileStill(stackId, name, heldByCaller, 'make a kiosk of', async (signal) => {
+        const points = await resetPoints();
+        await points.removeEntry(stackId, { recursive: true }).catch(() => {});
+        const point = await points.getDirectoryHandle(stackId, { create: true });
+        try {
+          await copyFolder(dir, point, signal);
+          // Written last: a point cut short has no mark and is never reset to.
+          await (await point.getFileHandle(POINT_DONE, { create: true })).createWritable().then((writable) => writable.close());
+        } catch (error) {
+          await points.removeEntry(stackId, { recursive: true }).catch(() => {});
+          throw fullOr(error, `The kiosk's starting point for "${name}" was not saved`);
+        }
+        return { bytes: await folderSize(point) };
+      });
+    },
+
+    async resetToPoint(stackId, heldByCaller) {
+      const dir = await folder(stackId);
+      const point = await (await resetPoints()).getDirectoryHandle(stackId).catch(() => null);
+      if (!point || !(await point.getFileHandle(POINT_DONE).then(() => true, () => false))) {
+        throw new StackFolderError({ code: 'not_found', message: 'This kiosk has no starting point to return to: its owner must set kiosk mode up again.' });
+      }
+      const { name } = await summary(stackId, dir);
+      return whileStill(stackId, name, heldByCaller, 'reset', async (signal) => {
+        // Everything the visitor left goes (not hidden), then the point comes back whole. A reset
+        // cut short (a power cut) is done again at the next open, which always resets a kiosk.
+        for (const child of await childNames(dir)) await removeWhenReleased(dir, child, releaseWaitMs);
+        await copyFolder(point, dir, signal, POINT_DONE);
+        return { bytes: await folderSize(dir) };
+      });
+    },
+
+    async dropResetPoint(stackId) {
+      await (await resetPoints()).removeEntry(stackId, { recursive: true }).catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
+    },
+
     async remove(stackId, heldByCaller) {
       const dir = await folder(stackId);
       const { name, bytes } = await summary(stackId, dir);
@@ -351,6 +407,15 @@ export async function copyFolder(from: FileSystemDirectoryHandle, to: FileSystem
       throw error;
     }
   }
+}
+
+/** The mark a complete kiosk reset point carries (written last). */
+const POINT_DONE = '.reset-point-complete';
+
+async function childNames(dir: FileSystemDirectoryHandle): Promise<string[]> {
+  const names: string[] = [];
+  for await (const [name] of entriesOf(dir)) names.push(name);
+  return names;
 }
 
 /**

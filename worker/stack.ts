@@ -179,7 +179,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   };
   let model: ModelStatus = { state: 'unknown' };
   const canvas = await loadCanvas(deps.storage, emit, () => newId('w'));
-  const gate = await loadPermissionGate(deps.storage, emit, newId);
+  const gate = await loadPermissionGate(deps.storage, emit, newId, () => settings.kiosk === true);
   const conversation = await loadConversation(deps.storage);
   await closeInterruptedMissions(log, emit);
   const stream = async () => deps.createStream(await connection());

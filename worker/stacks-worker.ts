@@ -13,6 +13,7 @@ const folders = createStackFolders({
   stacksDir: async () => (await navigator.storage.getDirectory()).getDirectoryHandle('stacks', { create: true }),
   locks: webStackLocks(navigator.locks, stackLockName),
   estimate: storageEstimate,
+  resetPointsDir: async () => (await navigator.storage.getDirectory()).getDirectoryHandle('kiosk', { create: true }),
 });
 
 /** Errors cross as data: `{code, message}`. */
@@ -99,6 +100,9 @@ const api: StacksApi = {
     ),
   importStack: (file, options, onProgress) =>
     result(() => job(options.job, (signal) => folders.importStack(file, { appImage: recipeOfImageBase(vmImageBase), signal, ...(options.name ? { name: options.name } : {}), ...(onProgress ? { onProgress: throttle(onProgress) } : {}) }))),
+  saveResetPoint: (stackId, options) => result(() => folders.saveResetPoint(stackId, options.heldByCaller === true)),
+  resetToPoint: (stackId, options) => result(() => folders.resetToPoint(stackId, options.heldByCaller === true)),
+  dropResetPoint: (stackId) => result(async () => (await folders.dropResetPoint(stackId), null)),
   cancel: async (name) => jobs.get(name)?.abort(),
   forgetExport,
 };

@@ -9,7 +9,8 @@ import {
   type NodeChange,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { TERMINAL_HIDDEN } from '../kiosk.ts';
 import { useAppStore } from '../store.ts';
 import { ChartWindowNode } from './ChartWindowNode.tsx';
 import { DocumentWindowNode } from './DocumentWindowNode.tsx';
@@ -37,7 +38,9 @@ const nodeTypes = {
 } satisfies Record<WindowNode['type'], unknown>;
 
 export function Canvas() {
-  const windows = useAppStore((state) => state.view.windows);
+  const all = useAppStore((state) => state.view.windows);
+  // A kiosk whose owner did not allow the terminal never shows one.
+  const windows = useMemo(() => (TERMINAL_HIDDEN ? all.filter((win) => win.kind !== 'terminal') : all), [all]);
   const geometry = useAppStore((state) => state.geometry);
   const order = useAppStore((state) => state.order);
   const maximised = useAppStore((state) => state.maximised);

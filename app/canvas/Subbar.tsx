@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
+import { TERMINAL_HIDDEN } from '../kiosk.ts';
 import { useAppStore } from '../store.ts';
 import { AddWindowMenu } from './AddWindowMenu.tsx';
 import { useOpenTerminal } from './useOpenTerminal.ts';
@@ -11,7 +12,8 @@ import { KIND_ICONS } from './WindowFrame.tsx';
 
 export function Subbar() {
   const client = useStackClient();
-  const windows = useAppStore((state) => state.view.windows);
+  const all = useAppStore((state) => state.view.windows);
+  const windows = TERMINAL_HIDDEN ? all.filter((win) => win.kind !== 'terminal') : all;
   const focused = useAppStore((state) => state.focus.windowId);
   const focusWindow = useAppStore((state) => state.focusWindow);
   const [problem, setProblem] = useState<string | null>(null);
@@ -39,7 +41,7 @@ export function Subbar() {
   });
   const choices = [
     { label: 'Notes', icon: KIND_ICONS.notes, choose: () => void addNotes() },
-    { label: 'Terminal', icon: KIND_ICONS.terminal, choose: () => void attempt(openTerminal)() },
+    ...(TERMINAL_HIDDEN ? [] : [{ label: 'Terminal', icon: KIND_ICONS.terminal, choose: () => void attempt(openTerminal)() }]),
     { label: 'Tasks', icon: KIND_ICONS.tasks, choose: () => void openTasks() },
     { label: 'Task board', icon: KIND_ICONS.board, choose: () => void openBoard() },
   ];

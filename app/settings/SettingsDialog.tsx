@@ -9,6 +9,8 @@ import { useAppStore } from '../store.ts';
 import { ShortcutList } from '../ShortcutsHelp.tsx';
 import { HeartbeatChecklist } from './HeartbeatChecklist.tsx';
 import { HooksSection } from './HooksSection.tsx';
+import { KioskSection } from '../Kiosk.tsx';
+import { currentStackId } from '../stacks.ts';
 import { SkillsSection } from './SkillsSection.tsx';
 import { MemorySection } from './MemorySection.tsx';
 import { NetworkSection } from './NetworkSection.tsx';
@@ -220,6 +222,7 @@ export function SettingsDialog() {
             <HeartbeatChecklist />
             <SkillsSection />
             <HooksSection />
+            <KioskSection stackId={currentStackId()} />
           </>
         )}
         <p class="settings-version">Stackdocs {__APP_VERSION__}</p>

@@ -32,10 +32,15 @@ export interface PermissionGate {
   answer(askId: string, allow: boolean): boolean;
 }
 
+/**
+ * `kiosk`: whether the stack is a kiosk now; then a rule that would ask refuses instead (a visitor
+ * is never asked to allow more than the owner did).
+ */
 export async function loadPermissionGate(
   storage: StackStorage,
   emit: (event: StackEventBody) => void,
   newId: (prefix: string) => string,
+  kiosk: () => boolean = () => false,
 ): Promise<PermissionGate> {
   const stored = await storage.readJson<RulesFile>(FILE);
   const own: PermissionRule[] = (stored?.version === 1 ? stored.rules : []).filter((rule) => ruleSchema.safeParse(rule).success && rule.source !== 'default');
@@ -80,6 +85,11 @@ export async function loadPermissionGate(
       if (verdict.decision === 'deny') {
         emit({ type: 'permission_decision', ...base, decision: 'denied', rule_id: rule.id, reason: rule.reason });
         return { allow: false, reason: `Blocked by the permission rule "${rule.id}": ${rule.reason}` };
+      }
+      if (kiosk()) {
+        const reason = `This is a kiosk: only what its owner allowed runs here, and this needs asking (${rule.reason}).`;
+        emit({ type: 'permission_decision', ...base, decision: 'denied', rule_id: rule.id, reason });
+        return { allow: false, reason: `Not allowed on this kiosk. ${reason} Tell the visitor it cannot be done here.` };
       }
       const askId = newId('ask');
       emit({ type: 'permission_requested', ask_id: askId, ...base, rule_id: rule.id, reason: rule.reason });

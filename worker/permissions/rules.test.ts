@@ -142,6 +142,24 @@ describe('permission gate', () => {
     await again;
   });
 
+  it('on a kiosk, never asks: what would be asked is refused at once, and what is allowed still runs', async () => {
+    const events: StackEventBody[] = [];
+    let kiosk = true;
+    const g = await loadPermissionGate(createMemoryStorage(), (e) => events.push(e), (p) => p, () => kiosk);
+    expect(await g.check(call('ls'), new AbortController().signal)).toEqual({ allow: true });
+    const refused = await g.check(call('rm -rf old'), new AbortController().signal);
+    expect(refused).toMatchObject({ allow: false, reason: expect.stringMatching(/^Not allowed on this kiosk\. This is a kiosk: only what its owner allowed runs here/) });
+    expect(events.some((e) => e.type === 'permission_requested')).toBe(false);
+    expect(events.at(-1)).toMatchObject({ type: 'permission_decision', decision: 'denied', rule_id: 'default:ask-before-deleting-many' });
+    // Kiosk mode ended: the user is asked again.
+    kiosk = false;
+    const asked = g.check(call('rm -rf old'), new AbortController().signal);
+    await Promise.resolve();
+    expect(events.at(-1)).toMatchObject({ type: 'permission_requested' });
+    g.answer((events.at(-1) as { ask_id: string }).ask_id, false);
+    await asked;
+  });
+
   it('lets the agent add rules that it cannot remove; the user removes them; defaults stay', async () => {
     const { g, storage } = await gate();
     const rule = await g.addRule({ effect: 'deny', tools: ['write'], match: { type: 'path_prefix', prefix: 'documents/' }, reason: 'Originals are read-only.' }, 'agent');

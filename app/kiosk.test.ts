@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { checkPin, kioskConfig, MAX_PIN_FAILURES, nextDailyReset, pinProblem, PIN_LOCK_MS, readKiosk } from './kiosk.ts';
+
+function memoryStore() {
+  const data = new Map<string, string>();
+  return { getItem: (key: string) => data.get(key) ?? null, setItem: (key: string, value: string) => void data.set(key, value), removeItem: (key: string) => void data.delete(key), data };
+}
+
+describe('kiosk mode', () => {
+  it('keeps a salted PBKDF2 hash of the PIN, never the PIN', async () => {
+    const store = memoryStore();
+    const config = await kioskConfig('s-1', { pin: '482916', idle_ms: 180_000, daily_reset: '06:00', allow_terminal: false });
+    store.setItem('stackdocs:kiosk', JSON.stringify(config));
+    expect([...store.data.values()].join()).not.toContain('482916');
+    expect(config).toMatchObject({ stack: 's-1', iterations: 200_000, idle_ms: 180_000, daily_reset: '06:00', failures: 0 });
+    expect(Buffer.from(config.salt, 'base64')).toHaveLength(16);
+    expect(Buffer.from(config.hash, 'base64')).toHaveLength(32);
+    // Another kiosk with the same PIN has another salt and hash.
+    const other = await kioskConfig('s-1', { pin: '482916', idle_ms: 1, daily_reset: null, allow_terminal: true });
+    expect(other.hash).not.toBe(config.hash);
+    expect(readKiosk(store)?.stack).toBe('s-1');
+    expect(pinProblem('12a4')).toBe('The PIN is 4 to 12 digits.');
+    await expect(kioskConfig('s-1', { pin: '12', idle_ms: 1, daily_reset: null, allow_terminal: false })).rejects.toThrow('The PIN is 4 to 12 digits.');
+  });
+
+  it('five wrong PINs lock entry for a minute, across reloads; the right one clears the count', async () => {
+    const store = memoryStore();
+    store.setItem('stackdocs:kiosk', JSON.stringify(await kioskConfig('s-1', { pin: '2468', idle_ms: 1, daily_reset: null, allow_terminal: false })));
+    const t = 1_000_000;
+    for (let n = 1; n < MAX_PIN_FAILURES; n++) expect(await checkPin('1111', t, store)).toEqual({ ok: false, locked: false, message: `Wrong PIN (${n} of 5).` });
+    expect(await checkPin('1111', t, store)).toEqual({ ok: false, locked: true, message: 'Wrong PIN, 5 times: entry is locked for a minute.' });
+    // Even the right PIN waits out the minute.
+    expect(await checkPin('2468', t + 30_000, store)).toEqual({ ok: false, locked: true, message: 'Too many wrong PINs: try again in 30 s.' });
+    expect(readKiosk(store)?.locked_until).toBe(t + PIN_LOCK_MS);
+    expect(await checkPin('2468', t + PIN_LOCK_MS + 1, store)).toEqual({ ok: true });
+    expect(await checkPin('1111', t + PIN_LOCK_MS + 2, store)).toMatchObject({ message: 'Wrong PIN (1 of 5).' });
+  });
+
+  it('finds the next daily reset in local time', () => {
+    const now = new Date(2026, 10, 26, 5, 30).getTime();
+    expect(nextDailyReset('06:00', now)).toBe(new Date(2026, 10, 26, 6, 0).getTime());
+    expect(nextDailyReset('05:00', now)).toBe(new Date(2026, 10, 27, 5, 0).getTime());
+    expect(nextDailyReset(null, now)).toBeNull();
+  });
+});
