@@ -26,33 +26,36 @@ test('scheduled tasks: a repeating one runs thrice, paused it waits, a missed on
   await loadScript({
     name: 'tasks: repeating',
     turns: [
-      schedule({ title: 'Check the inbox', prompt: 'Say whether new invoices came in.', when: 'cron', cron: '*/15 * * * * *' }),
-      say('Scheduled: every 15 seconds.', { tool_result: { contains: 'Scheduled "Check the inbox"' } }),
+      schedule({ title: 'Check the inbox', prompt: 'Say whether new invoices came in.', when: 'cron', cron: '*/8 * * * * *' }),
+      say('Scheduled: every 8 seconds.', { tool_result: { contains: 'Scheduled "Check the inbox"' } }),
       say('Inbox checked: nothing new (1).', ranFor('Check the inbox')),
       say('Inbox checked: nothing new (2).', ranFor('Check the inbox')),
       say('Inbox checked: nothing new (3).', ranFor('Check the inbox')),
     ],
   });
-  await send(page, 'check the inbox every 15 seconds');
+  await send(page, 'check the inbox every 8 seconds');
   await allow(page);
-  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Scheduled: every 15 seconds.');
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Scheduled: every 8 seconds.');
 
   await page.getByRole('button', { name: 'Add a window' }).click();
   await page.getByRole('menuitem', { name: 'Tasks' }).click();
   const tasksWindow = page.getByRole('region', { name: 'Tasks window: Tasks' });
   const inbox = tasksWindow.getByRole('listitem', { name: 'Check the inbox' });
-  await expect(inbox).toContainText('Cron */15 * * * * *');
+  await expect(inbox).toContainText('Cron */8 * * * * *');
 
   // Three runs, each a mission the chat marks as scheduled.
   await expect(page.locator('[data-role=assistant]').last()).toHaveText('Inbox checked: nothing new (3).', { timeout: 90_000 });
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Scheduled task "Check the inbox"' })).toHaveCount(3);
   await expect(inbox.getByRole('list', { name: 'Latest runs' }).getByRole('listitem').filter({ hasText: 'succeeded' })).toHaveCount(3);
 
-  // Paused: no run in the next 20 s (a run every 15 s otherwise).
+  // Paused: no run in the next 12 s (a run every 8 s otherwise).
   await inbox.getByRole('button', { name: 'Pause' }).click();
   await expect(inbox).toContainText('Paused');
+  // A run that started just before the pause finishes first; then nothing more may come.
+  await expect(page.getByRole('button', { name: 'Stop' })).toBeHidden();
+  await page.waitForTimeout(1_500);
   const before = (await fakeState()).requests.length;
-  await page.waitForTimeout(20_000);
+  await page.waitForTimeout(12_000);
   expect((await fakeState()).requests.length, 'a paused task does not fire').toBe(before);
 
   // A one-off due while the app is closed: it runs once when the app opens, and says it was missed.
