@@ -3,7 +3,7 @@
 // button (the PIN ends kiosk mode), and after the idle time a visible countdown, which any touch
 // cancels, reloads the page, which returns the stack to its reset point (App.tsx) before it opens.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { checkPin, COUNTDOWN_MS, DEFAULT_IDLE_MS, kioskConfig, nextDailyReset, pinProblem, startKiosk, type KioskConfig } from './kiosk.ts';
+import { checkPin, COUNTDOWN_MS, DEFAULT_IDLE_MS, KioskClosedError, kioskConfig, nextDailyReset, pinProblem, startKiosk, type KioskConfig } from './kiosk.ts';
 import { StackCallError } from './stack-client.ts';
 import { useStackClient } from './stack-context.ts';
 import { stacksClient } from './stacks-client.ts';
@@ -18,6 +18,7 @@ export function KioskSection({ stackId }: { stackId: string }) {
   const [terminal, setTerminal] = useState(false);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
+  const [closed, setClosed] = useState(false);
 
   const start = async () => {
     const minutes = Number(idle);
@@ -32,6 +33,7 @@ export function KioskSection({ stackId }: { stackId: string }) {
       location.reload();
     } catch (error) {
       setBusy(false);
+      setClosed(error instanceof KioskClosedError);
       setProblem(error instanceof StackCallError || error instanceof Error ? error.message : String(error));
     }
   };
@@ -69,11 +71,18 @@ export function KioskSection({ stackId }: { stackId: string }) {
       {problem && (
         <p class="settings-error" role="alert">
           {problem}
+          {closed && ' Kiosk mode did not start.'}
         </p>
       )}
-      <button type="button" class="button" onClick={() => void start()} disabled={busy}>
-        {busy ? 'Saving the starting point…' : 'Start kiosk mode'}
-      </button>
+      {closed ? (
+        <button type="button" class="button" onClick={() => location.reload()}>
+          Open the stack again
+        </button>
+      ) : (
+        <button type="button" class="button" onClick={() => void start()} disabled={busy}>
+          {busy ? 'Saving the starting point…' : 'Start kiosk mode'}
+        </button>
+      )}
     </section>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPin, kioskConfig, MAX_PIN_FAILURES, nextDailyReset, pinProblem, PIN_LOCK_MS, readKiosk } from './kiosk.ts';
+import { checkPin, endKiosk, KioskClosedError, kioskConfig, startKiosk, MAX_PIN_FAILURES, nextDailyReset, pinProblem, PIN_LOCK_MS, readKiosk } from './kiosk.ts';
 
 function memoryStore() {
   const data = new Map<string, string>();
@@ -34,6 +34,32 @@ describe('kiosk mode', () => {
     expect(readKiosk(store)?.locked_until).toBe(t + PIN_LOCK_MS);
     expect(await checkPin('2468', t + PIN_LOCK_MS + 1, store)).toEqual({ ok: true });
     expect(await checkPin('1111', t + PIN_LOCK_MS + 2, store)).toMatchObject({ message: 'Wrong PIN (1 of 5).' });
+  });
+
+  it('starts: marked, closed, copied as its point, then kept; a point that fails leaves no kiosk and says the stack closed', async () => {
+    const calls: string[] = [];
+    const client = { call: async (method: string, params: unknown) => void calls.push(`${method} ${JSON.stringify(params)}`), close: () => void calls.push('stop worker') } as never;
+    let fail = false;
+    const stacks = {
+      saveResetPoint: async (id: string, { heldByCaller }: { heldByCaller: boolean }) => {
+        calls.push(`save point ${id} held=${heldByCaller}`);
+        if (fail) throw new Error('The browser\'s storage for Stackdocs is full.');
+        return { bytes: 1 };
+      },
+      dropResetPoint: async (id: string) => (calls.push(`drop point ${id}`), null),
+    } as never;
+    const config = await kioskConfig('s-1', { pin: '2468', idle_ms: 1, daily_reset: null, allow_terminal: false });
+    const store = memoryStore();
+    await startKiosk(client, stacks, 's-1', config, store);
+    expect(calls).toEqual(['update_settings {"kiosk":true}', 'close {}', 'stop worker', 'save point s-1 held=true']);
+    expect(readKiosk(store)).toEqual(config);
+    calls.length = 0;
+    await endKiosk(client, stacks, 's-1', store);
+    expect(calls).toEqual(['update_settings {"kiosk":false}', 'drop point s-1']);
+    expect(readKiosk(store)).toBeNull();
+    fail = true;
+    await expect(startKiosk(client, stacks, 's-1', config, store)).rejects.toBeInstanceOf(KioskClosedError);
+    expect(readKiosk(store)).toBeNull();
   });
 
   it('finds the next daily reset in local time', () => {

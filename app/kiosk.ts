@@ -119,9 +119,17 @@ export async function startKiosk(client: StackClient, stacks: StacksClient, stac
   await client.call('update_settings', { kiosk: true });
   await client.call('close', {});
   client.close();
-  await stacks.saveResetPoint(stackId, { heldByCaller: true });
+  try {
+    await stacks.saveResetPoint(stackId, { heldByCaller: true });
+  } catch (error) {
+    // The stack is closed now: it opens again as it was (its kiosk mark is cleared as it opens).
+    throw new KioskClosedError(error instanceof Error ? error.message : String(error));
+  }
   writeKiosk(config, store);
 }
+
+/** Kiosk mode could not start after the stack was closed for it: the page must open it again. */
+export class KioskClosedError extends Error {}
 
 /**
  * Ends kiosk mode (the owner gave the PIN): the stack stays as it is now, the reset point goes.
