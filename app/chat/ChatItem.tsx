@@ -1,5 +1,6 @@
 // One entry of the conversation: the user's message (queued until its turn), a streamed reply, a
 // tool call, a hook's run, a notice, an error with Retry, a permission question, a download, a mission's spend.
+import { memo } from 'preact/compat';
 import { useState } from 'preact/hooks';
 import { assertNever } from '../../worker/protocol.ts';
 import type { ChatEntry } from '../events.ts';
@@ -11,7 +12,9 @@ import { HookActivity } from './HookActivity.tsx';
 import { PermissionPrompt } from './PermissionPrompt.tsx';
 import { ToolActivity } from './ToolActivity.tsx';
 
-export function ChatItem({ entry }: { entry: ChatEntry }) {
+// Memoised: the fold keeps an unchanged entry the same object, so each new event redraws only the
+// entries it changed, not the whole conversation (hundreds after a big upload).
+export const ChatItem = memo(function ChatItem({ entry }: { entry: ChatEntry }) {
   switch (entry.kind) {
     case 'user':
       return (
@@ -58,7 +61,7 @@ export function ChatItem({ entry }: { entry: ChatEntry }) {
     default:
       return assertNever(entry, 'chat entry');
   }
-}
+});
 
 /** Sends the failed message again, as it was; once, so a double click does not queue it twice. */
 function RetryButton({ text }: { text: string }) {

@@ -271,6 +271,22 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) if (['keydown', 'keypress', 'keyup', 'input', 'pointerdown', 'click'].includes(entry.name)) slow.push({ name: entry.name, duration: entry.duration });
     }).observe({ type: 'event', durationThreshold: 16, buffered: true } as PerformanceObserverInit);
+    // What held the main thread, for a failure to explain itself: long animation frames and the
+    // scripts in them (Chromium's Long Animation Frames API).
+    const frames: { at: number; duration: number; blocking: number; scripts: string[] }[] = [];
+    (window as unknown as { __longFrames: typeof frames }).__longFrames = frames;
+    type Script = { invoker: string; sourceURL: string; sourceFunctionName: string; duration: number; forcedStyleAndLayoutDuration: number };
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries() as (PerformanceEntry & { blockingDuration: number; scripts: Script[]; styleAndLayoutStart: number })[]) {
+        if (entry.duration < 70) continue;
+        frames.push({
+          at: Math.round(entry.startTime),
+          duration: Math.round(entry.duration),
+          blocking: Math.round(entry.blockingDuration),
+          scripts: entry.scripts.map((script) => `${script.invoker} ${script.sourceFunctionName || '?'} @${script.sourceURL.split('/').pop()} ${Math.round(script.duration)} ms (layout ${Math.round(script.forcedStyleAndLayoutDuration)})`),
+        });
+      }
+    }).observe({ type: 'long-animation-frame', buffered: true } as PerformanceObserverInit);
   });
   const pids = () => browserPids(profile);
   let peakMb = 0;
@@ -289,18 +305,25 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
       await page.keyboard.type('still here', { delay: 20 });
       await box.fill('');
     };
-    // Small files as buffers (their names are the attack), large ones from disk (Playwright sends
-    // buffers only up to 50 MB in all), each kind in batches of its own.
-    const small = corpus.filter((file) => file.bytes.length < 10 * 1024 * 1024);
-    const large = corpus.filter((file) => file.bytes.length >= 10 * 1024 * 1024);
+    // Files whose names are the attack (no disk can hold them) go as buffers; the others from
+    // disk, as a user's picker hands them over. Buffers reach the page through Playwright's own
+    // script, which builds each file in the page's main thread (megabytes of base64, hundreds of
+    // ms a batch): time the app never spends, so it must not count against its inputs.
+    const plainName = (name: string) => /^[\w.-]{1,200}$/.test(name) && !name.startsWith('.');
+    const named = corpus.filter((file) => !plainName(file.name));
+    const plain = corpus.filter((file) => plainName(file.name));
     const batches: Parameters<Page['setInputFiles']>[1][] = [];
-    for (let at = 0; at < small.length; at += 10) {
-      batches.push(small.slice(at, at + 10).map((file) => ({ name: file.name, mimeType: 'application/octet-stream', buffer: Buffer.from(file.bytes) })));
+    for (let at = 0; at < named.length; at += 10) {
+      batches.push(named.slice(at, at + 10).map((file) => ({ name: file.name, mimeType: 'application/octet-stream', buffer: Buffer.from(file.bytes) })));
     }
-    for (const file of large) {
-      const path = join(scratch, file.name.replace(/[^\w.-]/g, '_'));
-      writeFileSync(path, file.bytes);
-      batches.push([path]);
+    for (let at = 0; at < plain.length; at += 10) {
+      batches.push(
+        plain.slice(at, at + 10).map((file) => {
+          const path = join(scratch, file.name);
+          writeFileSync(path, file.bytes);
+          return path;
+        }),
+      );
     }
     for (const batch of batches) {
       await page.getByLabel('Attach files').setInputFiles(batch);
@@ -341,6 +364,9 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
       result.failures++;
       const over = slow.filter((entry) => entry.duration >= 100);
       result.notes.push(`an input took ${Math.round(slowest)} ms to answer (${over.length} of ${slow.length} over 100 ms: ${over.map((entry) => `${entry.name} ${Math.round(entry.duration)} ms`).join(', ')})`);
+      const frames = await page.evaluate(() => (window as unknown as { __longFrames: { at: number; duration: number; blocking: number; scripts: string[] }[] }).__longFrames);
+      const longest = [...frames].sort((a, b) => b.duration - a.duration).slice(0, 5);
+      result.notes.push(`longest frames: ${longest.map((frame) => `${frame.duration} ms at ${frame.at} (blocking ${frame.blocking}): ${frame.scripts.join('; ') || 'no script (style, layout, paint or GC)'}`).join(' | ')}`);
     }
     if (crashed) result.corrupt++;
     const files = await readStackFiles(page, 'default', ['documents/kept.pdf']);
