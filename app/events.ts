@@ -24,7 +24,8 @@ export type ChatEntry =
       /** Null while it runs. */
       duration_ms: number | null;
     }
-  | { kind: 'notice'; key: string; mission_id: string; text: string }
+  /** `document`: the path of an added document whose window did not open by itself (the notice offers Open). */
+  | { kind: 'notice'; key: string; mission_id: string; text: string; document?: string }
   /** One of the user's hooks ran (`tool` for a tool event). */
   | { kind: 'hook'; key: string; mission_id: string; tool?: string; run: HookRun }
   | { kind: 'error'; key: string; mission_id: string; code: string; text: string; retry_text?: string }
@@ -314,7 +315,10 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       return {
         ...view,
         documents: { ...view.documents, [event.document.path]: { id: event.document.id, status: event.document.status, error: event.document.error ?? null } },
-        chat: [...view.chat, { kind: 'notice', key, mission_id: '', text: `Added ${event.document.filename} to documents/ (${event.document.description}).` }],
+        chat: [
+          ...view.chat,
+          { kind: 'notice', key, mission_id: '', text: `Added ${event.document.filename} to documents/ (${event.document.description}).`, ...(event.window === false ? { document: event.document.path } : {}) },
+        ],
       };
     case 'document_progress': {
       const progressKey = `p-${event.document_id}`;

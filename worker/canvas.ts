@@ -131,6 +131,8 @@ export async function loadCanvas(
               ? `The user opened a terminal window (${win.id}) on the computer.`
               : win.kind === 'tasks'
               ? `The user opened the Tasks window (${win.id}), which lists the scheduled tasks.`
+              : win.kind === 'document'
+              ? `The user opened the document ${win.path} in a window (${win.id}).`
               : win.kind === 'board'
               ? `The user opened the task board (${win.id}), which shows your subagents (the task tool).`
               : `The user opened a new ${win.kind} window "${win.title}" (${win.id}); it is empty until you fill it.`,

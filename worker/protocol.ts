@@ -340,7 +340,7 @@ export interface RequestMap {
   /** A table window as a file to download, made by the worker (the one place exports are made). */
   export_window: { params: { window_id: string; format: 'csv' | 'json' | 'xlsx' }; result: { filename: string; mime: string; bytes: Uint8Array } };
   /** The user opens a window themselves (the subbar's +); the agent hears of it. */
-  open_window: { params: { kind: 'notes' | 'terminal' | 'tasks' | 'board'; title: string }; result: CanvasWindow };
+  open_window: { params: { kind: 'notes' | 'terminal' | 'tasks' | 'board'; title: string } | { kind: 'document'; path: string }; result: CanvasWindow };
   /** Stops one subagent (the `task` tool's); its mission goes on and the agent is told. */
   cancel_subagent: { params: { subagent_id: string }; result: { cancelled: boolean } };
   /**
@@ -548,7 +548,8 @@ export type StackEventBody =
       /** The result the model read, when longer than the summary (at most 16,000 characters). */
       output?: string;
     }
-  | { type: 'document_added'; document: DocumentInfo }
+  /** `window`, for a document a window can show: whether one opened for it (only a few open by themselves). */
+  | { type: 'document_added'; document: DocumentInfo; window?: boolean }
   | { type: 'document_updated'; document: DocumentInfo }
   | { type: 'document_progress'; document_id: string; page: number; pages: number }
   | { type: 'file_ready'; mission_id: string | null; path: string; mime: string; size: number }

@@ -320,6 +320,20 @@ describe('stack', () => {
     expect((await stack.snapshot()).windows.some((w) => w.kind === 'document' && w.title === 'locked.pdf')).toBe(true);
   });
 
+  it('an upload opens a document window while fewer than six are open; the rest wait in the chat until the user opens them', async () => {
+    const { stack, events } = await openStack(async function* () {});
+    const pdf = new Uint8Array(fixture('two-column-2.pdf'));
+    for (let i = 1; i <= 8; i++) expect(await stack.request({ id: `u${i}`, method: 'upload_file', params: { name: `invoice-${i}.pdf`, bytes: pdf } })).toMatchObject({ ok: true });
+    const documentWindows = async () => (await stack.snapshot()).windows.filter((win) => win.kind === 'document').map((win) => win.title);
+    expect(await documentWindows()).toEqual(['invoice-1.pdf', 'invoice-2.pdf', 'invoice-3.pdf', 'invoice-4.pdf', 'invoice-5.pdf', 'invoice-6.pdf']);
+    expect(events.filter((e) => e.type === 'document_added').map((e) => e.type === 'document_added' && e.window)).toEqual([true, true, true, true, true, true, false, false]);
+    const opened = await stack.request({ id: 'o', method: 'open_window', params: { kind: 'document', path: 'documents/invoice-8.pdf' } });
+    expect(opened).toMatchObject({ ok: true, result: { kind: 'document', title: 'invoice-8.pdf', path: 'documents/invoice-8.pdf', mime: 'application/pdf' } });
+    const again = await stack.request({ id: 'o2', method: 'open_window', params: { kind: 'document', path: 'documents/invoice-8.pdf' } });
+    expect(again.ok && opened.ok && again.result.id === opened.result.id).toBe(true);
+    expect(await stack.request({ id: 'o3', method: 'open_window', params: { kind: 'document', path: 'documents/nope.pdf' } })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+  });
+
   it('a full disk: the message and the upload are refused saying so, the running mission stops, nothing half-added stays', async () => {
     let release: () => void = () => {};
     const stream: StreamFn = async function* (_request, signal) {

@@ -5,7 +5,9 @@ import { useState } from 'preact/hooks';
 import { assertNever } from '../../worker/protocol.ts';
 import type { ChatEntry } from '../events.ts';
 import { Markdown } from '../Markdown.tsx';
+import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
+import { useAppStore } from '../store.ts';
 import { DownloadLink } from './DownloadLink.tsx';
 import { formatSpend } from './format.ts';
 import { HookActivity } from './HookActivity.tsx';
@@ -39,6 +41,7 @@ export const ChatItem = memo(function ChatItem({ entry }: { entry: ChatEntry }) 
       return (
         <div class="msg msg--notice" data-role="notice">
           {entry.text}
+          {entry.document && <OpenDocument path={entry.document} />}
         </div>
       );
     case 'permission':
@@ -79,5 +82,29 @@ function RetryButton({ text }: { text: string }) {
     <button type="button" class="button msg-retry" disabled={state === 'sending'} onClick={retry}>
       {state === 'failed' ? 'Retry again' : 'Retry'}
     </button>
+  );
+}
+
+/** Shows an added document whose window did not open by itself (a big upload opens only a few). */
+function OpenDocument({ path }: { path: string }) {
+  const client = useStackClient();
+  const focusWindow = useAppStore((state) => state.focusWindow);
+  const [problem, setProblem] = useState<string | null>(null);
+  const open = async () => {
+    setProblem(null);
+    try {
+      focusWindow((await client.call('open_window', { kind: 'document', path })).id);
+    } catch (error) {
+      setProblem(error instanceof StackCallError ? error.message : 'The document could not be shown.');
+    }
+  };
+  return (
+    <>
+      {' '}
+      <button type="button" class="link-button" onClick={() => void open()}>
+        Open
+      </button>
+      {problem && <span role="alert"> {problem}</span>}
+    </>
   );
 }

@@ -2,11 +2,12 @@
 // table exported as a file.
 import { EXPORT_MIME, exportFileName, exportTable } from '../export/table-export.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';
+import { isViewable } from './documents.ts';
 
 const WINDOW_TITLES = { terminal: 'Terminal', tasks: 'Tasks', board: 'Task board' } as const;
 
 export function canvasHandlers(ctx: StackContext): Handlers<'canvas_interaction' | 'open_window' | 'export_window'> {
-  const { canvas, computer } = ctx;
+  const { canvas, computer, deps } = ctx;
   return {
     async canvas_interaction(params) {
       await canvas.interact(params);
@@ -14,9 +15,20 @@ export function canvasHandlers(ctx: StackContext): Handlers<'canvas_interaction'
     },
 
     async open_window(params) {
+      // An uploaded document the user asks to see (its window had not opened by itself): shown once.
+      if (params?.kind === 'document') {
+        const path = typeof params.path === 'string' ? params.path : '';
+        const existing = canvas.windows().find((w) => w.kind === 'document' && w.path === path);
+        if (existing) return existing;
+        const record = (await deps.memory.documents.listDocuments(10_000)).find((doc) => doc.path === path);
+        if (!record || !isViewable(record.mime)) throw new RequestError({ code: 'not_found', message: `There is no document to show at ${path || 'that path'}.` });
+        const opened = await canvas.openWindow({ kind: 'document', title: record.filename, path: record.path, mime: record.mime });
+        await canvas.interact({ type: 'window_opened_by_user', window_id: opened.id });
+        return opened;
+      }
       const kind = params?.kind === 'terminal' || params?.kind === 'tasks' || params?.kind === 'board' ? params.kind : 'notes';
       const fallback = kind === 'notes' ? 'Untitled notes' : WINDOW_TITLES[kind];
-      const title = typeof params?.title === 'string' && params.title.trim() ? params.title.trim().slice(0, 120) : fallback;
+      const title = params && 'title' in params && typeof params.title === 'string' && params.title.trim() ? params.title.trim().slice(0, 120) : fallback;
       if (kind !== 'notes') {
         // One of each is enough: the serial console is a single shell, the tasks and subagents one list each.
         const existing = canvas.windows().find((w) => w.kind === kind);

@@ -7,6 +7,14 @@ import type { DocumentInfo } from '../protocol.ts';
 import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from '../storage-full.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';
 
+/** Uploads open a document window each while fewer than this many document windows are open. */
+export const MAX_OPENED_BY_UPLOADS = 6;
+
+/** What a document window can show: PDFs, images and Word documents (as their text). */
+export function isViewable(mime: string): boolean {
+  return mime === 'application/pdf' || mime.startsWith('image/') || mime.includes('wordprocessingml');
+}
+
 export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'read_file' | 'learn_now' | 'read_document_again'> {
   const { deps, emit, newId, files, canvas, pipeline, memory } = ctx;
   return {
@@ -41,10 +49,12 @@ export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'r
         throw new RequestError({ code: 'storage', message: storageFullMessage(`${name} was not added`, await storageUsage()) });
       }
       const document = toDocumentInfo(record);
-      emit({ type: 'document_added', document });
-      // Every PDF, image or Word document the user adds shows up as a document window (a
-      // workbook's sheets open as tables once read).
-      if (checked.mime === 'application/pdf' || checked.mime.startsWith('image/') || checked.mime.includes('wordprocessingml')) {
+      const shown = isViewable(checked.mime) && canvas.windows().filter((win) => win.kind === 'document').length < MAX_OPENED_BY_UPLOADS;
+      emit({ type: 'document_added', document, ...(isViewable(checked.mime) ? { window: shown } : {}) });
+      // A PDF, image or Word document the user adds shows up as a document window (a workbook's
+      // sheets open as tables once read), while only a few are open: a drop of fifty invoices
+      // leaves the rest in the chat, each with Open, rather than fifty windows.
+      if (shown) {
         await canvas.openWindow({ kind: 'document', title: name, path: info.path, mime: checked.mime });
       }
       pipeline.process(record);
