@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from './test.ts';
 import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import type { FakeOcrState } from '../fake-model/ocr.ts';
-import { SMUDGED } from '../fixtures/generate.ts';
+import { SMUDGED, TURNED_SCANS } from '../fixtures/generate.ts';
 import { fixture, invoice } from '../support/fixtures.ts';
 import { jpegToPdf } from '../support/jpeg-pdf.ts';
 import { openApp, send } from './app.ts';
@@ -124,18 +124,20 @@ test('a scanned invoice is read by OCR in the browser, offline', async ({ page, 
   expect((await fakeState()).failures).toEqual([]);
 });
 
-test('a scanned PDF (no text layer) is drawn page by page and read by OCR', async ({ page }) => {
+test('a scanned PDF (no text layer) fed sideways is drawn page by page and read upright by OCR', async ({ page }) => {
   const b1 = invoice('two-column-2');
   await loadScript({
     name: 'scanned pdf',
     turns: [
-      { reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'scanned_B1.pdf' } }] } },
+      // The document's description says the page was read turned (a quarter turn back).
+      { expect: { system_contains: 'read turned' }, reply: { content: [{ type: 'tool_use', name: 'read_ocr', input: { document: 'scanned_B1.pdf' } }] } },
       { expect: { tool_result: { contains: b1.vendor } }, reply: { content: [{ type: 'text', text: 'Read the scan.' }] } },
     ],
   });
   await page.goto('/');
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
-  const pdf = Buffer.from(jpegToPdf(new Uint8Array(fixture('two-column-2_scan.jpg'))));
+  const sideways = TURNED_SCANS.find((scan) => scan.invoice === 'two-column-2' && scan.turn !== 180)!;
+  const pdf = Buffer.from(jpegToPdf(new Uint8Array(fixture(sideways.file))));
   await page.getByLabel('Attach files').setInputFiles([{ name: 'scanned_B1.pdf', mimeType: 'application/pdf', buffer: pdf }]);
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Read scanned_B1.pdf: 1 page of text.' })).toBeVisible({ timeout: 60_000 });
   await page.getByRole('textbox', { name: 'Message' }).fill('read it');

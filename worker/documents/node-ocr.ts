@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createWorker, type Worker as TesseractWorker } from 'tesseract.js';
 import { OCR_LANGUAGES } from './languages.ts';
-import { keptWorker, OCR_OUTPUT, resultOf, type OcrEngine } from './ocr.ts';
+import { keptWorker, OCR_OUTPUT, readUpright, type OcrEngine } from './ocr.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -24,10 +24,10 @@ function languageFolder(): string {
 export function createNodeOcr(): OcrEngine & { terminate(): Promise<void> } {
   let created: Promise<TesseractWorker> | undefined;
   const worker = keptWorker((languages) => (created = createWorker(languages, 1, { langPath: languageFolder(), gzip: true, cacheMethod: 'none' })));
-  const engine = async (image: Uint8Array, languages = 'eng') => {
-    const { data } = await (await worker(languages)).recognize(Buffer.from(image), {}, OCR_OUTPUT);
-    return resultOf(data);
-  };
+  const engine = readUpright(async (image, languages, options) => {
+    const { data } = await (await worker(languages)).recognize(Buffer.from(image), options, OCR_OUTPUT);
+    return data;
+  });
   return Object.assign(engine, {
     async terminate() {
       if (created) await (await created).terminate();

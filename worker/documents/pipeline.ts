@@ -8,7 +8,7 @@ import Papa from 'papaparse';
 import type { Settings, StackEventBody, TableColumn, TableRow } from '../protocol.ts';
 import type { UserFiles } from '../user-files.ts';
 import { MistralOcrError, readWithMistral } from './mistral-ocr.ts';
-import type { OcrEngine, OcrWord } from './ocr.ts';
+import { quarterTurn, turnNote, type OcrEngine, type OcrReadOptions, type OcrWord } from './ocr.ts';
 import { textEncoding } from '../file-kind.ts';
 import { detectLanguage, tesseractLanguages, type OcrLanguage, type OcrLanguageChoice } from './languages.ts';
 import { OfficeReadError, readDocx, readTiffPages, readWorkbook, type Sheet } from './office.ts';
@@ -48,6 +48,12 @@ export interface Pipeline {
 }
 
 /** What tesseract can decode in a browser. */
+/** What one page of a document tells the reading of the next: its language, its quarter turn. */
+interface PageFinding {
+  language?: OcrLanguage;
+  turn?: number;
+}
+
 const OCR_IMAGES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
 export function pageArtifactPath(documentId: string, page: number): string {
@@ -156,12 +162,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     await update(record.id, { status: 'processing' });
     try {
       const bytes = await deps.files.read(record.path);
-      const { pages, confidence } = await ocrPages(record, (onPage) => readTiffPages(bytes, onPage));
+      const { pages, confidence, turned } = await ocrPages(record, (onPage) => readTiffPages(bytes, onPage));
       if (!pages.some((page) => page.trim())) {
         await update(record.id, { status: 'failed', error: `${record.filename}: no text was found on its ${pages.length} page${pages.length === 1 ? '' : 's'}.` });
         return;
       }
-      await finishOcr(record, pages, confidence, 'Scanned TIFF', null);
+      await finishOcr(record, pages, confidence, 'Scanned TIFF', null, turned);
     } catch (error) {
       await failed(record, error);
     }
@@ -194,8 +200,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   /** What the description says about the engine: local OCR's confidence, and why not Mistral. */
-  function localOcrNote(confidence: number, mistralFailed: string | null): string {
-    const base = `OCR, ${Math.round(confidence)}% confidence`;
+  function localOcrNote(confidence: number, mistralFailed: string | null, turned: string | null = null): string {
+    const base = `OCR, ${Math.round(confidence)}% confidence${turned ? `, ${turned}` : ''}`;
     return mistralFailed === null ? `(${base})` : `(${base}, in this browser because Mistral OCR failed: ${mistralFailed})`;
   }
 
@@ -203,7 +209,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
    * One page image through the OCR engine, timed as a User Timing measure named `ocr.page`
    * (DevTools' performance panel shows it; bench/ocr.ts reads it).
    */
-  async function recognise(image: Uint8Array, found: { language?: OcrLanguage } = {}) {
+  async function recognise(image: Uint8Array, found: PageFinding = {}) {
     const start = performance.now();
     try {
       return await readInLanguage(image, found);
@@ -215,23 +221,29 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   /**
    * A page in the language the settings name; with `auto`, in the language the document's first
    * page was found to be in, else read in English and, when that text is plainly another
-   * language, read again in it (with English beside it). `found` carries the finding on to the
-   * document's next pages.
+   * language, read again in it (with English beside it), turned as the first read found it.
+   * `found` carries the language and the page's quarter turn on to the document's next pages.
    */
-  async function readInLanguage(image: Uint8Array, found: { language?: OcrLanguage }) {
+  async function readInLanguage(image: Uint8Array, found: PageFinding) {
     const choice = override ?? deps.ocrLanguage?.() ?? 'auto';
-    if (choice !== 'auto') return deps.ocr(image, tesseractLanguages(choice));
-    if (found.language) return deps.ocr(image, tesseractLanguages(found.language));
-    const english = await deps.ocr(image, 'eng');
+    const read = async (languages: string, options: OcrReadOptions) => {
+      const result = await deps.ocr(image, languages, options);
+      found.turn = quarterTurn(result.rotation);
+      return result;
+    };
+    const hint = { turn: found.turn };
+    if (choice !== 'auto') return read(tesseractLanguages(choice), hint);
+    if (found.language) return read(tesseractLanguages(found.language), hint);
+    const english = await read('eng', hint);
     const detected = detectLanguage(english.text);
     found.language = detected ?? 'eng';
-    return detected ? deps.ocr(image, tesseractLanguages(detected)) : english;
+    return detected ? read(tesseractLanguages(detected), { rotation: english.rotation ?? 0 }) : english;
   }
 
   /** A scanned PDF: each page drawn and read by OCR. */
   async function ocrPdf(record: DocumentRecord, bytes: Uint8Array, mistralFailed: string | null) {
-    const { pages, confidence } = await ocrPages(record, (onPage) => deps.renderPdfPages!(bytes, onPage));
-    await finishOcr(record, pages, confidence, 'Scanned PDF', mistralFailed);
+    const { pages, confidence, turned } = await ocrPages(record, (onPage) => deps.renderPdfPages!(bytes, onPage));
+    await finishOcr(record, pages, confidence, 'Scanned PDF', mistralFailed, turned);
   }
 
   /**
@@ -243,9 +255,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const pages: string[] = [];
     const confidences: number[] = [];
     const words: OcrWord[][] = [];
-    const language = {};
+    const finding: PageFinding = {};
+    let turned = 0;
     await feed(async (page, total, png) => {
-      const result = await recognise(png, language);
+      const result = await recognise(png, finding);
+      if (quarterTurn(result.rotation)) turned++;
       pages.push(result.text);
       confidences.push(result.confidence);
       words.push(result.words ?? []);
@@ -253,16 +267,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       deps.emit({ type: 'document_progress', document_id: record.id, page, pages: total });
     });
     await saveWords(record, words);
-    return { pages, confidence: Math.round(confidences.reduce((a, b) => a + b, 0) / Math.max(1, confidences.length)) };
+    const confidence = Math.round(confidences.reduce((a, b) => a + b, 0) / Math.max(1, confidences.length));
+    return { pages, confidence, turned: turned ? `${turned} of ${pages.length} pages read turned` : null };
   }
 
   /** The assembled text beside the original, and the record ready with what was read and how. */
-  async function finishOcr(record: DocumentRecord, pages: string[], confidence: number, kind: string, mistralFailed: string | null) {
+  async function finishOcr(record: DocumentRecord, pages: string[], confidence: number, kind: string, mistralFailed: string | null, turned: string | null) {
     await deps.files.write(`${record.path}.txt`, assemble({ pages }));
     await update(record.id, {
       status: 'ready',
       pageCount: pages.length,
-      description: `${describeText(record.filename, { pages }).replace(/^PDF/, kind)} ${localOcrNote(confidence, mistralFailed)}`,
+      description: `${describeText(record.filename, { pages }).replace(/^PDF/, kind)} ${localOcrNote(confidence, mistralFailed, turned)}`,
       error: null,
     });
   }
@@ -291,7 +306,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       await update(record.id, {
         status: 'ready',
         pageCount: 1,
-        description: `${describeText(record.filename, { pages: [result.text] }).replace(/^PDF/, 'Scanned image')} ${localOcrNote(result.confidence, mistralFailed)}`,
+        description: `${describeText(record.filename, { pages: [result.text] }).replace(/^PDF/, 'Scanned image')} ${localOcrNote(result.confidence, mistralFailed, turnNote(result.rotation))}`,
         error: null,
       });
     } catch (error) {
