@@ -322,7 +322,7 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       };
     case 'document_progress': {
       const progressKey = `p-${event.document_id}`;
-      const entry: ChatEntry = { kind: 'notice', key: progressKey, mission_id: '', text: `Reading a document: page ${event.page} of ${event.pages}…` };
+      const entry: ChatEntry = { kind: 'notice', key: progressKey, mission_id: '', text: `Reading a document: ${event.page} of ${event.pages} pages read…` };
       const at = view.chat.findIndex((item) => item.key === progressKey);
       const path = Object.keys(view.documents).find((p) => view.documents[p]!.id === event.document_id);
       const documents = path ? { ...view.documents, [path]: { ...view.documents[path]!, progress: { page: event.page, pages: event.pages } } } : view.documents;

@@ -141,8 +141,9 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
         </p>
       )}
       {pipeline && pipeline.status !== 'failed' && pipeline.progress && pipeline.status !== 'ready' && (
-        <p class="window-status" role="status">
-          Reading page {pipeline.progress.page} of {pipeline.progress.pages}…
+        <p class="window-status doc-progress" role="status">
+          <progress max={pipeline.progress.pages} value={pipeline.progress.page} aria-label={`Reading ${window.title}`} />
+          Read {pipeline.progress.page} of {pipeline.progress.pages} pages…
         </p>
       )}
       {loaded.kind === 'loading' && (

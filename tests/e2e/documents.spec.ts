@@ -6,6 +6,7 @@ import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import type { FakeOcrState } from '../fake-model/ocr.ts';
 import { SMUDGED, TURNED_SCANS } from '../fixtures/generate.ts';
 import { fixture, invoice } from '../support/fixtures.ts';
+import { longScannedPdf } from '../support/long-scan.ts';
 import { jpegToPdf } from '../support/jpeg-pdf.ts';
 import { openApp, send } from './app.ts';
 import { fakeState, loadScript } from './fake.ts';
@@ -144,6 +145,41 @@ test('a scanned PDF (no text layer) fed sideways is drawn page by page and read 
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.locator('[data-role=assistant]').last()).toHaveText('Read the scan.');
   expect((await fakeState()).failures).toEqual([]);
+});
+
+test('a 20-page scanned PDF is read several pages at once, its progress shown as pages finish, and typing stays quick', async ({ page }) => {
+  test.setTimeout(5 * 60_000);
+  await page.addInitScript(() => {
+    const slow: { name: string; duration: number }[] = [];
+    (window as unknown as { __slowInputs: typeof slow }).__slowInputs = slow;
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) if (['keydown', 'keypress', 'keyup', 'input'].includes(entry.name)) slow.push({ name: entry.name, duration: entry.duration });
+    }).observe({ type: 'event', durationThreshold: 16, buffered: true } as PerformanceObserverInit);
+  });
+  await openApp(page);
+  const started = Date.now();
+  await page.getByLabel('Attach files').setInputFiles([{ name: 'long-scan.pdf', mimeType: 'application/pdf', buffer: await longScannedPdf(20) }]);
+  const window = page.getByRole('region', { name: 'Document window: long-scan.pdf' });
+  const bar = window.getByRole('progressbar', { name: 'Reading long-scan.pdf' });
+  // The bar moves as pages finish: several different counts are seen before the document is read.
+  const seen = new Set<string>();
+  const box = page.getByRole('textbox', { name: 'Message' });
+  const done = page.locator('[data-role=notice]').filter({ hasText: 'Read long-scan.pdf: 20 pages of text.' });
+  while (!(await done.isVisible())) {
+    const value = await bar.getAttribute('value', { timeout: 1_000 }).catch(() => null);
+    if (value) seen.add(value);
+    // A fast typist's pace (ten keys a second), all the time the pages are read.
+    await box.pressSequentially('still typing ', { delay: 100 });
+    await box.fill('');
+    expect(Date.now() - started, 'the 20 pages are read within four minutes').toBeLessThan(240_000);
+  }
+  console.log(`20 scanned pages read in ${((Date.now() - started) / 1000).toFixed(1)} s; progress seen at ${[...seen].join(', ')} pages`);
+  expect(seen.size, `progress values seen: ${[...seen].join(', ')}`).toBeGreaterThanOrEqual(4);
+  await expect(window.getByText(/Read \d+ of 20 pages/)).toBeHidden();
+  const slow = await page.evaluate(() => (window as unknown as { __slowInputs: { name: string; duration: number }[] }).__slowInputs);
+  const slowest = slow.reduce((max, entry) => Math.max(max, entry.duration), 0);
+  console.log(`while reading: ${slow.length} inputs over 16 ms, the slowest ${Math.round(slowest)} ms`);
+  expect(slowest, JSON.stringify(slow.filter((entry) => entry.duration >= 100))).toBeLessThan(100);
 });
 
 test('with Mistral OCR chosen in Settings, a scan is read by Mistral through the proxy', async ({ page }) => {

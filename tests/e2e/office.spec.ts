@@ -30,7 +30,7 @@ test('a workbook becomes two tables, a Word file readable text, a TIFF scan is r
 
   await attach(OFFICE_FILES.tiff, 'image/tiff');
   // Page by page: the progress line moves through the pages, then the text of all three.
-  await expect(notice('Reading a document: page 1 of 3…').or(notice('Reading a document: page 2 of 3…')).or(notice(`Read ${OFFICE_FILES.tiff}`))).toBeVisible({ timeout: 60_000 });
+  await expect(notice('Reading a document: 1 of 3 pages read…').or(notice('Reading a document: 2 of 3 pages read…')).or(notice(`Read ${OFFICE_FILES.tiff}`))).toBeVisible({ timeout: 60_000 });
   await expect(notice(`Read ${OFFICE_FILES.tiff}: 3 pages of text.`)).toBeVisible({ timeout: 120_000 });
   const scan = page.getByRole('region', { name: `Document window: ${OFFICE_FILES.tiff}` });
   await expect(scan.locator('pre')).toContainText('--- page 3 ---');

@@ -4,9 +4,9 @@
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { createWorker, type Worker as TesseractWorker } from 'tesseract.js';
+import { createWorker } from 'tesseract.js';
 import { OCR_LANGUAGES } from './languages.ts';
-import { keptWorker, OCR_OUTPUT, readUpright, type OcrEngine } from './ocr.ts';
+import { OCR_OUTPUT, readUpright, workerPool, type OcrEngine } from './ocr.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -21,16 +21,9 @@ function languageFolder(): string {
   return folder;
 }
 
-export function createNodeOcr(): OcrEngine & { terminate(): Promise<void> } {
-  let created: Promise<TesseractWorker> | undefined;
-  const worker = keptWorker((languages) => (created = createWorker(languages, 1, { langPath: languageFolder(), gzip: true, cacheMethod: 'none' })));
-  const engine = readUpright(async (image, languages, options) => {
-    const { data } = await (await worker(languages)).recognize(Buffer.from(image), options, OCR_OUTPUT);
-    return data;
-  });
-  return Object.assign(engine, {
-    async terminate() {
-      if (created) await (await created).terminate();
-    },
-  });
+/** The Node engine: `size` tesseract workers (one unless asked), ended with terminate(). */
+export function createNodeOcr(size = 1): OcrEngine & { terminate(): Promise<void> } {
+  const pool = workerPool(size, (languages) => createWorker(languages, 1, { langPath: languageFolder(), gzip: true, cacheMethod: 'none' }));
+  const engine = readUpright((image, languages, options) => pool.run(languages, async (worker) => (await worker.recognize(Buffer.from(image), options, OCR_OUTPUT)).data));
+  return Object.assign(engine, { parallel: size, terminate: () => pool.terminate() });
 }

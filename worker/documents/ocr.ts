@@ -57,7 +57,10 @@ export interface OcrReadOptions {
  * Reads one page image; `languages` as tesseract names them (`eng`, `deu+eng`), English when
  * absent. The result's `rotation` says how the page was turned to read it.
  */
-export type OcrEngine = (image: Uint8Array, languages?: string, options?: OcrReadOptions) => Promise<OcrResult>;
+export type OcrEngine = ((image: Uint8Array, languages?: string, options?: OcrReadOptions) => Promise<OcrResult>) & {
+  /** How many pages it reads at once (its pool of tesseract workers); 1 when absent. */
+  parallel?: number;
+};
 
 /** One tesseract read of a page image, turned by `rotateRadians` (about its centre, in its own frame) when given. */
 export type TesseractRead = (image: Uint8Array, languages: string, options: Partial<Pick<RecognizeOptions, 'rotateRadians'>>) => Promise<Page>;
@@ -159,9 +162,19 @@ export interface OcrPaths {
   base: string;
 }
 
-/** The browser engine; each call recognises one page image (PNG, JPEG, WebP, BMP). */
-export function createBrowserOcr(paths: OcrPaths): OcrEngine {
-  const worker = keptWorker((languages) =>
+/**
+ * How many tesseract workers to run: one per core, as far as memory allows (each holds a model
+ * and a page: 100-200 MB), at most four. `navigator.deviceMemory` is Chromium's, in GB, capped at 8.
+ */
+export function ocrPoolSize(cores = globalThis.navigator?.hardwareConcurrency, memoryGb = (globalThis.navigator as { deviceMemory?: number } | undefined)?.deviceMemory): number {
+  const byCores = cores && cores > 0 ? cores : 1;
+  const byMemory = memoryGb ? Math.floor(memoryGb / 2) : 2;
+  return Math.max(1, Math.min(byCores, byMemory, 4));
+}
+
+/** The browser engine; each call recognises one page image (PNG, JPEG, WebP, BMP), `size` at once. */
+export function createBrowserOcr(paths: OcrPaths, size = ocrPoolSize()): OcrEngine {
+  const pool = workerPool(size, (languages) =>
     createWorker(languages, 1, {
       workerPath: `${paths.base}worker.min.js`,
       corePath: paths.base,
@@ -172,10 +185,81 @@ export function createBrowserOcr(paths: OcrPaths): OcrEngine {
       cacheMethod: 'none',
     }),
   );
-  return readUpright(async (image, languages, options) => {
-    const { data } = await (await worker(languages)).recognize(new Blob([image as Uint8Array<ArrayBuffer>]), options, OCR_OUTPUT);
-    return data;
-  });
+  const engine = readUpright((image, languages, options) =>
+    pool.run(languages, async (worker) => (await worker.recognize(new Blob([image as Uint8Array<ArrayBuffer>]), options, OCR_OUTPUT)).data),
+  );
+  return Object.assign(engine, { parallel: size });
+}
+
+export interface WorkerPool {
+  /** Runs `job` on a worker loaded with `languages` once one is free. */
+  run<T>(languages: string, job: (worker: TesseractWorker) => Promise<T>): Promise<T>;
+  /** Ends every worker started. */
+  terminate(): Promise<void>;
+}
+
+/**
+ * Up to `size` tesseract workers, started only when every one is busy (pages read one after
+ * another use one), each kept with its languages; all but the first end after `idleMs` without
+ * work. A job goes to a free worker that already has its languages, else to any free one (which
+ * loads them), else to a new one, else waits its turn. tesseract.js's own scheduler hands jobs to
+ * workers that all share one language; pages here come in several.
+ */
+export function workerPool(size: number, create: (languages: string) => Promise<TesseractWorker>, idleMs = 30_000): WorkerPool {
+  type Slot = { languages: (languages: string) => Promise<TesseractWorker>; current: string | null; busy: boolean; started: Promise<TesseractWorker> | null; idle?: ReturnType<typeof setTimeout> };
+  const slots: Slot[] = [];
+  /** Ends a slot's worker and forgets it. */
+  const retire = (slot: Slot) => {
+    const at = slots.indexOf(slot);
+    if (at >= 0) slots.splice(at, 1);
+    void slot.started?.then((worker) => worker.terminate()).catch(() => {});
+  };
+  const waiting: (() => void)[] = [];
+  const pick = (languages: string) => {
+    // A free worker with these languages, else any free one (it loads them), else a new one.
+    const free = slots.filter((slot) => !slot.busy);
+    const slot = free.find((candidate) => candidate.current === languages) ?? free[0];
+    if (slot) return slot;
+    if (slots.length >= size) return undefined;
+    const fresh: Slot = { languages: keptWorker((l) => (fresh.started ??= create(l))), current: null, busy: false, started: null };
+    slots.push(fresh);
+    return fresh;
+  };
+  return {
+    async run(languages, job) {
+      let slot = pick(languages);
+      while (!slot) {
+        await new Promise<void>((resolve) => waiting.push(resolve));
+        slot = pick(languages);
+      }
+      slot.busy = true;
+      slot.current = languages;
+      clearTimeout(slot.idle);
+      try {
+        let worker: TesseractWorker;
+        try {
+          worker = await slot.languages(languages);
+        } catch (error) {
+          // A worker that could not start or load its languages is dropped; the next job starts another.
+          retire(slot);
+          throw error;
+        }
+        return await job(worker);
+      } finally {
+        slot.busy = false;
+        // Workers beyond the first end when idle a while: a long scan's helpers give their memory back.
+        if (slots.indexOf(slot) > 0) {
+          slot.idle = setTimeout(() => !slot.busy && retire(slot), idleMs);
+          (slot.idle as { unref?: () => void }).unref?.();
+        }
+        waiting.shift()?.();
+      }
+    },
+    async terminate() {
+      for (const slot of slots) clearTimeout(slot.idle);
+      await Promise.all(slots.splice(0).map(async (slot) => (await slot.started?.catch(() => null))?.terminate()));
+    },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { openPdfInNode as open } from './node-pdf.ts';
 import { describe, expect, it } from 'vitest';
-import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText } from './pdf-text.ts';
+import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText, scanScale } from './pdf-text.ts';
 import { fixture as fixtureFile, formatAmount, invoices } from '../../tests/support/fixtures.ts';
 
 const fixture = (name: string) => new Uint8Array(fixtureFile(name));
@@ -41,5 +41,18 @@ describe('readPdfText', () => {
     const broken = fixture('plain-1.pdf').slice(0, 400);
     await expect(readPdfText(open, broken)).rejects.toBeInstanceOf(PdfReadError);
     await expect(readPdfText(open, new TextEncoder().encode('%PDF-1.7\nnot really'))).rejects.toMatchObject({ code: 'corrupt' });
+  });
+});
+
+describe('scanScale', () => {
+  it('draws a scanned page at its scan\'s resolution, between 144 and 216 dpi', () => {
+    const letter = 612;
+    expect(scanScale([{ width: 1275, height: 1650 }], letter)).toBeCloseTo(1275 / 612); // 150 dpi
+    expect(scanScale([{ width: 2550, height: 3300 }], letter)).toBe(3); // 300 dpi: drawn at 216
+    expect(scanScale([{ width: 1000, height: 1200 }], letter)).toBe(2); // 118 dpi: drawn at 144
+    // A logo is not the scan; with no large image the page is drawn at 216 dpi.
+    expect(scanScale([{ width: 300, height: 100 }], letter)).toBe(3);
+    expect(scanScale([{ width: 300, height: 100 }, { width: 1275, height: 1650 }], letter)).toBeCloseTo(1275 / 612);
+    expect(scanScale([], letter)).toBe(3);
   });
 });

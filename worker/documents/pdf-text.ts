@@ -21,10 +21,27 @@ export type PdfOpener = (bytes: Uint8Array) => Promise<PDFDocumentProxy>;
 export const MAX_PDF_PAGES = 1000;
 
 /** Draws each page as a PNG for OCR (browser workers only: it needs OffscreenCanvas). */
+/** How much larger than its size in points a scanned page is drawn for OCR: 3 is 216 dpi. */
+export const OCR_RENDER_SCALE = 3;
+/** A scanned page is drawn no smaller than this (144 dpi). */
+const MIN_SCAN_SCALE = 2;
+
+/**
+ * The scale to draw a scanned page at for OCR: its scan's own resolution (the largest image on
+ * the page, taken to cover its width), between 144 and 216 dpi. Drawing a 150 dpi scan at 216
+ * dpi gives OCR twice the pixels and nothing more to read. Pages without a large image (at least
+ * a megapixel) are drawn at OCR_RENDER_SCALE.
+ */
+export function scanScale(images: { width: number; height: number }[], pageWidthPt: number): number {
+  const scan = images.filter((image) => image.width * image.height >= 1_000_000).sort((a, b) => b.width * b.height - a.width * a.height)[0];
+  if (!scan || !(pageWidthPt > 0)) return OCR_RENDER_SCALE;
+  return Math.min(OCR_RENDER_SCALE, Math.max(MIN_SCAN_SCALE, scan.width / pageWidthPt));
+}
+
 export type PdfPageRenderer = (bytes: Uint8Array, onPage: (page: number, pages: number, png: Uint8Array) => Promise<void>) => Promise<void>;
 
-/** Reads every page's text; calls `onPage` after each. Throws PdfReadError for bad or over-long files. */
-export async function readPdfText(open: PdfOpener, bytes: Uint8Array, onPage?: (page: number, pages: number) => void): Promise<PdfText> {
+/** Reads every page's text; calls `onPage` after each, with its text. Throws PdfReadError for bad or over-long files. */
+export async function readPdfText(open: PdfOpener, bytes: Uint8Array, onPage?: (page: number, pages: number, text: string) => void): Promise<PdfText> {
   let doc: PDFDocumentProxy;
   try {
     doc = await open(bytes.slice());
@@ -42,9 +59,10 @@ export async function readPdfText(open: PdfOpener, bytes: Uint8Array, onPage?: (
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n);
       const content = await page.getTextContent();
-      pages.push(joinItems(content.items as { str?: string; hasEOL?: boolean }[]));
+      const text = joinItems(content.items as { str?: string; hasEOL?: boolean }[]);
+      pages.push(text);
       page.cleanup();
-      onPage?.(n, doc.numPages);
+      onPage?.(n, doc.numPages, text);
     }
     return { pages };
   } finally {
@@ -66,7 +84,12 @@ function joinItems(items: { str?: string; hasEOL?: boolean }[]): string {
 export const MIN_TEXT_PER_PAGE = 20;
 
 export function hasTextLayer(text: PdfText): boolean {
-  return text.pages.length > 0 && text.pages.every((page) => page.replace(/\s/g, '').length >= MIN_TEXT_PER_PAGE);
+  return text.pages.length > 0 && text.pages.every(pageHasText);
+}
+
+/** Whether a page's text layer holds text, not just a scan's stray marks. */
+export function pageHasText(page: string): boolean {
+  return page.replace(/\s/g, '').length >= MIN_TEXT_PER_PAGE;
 }
 
 /** The pages as one text, each headed so read_ocr and the agent can cite them. */

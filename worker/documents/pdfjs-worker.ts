@@ -1,9 +1,9 @@
 // pdfjs inside a dedicated worker: it gets its own nested worker for parsing, and draws pages on
 // OffscreenCanvas (there is no DOM here) when a scanned PDF's pages must be OCRed.
 // Worker only (it creates a Worker and OffscreenCanvas).
-import { getDocument, GlobalWorkerOptions } from 'pdfjs-dist';
+import { getDocument, GlobalWorkerOptions, OPS } from 'pdfjs-dist';
 import pdfWorkerUrl from 'pdfjs-dist/build/pdf.worker.min.mjs?url';
-import type { PdfOpener, PdfPageRenderer } from './pdf-text.ts';
+import { scanScale, type PdfOpener, type PdfPageRenderer } from './pdf-text.ts';
 
 let port: Worker | undefined;
 
@@ -31,13 +31,16 @@ export const openPdfInWorker: PdfOpener = (bytes) => {
   return getDocument({ data: bytes, useWorkerFetch: false, isEvalSupported: false, isOffscreenCanvasSupported: true, CanvasFactory: OffscreenCanvasFactory }).promise;
 };
 
-/** Draws each page at about 216 dpi (what OCR reads well) and hands over PNG bytes. */
+/** Draws each page at its scan's resolution (144-216 dpi, see scanScale) and hands over PNG bytes. */
 export const renderPdfPagesInWorker: PdfPageRenderer = async (bytes, onPage) => {
   const doc = await openPdfInWorker(bytes.slice());
   try {
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n);
-      const viewport = page.getViewport({ scale: 3 });
+      // The images the page paints ([objId, width, height] each), for the scale of its scan.
+      const operators = await page.getOperatorList();
+      const images = operators.fnArray.flatMap((fn, i) => (fn === OPS.paintImageXObject ? [{ width: Number(operators.argsArray[i][1]), height: Number(operators.argsArray[i][2]) }] : []));
+      const viewport = page.getViewport({ scale: scanScale(images, page.getViewport({ scale: 1 }).width) });
       const canvas = new OffscreenCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
       const context = canvas.getContext('2d')!;
       context.fillStyle = '#fff';

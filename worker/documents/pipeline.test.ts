@@ -97,8 +97,8 @@ describe('pipeline with Mistral OCR chosen', () => {
     expect(t.fetchCalls[0]?.body.document['type']).toBe('document_url');
     expect(t.fetchCalls[0]?.body.document['document_url']).toMatch(/^data:application\/pdf;base64,JVBERi/);
     const progress = t.events.filter((e) => e.type === 'document_progress').map((e) => e.type === 'document_progress' && [e.page, e.pages]);
-    // The text-layer read first (1 page of the PDF), then Mistral's pages as they are saved.
-    expect(progress).toEqual([[1, 1], [1, 2], [2, 2]]);
+    // Mistral's pages as they are saved (the look for a text layer the scan lacks shows none).
+    expect(progress).toEqual([[1, 2], [2, 2]]);
     expect(t.events.at(-1)).toMatchObject({ type: 'document_updated', document: { status: 'ready' } });
   });
 
@@ -276,3 +276,90 @@ describe('the language scans are read in', () => {
     expect(t.asked).toEqual(['deu+eng', 'fra+eng', 'deu+eng']);
   });
 });
+
+describe('a long scan, pages read at once', () => {
+  /** A scanned PDF of `count` pages through an engine reading `parallel` at once, each page taking `delay(page)` ms. */
+  function longScan(count: number, parallel: number, delay: (page: number) => number, fail?: number) {
+    const files = createMemoryUserFiles();
+    const { records, documents } = memoryDocuments();
+    const events: StackEventBody[] = [];
+    const log: string[] = [];
+    let running = 0;
+    let most = 0;
+    const ocr: OcrEngine = Object.assign(
+      async (image: Uint8Array) => {
+        const page = image[0]!;
+        running++;
+        most = Math.max(most, running);
+        log.push(`start ${page}`);
+        await new Promise((resolve) => setTimeout(resolve, delay(page)));
+        running--;
+        log.push(`end ${page}`);
+        if (page === fail) throw new Error(`page ${page} could not be read`);
+        return { text: `page ${page} text ${page === 1 ? 'Rechnung Datum Menge Einzelpreis Betrag Zwischensumme MwSt Gesamt Bitte zahlbar' : ''}`.trim(), confidence: 80 + page, words: [{ text: `w${page}`, confidence: 80 + page }] };
+      },
+      { parallel },
+    );
+    const renderPdfPages: PdfPageRenderer = async (_bytes, onPage) => {
+      for (let page = 1; page <= count; page++) {
+        log.push(`drawn ${page}`);
+        await onPage(page, count, new Uint8Array([page]));
+      }
+    };
+    const pipeline = createPipeline({
+      files,
+      documents,
+      emit: (event) => events.push(event),
+      openPdf: openPdfInNode,
+      ocr,
+      renderPdfPages,
+      toInfo: (record) => ({ ...record, page_count: record.pageCount }),
+      ocrLanguage: () => 'auto',
+    });
+    return { files, records, documents, events, log, pipeline, most: () => most };
+  }
+
+  it('reads the first page alone, then as many as the engine reads at once, and keeps page order', async () => {
+    // Later pages finish out of order (even pages are slow).
+    const t = longScan(7, 2, (page) => (page % 2 ? 5 : 30));
+    const pages: string[] = [];
+    await readAllPages(t, pages);
+    // Two read at once and one drawn ahead waits in the engine's queue (its pool holds it).
+    expect(t.most()).toBe(3);
+    // Page 2 starts only after page 1 ended: the first page's language guides the rest.
+    expect(t.log.indexOf('start 2')).toBeGreaterThan(t.log.indexOf('end 1'));
+    // Pages are drawn while others are read, no more than one ahead of the engine.
+    expect(t.log.indexOf('drawn 4')).toBeLessThan(t.log.indexOf('end 2'));
+    expect(pages).toEqual(Array.from({ length: 7 }, (_, i) => `page ${i + 1} text`));
+    // Progress counts pages done, in order, whatever page finished; the look for a text layer that
+    // a scan does not have shows none (the bar would run to the end, then start again).
+    const progress = t.events.flatMap((event) => (event.type === 'document_progress' ? [`${event.page}/${event.pages}`] : []));
+    expect(progress).toEqual(['1/7', '2/7', '3/7', '4/7', '5/7', '6/7', '7/7']);
+  });
+
+  it('fails the document with the failed page\'s reason once the pages being read have ended', async () => {
+    const t = longScan(6, 2, () => 5, 3);
+    const record = await processScan(t);
+    expect(record.status).toBe('failed');
+    expect(record.error).toMatch(/page 3 could not be read/);
+    expect(t.log.filter((line) => line.startsWith('start')).length).toBe(t.log.filter((line) => line.startsWith('end')).length);
+  });
+});
+
+async function processScan(t: { files: ReturnType<typeof createMemoryUserFiles>; records: Map<string, DocumentRecord>; pipeline: ReturnType<typeof createPipeline> }) {
+  // A PDF with no text layer: the scanned invoice, as a one-image PDF (the renderer above draws the pages).
+  const bytes = jpegToPdf(SCAN);
+  const record: DocumentRecord = { id: 'long', filename: 'long.pdf', path: 'documents/long.pdf', size: bytes.byteLength, mime: 'application/pdf', status: 'uploaded', description: '', pageCount: null, error: null, createdAt: 0, updatedAt: 0 };
+  await t.files.write(record.path, bytes);
+  t.records.set(record.id, record);
+  t.pipeline.process(record);
+  await t.pipeline.idle();
+  return t.records.get(record.id)!;
+}
+
+async function readAllPages(t: Parameters<typeof processScan>[0], pages: string[]) {
+  const record = await processScan(t);
+  expect(record.status, record.error ?? '').toBe('ready');
+  expect(record.pageCount).toBe(7);
+  for (let page = 1; page <= 7; page++) pages.push(new TextDecoder().decode(await t.files.read(pageArtifactPath(record.id, page))).replace(/ Rechnung.*$/, ''));
+}

@@ -8,11 +8,11 @@ import Papa from 'papaparse';
 import type { Settings, StackEventBody, TableColumn, TableRow } from '../protocol.ts';
 import type { UserFiles } from '../user-files.ts';
 import { MistralOcrError, readWithMistral } from './mistral-ocr.ts';
-import { quarterTurn, turnNote, type OcrEngine, type OcrReadOptions, type OcrWord } from './ocr.ts';
+import { quarterTurn, turnNote, type OcrEngine, type OcrReadOptions, type OcrResult, type OcrWord } from './ocr.ts';
 import { textEncoding } from '../file-kind.ts';
 import { detectLanguage, tesseractLanguages, type OcrLanguage, type OcrLanguageChoice } from './languages.ts';
 import { OfficeReadError, readDocx, readTiffPages, readWorkbook, type Sheet } from './office.ts';
-import { assemble, describeText, hasTextLayer, PdfReadError, readPdfText, type PdfOpener, type PdfPageRenderer } from './pdf-text.ts';
+import { assemble, describeText, hasTextLayer, pageHasText, PdfReadError, readPdfText, type PdfOpener, type PdfPageRenderer } from './pdf-text.ts';
 
 export interface PipelineDeps {
   files: UserFiles;
@@ -247,27 +247,50 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   /**
-   * A document's page images (a PDF's pages drawn, a TIFF's decoded), each read by OCR as it
-   * comes, in one language for the whole document: each page's text saved with progress, then
-   * every page's words. Returns the texts and the mean confidence.
+   * A document's page images (a PDF's pages drawn, a TIFF's decoded), read by OCR as they come,
+   * in one language for the whole document. The first page is read alone (its language and turn
+   * guide the rest); then as many pages at once as the engine reads in parallel, the next pages
+   * drawn meanwhile (at most that many waiting). Each page's text is saved as it finishes, with
+   * progress counting pages done; then every page's words. Returns the texts in page order and
+   * the mean confidence.
    */
   async function ocrPages(record: DocumentRecord, feed: (onPage: (page: number, total: number, png: Uint8Array) => Promise<void>) => Promise<unknown>) {
-    const pages: string[] = [];
-    const confidences: number[] = [];
-    const words: OcrWord[][] = [];
+    const results: OcrResult[] = [];
     const finding: PageFinding = {};
-    let turned = 0;
-    await feed(async (page, total, png) => {
+    const parallel = Math.max(1, deps.ocr.parallel ?? 1);
+    const reading = new Set<Promise<void>>();
+    let first: Promise<void> | undefined;
+    let done = 0;
+    /** The first page that failed: the document fails with its error, once the pages being read end. */
+    const failure: { error?: unknown; failed: boolean } = { failed: false };
+    const read = async (page: number, total: number, png: Uint8Array) => {
+      if (page > 1) await first;
       const result = await recognise(png, finding);
-      if (quarterTurn(result.rotation)) turned++;
-      pages.push(result.text);
-      confidences.push(result.confidence);
-      words.push(result.words ?? []);
+      results[page - 1] = result;
       await deps.files.write(pageArtifactPath(record.id, page), result.text);
-      deps.emit({ type: 'document_progress', document_id: record.id, page, pages: total });
-    });
-    await saveWords(record, words);
-    const confidence = Math.round(confidences.reduce((a, b) => a + b, 0) / Math.max(1, confidences.length));
+      deps.emit({ type: 'document_progress', document_id: record.id, page: ++done, pages: total });
+    };
+    try {
+      await feed(async (page, total, png) => {
+        if (failure.failed) throw failure.error;
+        const work = read(page, total, png).catch((error: unknown) => {
+          if (!failure.failed) Object.assign(failure, { failed: true, error });
+        });
+        if (page === 1) first = work;
+        reading.add(work);
+        void work.then(() => reading.delete(work));
+        // The first page alone; then as many as the engine reads at once, and one drawn ahead.
+        while (reading.size >= (page === 1 ? 1 : parallel + 1)) await Promise.race(reading);
+        if (failure.failed) throw failure.error;
+      });
+    } finally {
+      await Promise.all(reading);
+    }
+    if (failure.failed) throw failure.error;
+    const pages = results.map((result) => result.text);
+    await saveWords(record, results.map((result) => result.words ?? []));
+    const confidence = Math.round(results.reduce((sum, result) => sum + result.confidence, 0) / Math.max(1, results.length));
+    const turned = results.filter((result) => quarterTurn(result.rotation)).length;
     return { pages, confidence, turned: turned ? `${turned} of ${pages.length} pages read turned` : null };
   }
 
@@ -327,7 +350,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     await update(record.id, { status: 'processing' });
     try {
       const bytes = await deps.files.read(record.path);
-      const text = await readPdfText(deps.openPdf, bytes, (page, pages) => deps.emit({ type: 'document_progress', document_id: record.id, page, pages }));
+      // Progress through the text layer while its pages have text; a scan's shows when OCR reads it.
+      let scanned = false;
+      const text = await readPdfText(deps.openPdf, bytes, (page, pages, pageText) => {
+        scanned ||= !pageHasText(pageText);
+        if (!scanned) deps.emit({ type: 'document_progress', document_id: record.id, page, pages });
+      });
       if (!hasTextLayer(text)) {
         const remote = await viaMistral(record, bytes);
         if (remote && 'pages' in remote) {

@@ -1,0 +1,93 @@
+// The pool of tesseract workers: started as jobs need them, never more than its size, a job sent
+// to a worker that has its languages, and a worker that failed to start dropped.
+import type { Worker as TesseractWorker } from 'tesseract.js';
+import { describe, expect, it } from 'vitest';
+import { ocrPoolSize, workerPool } from './ocr.ts';
+
+function fakeWorkers(failFirst = false) {
+  const made: { id: number; languages: string[]; terminated: boolean }[] = [];
+  const create = async (languages: string) => {
+    if (failFirst && made.length === 0) {
+      made.push({ id: 0, languages: [languages], terminated: false });
+      throw new Error('the language data could not be fetched');
+    }
+    const entry = { id: made.length, languages: [languages], terminated: false };
+    made.push(entry);
+    return {
+      id: entry.id,
+      setParameters: async () => ({}),
+      reinitialize: async (next: string) => void entry.languages.push(next),
+      terminate: async () => void (entry.terminated = true),
+    } as unknown as TesseractWorker;
+  };
+  return { made, create };
+}
+
+const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('workerPool', () => {
+  it('starts a worker only when jobs overlap, never more than its size', async () => {
+    const { made, create } = fakeWorkers();
+    const pool = workerPool(2, create);
+    await pool.run('eng', async () => tick(1));
+    expect(made).toHaveLength(1);
+    let running = 0;
+    let most = 0;
+    await Promise.all(Array.from({ length: 6 }, () => pool.run('eng', async () => {
+      most = Math.max(most, ++running);
+      await tick(5);
+      running--;
+    })));
+    expect(made).toHaveLength(2);
+    expect(most).toBe(2);
+    await pool.terminate();
+    expect(made.every((worker) => worker.terminated)).toBe(true);
+  });
+
+  it('sends a job to a free worker that already has its languages', async () => {
+    const { made, create } = fakeWorkers();
+    const pool = workerPool(2, create);
+    const ids: number[] = [];
+    const job = async (worker: TesseractWorker) => {
+      ids.push((worker as unknown as { id: number }).id);
+      await tick(5);
+    };
+    await Promise.all([pool.run('eng', job), pool.run('deu+eng', job)]);
+    ids.length = 0;
+    await pool.run('deu+eng', job);
+    await pool.run('eng', job);
+    expect(ids).toEqual([1, 0]);
+    expect(made.map((worker) => worker.languages)).toEqual([['eng'], ['deu+eng']]);
+  });
+
+  it('ends the workers beyond the first once they are idle a while', async () => {
+    const { made, create } = fakeWorkers();
+    const pool = workerPool(2, create, 20);
+    await Promise.all([pool.run('eng', async () => tick(5)), pool.run('eng', async () => tick(5))]);
+    expect(made.map((worker) => worker.terminated)).toEqual([false, false]);
+    await tick(40);
+    expect(made.map((worker) => worker.terminated)).toEqual([false, true]);
+    // The next overlap starts a fresh one.
+    await Promise.all([pool.run('eng', async () => tick(5)), pool.run('eng', async () => tick(5))]);
+    expect(made).toHaveLength(3);
+    await pool.terminate();
+  });
+
+  it('drops a worker that could not start: the next job starts another', async () => {
+    const { made, create } = fakeWorkers(true);
+    const pool = workerPool(1, create);
+    await expect(pool.run('eng', async () => 'read')).rejects.toThrow(/could not be fetched/);
+    await expect(pool.run('eng', async () => 'read')).resolves.toBe('read');
+    expect(made).toHaveLength(2);
+  });
+});
+
+describe('ocrPoolSize', () => {
+  it('is one per core as far as memory allows, between one and four', () => {
+    expect(ocrPoolSize(2, 8)).toBe(2);
+    expect(ocrPoolSize(8, 8)).toBe(4);
+    expect(ocrPoolSize(4, 2)).toBe(1);
+    expect(ocrPoolSize(undefined, undefined)).toBe(1);
+    expect(ocrPoolSize(6, undefined)).toBe(2);
+  });
+});
