@@ -163,11 +163,13 @@ export interface OcrPaths {
 }
 
 /**
- * How many tesseract workers to run: one per core, as far as memory allows (each holds a model
- * and a page: 100-200 MB), at most four. `navigator.deviceMemory` is Chromium's, in GB, capped at 8.
+ * How many tesseract workers to run: one per core but one, which is left to the page (with every
+ * core reading, keys took up to 136 ms to answer on two cores, against 56-88 ms with one left
+ * free), as far as memory allows (each holds a model and a page: 100-200 MB), one to four.
+ * `navigator.deviceMemory` is Chromium's, in GB, capped at 8.
  */
 export function ocrPoolSize(cores = globalThis.navigator?.hardwareConcurrency, memoryGb = (globalThis.navigator as { deviceMemory?: number } | undefined)?.deviceMemory): number {
-  const byCores = cores && cores > 0 ? cores : 1;
+  const byCores = cores && cores > 1 ? cores - 1 : 1;
   const byMemory = memoryGb ? Math.floor(memoryGb / 2) : 2;
   return Math.max(1, Math.min(byCores, byMemory, 4));
 }

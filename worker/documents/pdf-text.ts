@@ -38,7 +38,7 @@ export function scanScale(images: { width: number; height: number }[], pageWidth
   return Math.min(OCR_RENDER_SCALE, Math.max(MIN_SCAN_SCALE, scan.width / pageWidthPt));
 }
 
-export type PdfPageRenderer = (bytes: Uint8Array, onPage: (page: number, pages: number, png: Uint8Array) => Promise<void>) => Promise<void>;
+export type PdfPageRenderer = (bytes: Uint8Array, onPage: (page: number, pages: number, image: Uint8Array) => Promise<void>) => Promise<void>;
 
 /** Reads every page's text; calls `onPage` after each, with its text. Throws PdfReadError for bad or over-long files. */
 export async function readPdfText(open: PdfOpener, bytes: Uint8Array, onPage?: (page: number, pages: number, text: string) => void): Promise<PdfText> {

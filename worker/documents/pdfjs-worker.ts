@@ -3,6 +3,7 @@
 // Worker only (it creates a Worker and OffscreenCanvas).
 import { getDocument, GlobalWorkerOptions, OPS } from 'pdfjs-dist';
 import pdfWorkerUrl from 'pdfjs-dist/build/pdf.worker.min.mjs?url';
+import { greyPgm } from './orientation.ts';
 import { scanScale, type PdfOpener, type PdfPageRenderer } from './pdf-text.ts';
 
 let port: Worker | undefined;
@@ -31,7 +32,7 @@ export const openPdfInWorker: PdfOpener = (bytes) => {
   return getDocument({ data: bytes, useWorkerFetch: false, isEvalSupported: false, isOffscreenCanvasSupported: true, CanvasFactory: OffscreenCanvasFactory }).promise;
 };
 
-/** Draws each page at its scan's resolution (144-216 dpi, see scanScale) and hands over PNG bytes. */
+/** Draws each page at its scan's resolution (144-216 dpi, see scanScale) and hands it over as a greyscale PGM. */
 export const renderPdfPagesInWorker: PdfPageRenderer = async (bytes, onPage) => {
   const doc = await openPdfInWorker(bytes.slice());
   try {
@@ -42,13 +43,15 @@ export const renderPdfPagesInWorker: PdfPageRenderer = async (bytes, onPage) => 
       const images = operators.fnArray.flatMap((fn, i) => (fn === OPS.paintImageXObject ? [{ width: Number(operators.argsArray[i][1]), height: Number(operators.argsArray[i][2]) }] : []));
       const viewport = page.getViewport({ scale: scanScale(images, page.getViewport({ scale: 1 }).width) });
       const canvas = new OffscreenCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
-      const context = canvas.getContext('2d')!;
+      const context = canvas.getContext('2d', { willReadFrequently: true })!;
       context.fillStyle = '#fff';
       context.fillRect(0, 0, canvas.width, canvas.height);
       await page.render({ canvas: null, canvasContext: context as unknown as CanvasRenderingContext2D, viewport }).promise;
-      const png = new Uint8Array(await (await canvas.convertToBlob({ type: 'image/png' })).arrayBuffer());
+      // Grey pixels as they are (a PGM): no PNG to encode here and decode again in tesseract.
+      const image = greyPgm(context.getImageData(0, 0, canvas.width, canvas.height).data, canvas.width, canvas.height);
+      canvas.width = canvas.height = 0;
       page.cleanup();
-      await onPage(n, doc.numPages, png);
+      await onPage(n, doc.numPages, image);
     }
   } finally {
     await doc.destroy();
