@@ -47,13 +47,13 @@ export interface Pipeline {
   idle(): Promise<void>;
 }
 
-/** What tesseract can decode in a browser. */
 /** What one page of a document tells the reading of the next: its language, its quarter turn. */
 interface PageFinding {
   language?: OcrLanguage;
   turn?: number;
 }
 
+/** What tesseract can decode in a browser. */
 const OCR_IMAGES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
 export function pageArtifactPath(documentId: string, page: number): string {
@@ -249,12 +249,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   /**
    * A document's page images (a PDF's pages drawn, a TIFF's decoded), read by OCR as they come,
    * in one language for the whole document. The first page is read alone (its language and turn
-   * guide the rest); then as many pages at once as the engine reads in parallel, the next pages
-   * drawn meanwhile (at most that many waiting). Each page's text is saved as it finishes, with
+   * guide the rest); then as many pages at once as the engine reads in parallel, and one more
+   * drawn meanwhile, waiting its turn. Each page's text is saved as it finishes, with
    * progress counting pages done; then every page's words. Returns the texts in page order and
    * the mean confidence.
    */
-  async function ocrPages(record: DocumentRecord, feed: (onPage: (page: number, total: number, png: Uint8Array) => Promise<void>) => Promise<unknown>) {
+  async function ocrPages(record: DocumentRecord, feed: (onPage: (page: number, total: number, image: Uint8Array) => Promise<void>) => Promise<unknown>) {
     const results: OcrResult[] = [];
     const finding: PageFinding = {};
     const parallel = Math.max(1, deps.ocr.parallel ?? 1);
@@ -263,17 +263,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     let done = 0;
     /** The first page that failed: the document fails with its error, once the pages being read end. */
     const failure: { error?: unknown; failed: boolean } = { failed: false };
-    const read = async (page: number, total: number, png: Uint8Array) => {
+    const read = async (page: number, total: number, image: Uint8Array) => {
       if (page > 1) await first;
-      const result = await recognise(png, finding);
+      const result = await recognise(image, finding);
       results[page - 1] = result;
       await deps.files.write(pageArtifactPath(record.id, page), result.text);
       deps.emit({ type: 'document_progress', document_id: record.id, page: ++done, pages: total });
     };
     try {
-      await feed(async (page, total, png) => {
+      await feed(async (page, total, image) => {
         if (failure.failed) throw failure.error;
-        const work = read(page, total, png).catch((error: unknown) => {
+        const work = read(page, total, image).catch((error: unknown) => {
           if (!failure.failed) Object.assign(failure, { failed: true, error });
         });
         if (page === 1) first = work;
