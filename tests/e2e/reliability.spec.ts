@@ -5,6 +5,11 @@ import { hostileUploads, killDuring, killDuringGuestWrite, poisonedDocumentsScen
 import type { ScenarioResult } from '../reliability/harness.ts';
 import { E2E_APP_URL } from './ports.ts';
 
+// The DOM snapshots a trace takes around each Playwright action run in the page's main thread
+// (40-60 ms each, profiled), where they would count against the app's own input times (the hostile
+// uploads' typing); without them a trace still records every action, its timing and the console.
+test.use({ trace: { mode: 'retain-on-failure', snapshots: false, screenshots: false } });
+
 const target = (): Target => ({ appUrl: E2E_APP_URL, fakeUrl: process.env.E2E_FAKE_URL! });
 
 function expectClean(result: ScenarioResult, runs: number): void {
