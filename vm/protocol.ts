@@ -56,6 +56,16 @@ export type VmOutputStream = 'stdout' | 'stderr';
  */
 export type VmExecResult = ExecResult & { warning?: string; network?: string[] };
 
+/**
+ * `background`: a long-lived process (a server the stack talks to over its stdin and stdout). Its
+ * start holds off the machine's saves, idle suspend and downloads as a command does, until it
+ * first writes to stdout (or for a minute); then it runs on without holding anything off. Its
+ * output is only streamed, never kept for the result.
+ */
+export interface VmExecOptions {
+  background?: boolean;
+}
+
 export interface VmApi {
   /**
    * Opens the stack's computer: fills its disk from the image when absent or from another
@@ -76,7 +86,7 @@ export interface VmApi {
    * Runs a program. `id` is chosen by the caller (for cancel/stdin); output is streamed to
    * `onOutput` (a Comlink.proxy) when given. Resolves with the exit or an error; never rejects.
    */
-  exec(id: string, request: ExecRequest, onOutput?: (stream: VmOutputStream, bytes: Uint8Array) => void): Promise<VmResult<VmExecResult>>;
+  exec(id: string, request: ExecRequest, onOutput?: (stream: VmOutputStream, bytes: Uint8Array) => void, options?: VmExecOptions): Promise<VmResult<VmExecResult>>;
   cancel(id: string, signal?: string): Promise<void>;
   writeStdin(id: string, bytes: Uint8Array, eof: boolean): Promise<void>;
   /** Saves the machine so the next start() wakes it in about a second. */

@@ -234,6 +234,23 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     await api.shutdown();
   });
 
+  it('a server started in the background gets the stdin written before the guest had it, in order', async () => {
+    const root = new MemDir();
+    const api = makeApi(root, await image('h1', [1]));
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    // A file change still being loaded: the exec waits for it before reaching the guest.
+    void api.workspaceChanged('notes/a.txt');
+    const out: string[] = [];
+    const running = api.exec('svc1', { command: 'cat', stdin: 'pipe' }, (stream, b) => out.push(`${stream}:${new TextDecoder().decode(b)}`), { background: true });
+    void api.writeStdin('svc1', new TextEncoder().encode('{"jsonrpc":"2.0",'), false);
+    void api.writeStdin('svc1', new TextEncoder().encode('"id":0}\n'), true);
+    expect(await running).toMatchObject({ ok: true, value: { code: 0 } });
+    // Only streamed: a server's output is not kept for its result.
+    expect((await running).ok && (await running as { value: { stdout?: string } }).value.stdout).toBeUndefined();
+    expect(out.join('')).toBe('stdout:{"jsonrpc":"2.0","id":0}\n');
+    await api.shutdown();
+  });
+
   it('exec before start is an error result, not a throw', async () => {
     const api = makeApi(new MemDir(), await image('h1'));
     expect(await api.exec('x', { command: 'echo' })).toMatchObject({ ok: false, error: { code: 'not_running' } });

@@ -49,6 +49,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   /** The generation of the state being woken from (the journal is trusted only for it). */
   let wokeGeneration: string | null = null;
   let activeExecs = 0;
+  /** Execs asked for and not yet ended: settled once the guest has been handed each. */
+  const execsSent = new Map<string, Promise<void>>();
   let checkpointTimer: ReturnType<typeof setTimeout> | null = null;
   let flushTimer: ReturnType<typeof setInterval> | null = null;
   let checkpointing: Promise<unknown> | null = null;
@@ -362,19 +364,52 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       statusListeners.add(listener);
       listener(status);
     },
-    async exec(id, request, onOutput) {
-      return guard(async () => {
+    async exec(id, request, onOutput, options) {
+      // Stdin written before the guest has the exec would be refused there: writes wait for it.
+      let sent = () => {};
+      execsSent.set(id, new Promise<void>((resolve) => (sent = resolve)));
+      const result = await guard(async () => {
         if (!machine) throw new MachineError('not_running', 'the computer is not running');
         // A command sees every file the stack worker wrote before asking for it (a hook after a write).
         await hostChanges;
         await checkpointing; // a checkpoint pauses the machine for a moment
+        const streams = onOutput ? { onStdout: (b: Uint8Array) => onOutput('stdout', b), onStderr: (b: Uint8Array) => onOutput('stderr', b) } : {};
+        if (options?.background) {
+          // A server runs for as long as the stack is open. Its start is work like a command's
+          // (saves, the image download and /workspace flushes wait); once it first answers, or
+          // after a minute, the machine saves and rests around it.
+          activeExecs++;
+          let starting = true;
+          const answered = () => {
+            if (!starting) return;
+            starting = false;
+            activeExecs--;
+            scheduleCheckpoint();
+          };
+          const timer = setTimeout(answered, 60_000);
+          const running = machine.exec(request, {
+            id,
+            collect: false,
+            onStdout: (b: Uint8Array) => {
+              answered();
+              onOutput?.('stdout', b);
+            },
+            onStderr: (b: Uint8Array) => onOutput?.('stderr', b),
+          });
+          sent(); // machine.exec hands the exec to the guest before it first awaits
+          try {
+            return await running;
+          } finally {
+            clearTimeout(timer);
+            answered();
+          }
+        }
         activeExecs++;
         const noticesBefore = noticeCount;
         try {
-          const result = await machine.exec(request, {
-            id,
-            ...(onOutput ? { onStdout: (b: Uint8Array) => onOutput('stdout', b), onStderr: (b: Uint8Array) => onOutput('stderr', b) } : {}),
-          });
+          const running = machine.exec(request, { id, ...streams });
+          sent();
+          const result = await running;
           // What the command wrote under /workspace is in OPFS before the caller hears back.
           let warning: string | undefined;
           try {
@@ -389,11 +424,15 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
           scheduleCheckpoint();
         }
       });
+      sent();
+      execsSent.delete(id);
+      return result;
     },
     async cancel(id, signal) {
       machine?.agent?.cancel(id, signal);
     },
     async writeStdin(id, bytes, eof) {
+      await execsSent.get(id);
       machine?.agent?.writeStdin(id, bytes, eof);
     },
     async suspend() {

@@ -41,6 +41,13 @@ export interface Computer {
    * when there is no computer or it cannot start; a failed run is a result, not a throw.
    */
   exec(request: ExecRequest, options?: { signal?: AbortSignal; onOutput?: (stream: 'stdout' | 'stderr', text: string) => void }): Promise<VmExecResult>;
+  /**
+   * Starts a long-lived process (a server) whose stdin stays open, starting the computer first
+   * when needed: its output is streamed, never kept, and it does not hold off the machine's saves
+   * or rest. `exited` resolves when it ends, however it ends (never rejects). Throws
+   * ComputerUnavailableError when there is no computer or it cannot start.
+   */
+  service(request: ExecRequest, options: { signal: AbortSignal; onOutput: (stream: 'stdout' | 'stderr', text: string) => void }): Promise<ComputerService>;
   /** The stack worker wrote or removed `path` in user space: show it under /workspace. */
   workspaceChanged(path: string): void;
   subscribeTerminal(listener: (bytes: Uint8Array) => void): Promise<void>;
@@ -56,6 +63,14 @@ export interface Computer {
    * once, its open connections ending; a stopped one takes it at its next start anyway.
    */
   networkChanged(): Promise<void>;
+}
+
+/** A process started by `service`. */
+export interface ComputerService {
+  /** Writes to its stdin (in order); `eof` closes it. */
+  write(bytes: Uint8Array, eof?: boolean): Promise<void>;
+  /** How it ended: its exit, or why the computer lost it (`error`). */
+  exited: Promise<{ result: VmExecResult } | { error: string }>;
 }
 
 export function createComputer(deps: ComputerDeps): Computer {
@@ -127,6 +142,17 @@ export function createComputer(deps: ComputerDeps): Computer {
     return vm;
   }
 
+  /** The VM worker of a computer that is up, started first when needed; else why not (thrown). */
+  async function running(): Promise<VmApi> {
+    const reached = status.state === 'ready' ? status : await start();
+    if (reached.state !== 'ready') {
+      throw new ComputerUnavailableError(
+        reached.state === 'unavailable' ? reached.message : reached.state === 'error' ? `The computer could not start: ${reached.message}` : `The computer is not ready (${reached.state}).`,
+      );
+    }
+    return api();
+  }
+
   async function hookTerminal(target: VmApi) {
     if (terminalHooked) return;
     terminalHooked = true;
@@ -188,13 +214,7 @@ export function createComputer(deps: ComputerDeps): Computer {
     start,
     control,
     async exec(request, options) {
-      const reached = status.state === 'ready' ? status : await start();
-      if (reached.state !== 'ready') {
-        throw new ComputerUnavailableError(
-          reached.state === 'unavailable' ? reached.message : reached.state === 'error' ? `The computer could not start: ${reached.message}` : `The computer is not ready (${reached.state}).`,
-        );
-      }
-      const target = api();
+      const target = await running();
       const id = `x${++execCount}-${Math.random().toString(36).slice(2, 8)}`;
       const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
       const onOutput = options?.onOutput;
@@ -211,6 +231,29 @@ export function createComputer(deps: ComputerDeps): Computer {
       } finally {
         options?.signal?.removeEventListener('abort', abort);
       }
+    },
+    async service(request, options) {
+      const target = await running();
+      const id = `s${++execCount}-${Math.random().toString(36).slice(2, 8)}`;
+      const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
+      const abort = () => void target.cancel(id);
+      options.signal.addEventListener('abort', abort, { once: true });
+      const exited = target
+        .exec(id, { ...request, stdin: 'pipe' }, deps.proxy((stream: 'stdout' | 'stderr', bytes: Uint8Array) => options.onOutput(stream, decoders[stream].decode(bytes, { stream: true }))), { background: true })
+        .then(
+          (result) => (result.ok ? { result: result.value } : { error: result.error.message }),
+          (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
+        )
+        .finally(() => options.signal.removeEventListener('abort', abort));
+      // Writes go in order: each waits for the one before it to reach the VM worker.
+      let writing: Promise<void> = Promise.resolve();
+      return {
+        write(bytes, eof = false) {
+          writing = writing.then(() => target.writeStdin(id, bytes, eof)).catch(() => {});
+          return writing;
+        },
+        exited,
+      };
     },
     workspaceChanged(path) {
       // Only a running computer needs telling: a later start reconciles from OPFS anyway.

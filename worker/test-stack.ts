@@ -3,7 +3,7 @@
 import type { StackMemory } from '../memory/index.ts';
 import type { ExecRequest, VmExecResult } from '../vm/protocol.ts';
 import type { ModelStreamEvent } from './agent/types.ts';
-import type { Computer } from './computer.ts';
+import { ComputerUnavailableError, type Computer } from './computer.ts';
 import { openPdfInNode } from './documents/node-pdf.ts';
 import type { StackDeps } from './stack.ts';
 import { createMemoryStorage } from './storage.ts';
@@ -24,13 +24,18 @@ export function testStackDeps(memory: StackMemory, overrides: Partial<StackDeps>
 }
 
 /** A computer that is always ready and answers each command with `exec` (the tests' stand-in for the VM). */
-export function testComputer(exec: (request: ExecRequest) => Promise<Partial<VmExecResult>>): Computer {
+export function testComputer(exec: (request: ExecRequest) => Promise<Partial<VmExecResult>>, service?: Computer['service']): Computer {
   const status: Computer['status'] = { state: 'ready', woke: false, wake_ms: null };
   return {
     status,
     start: async () => status,
     control: async () => status,
     exec: async (request) => ({ code: 0, signal: null, timedOut: false, cancelled: false, durationMs: 1, stdout: '', stderr: '', ...(await exec(request)) }),
+    service:
+      service ??
+      (async () => {
+        throw new ComputerUnavailableError('this test computer runs no servers');
+      }),
     workspaceChanged() {},
     subscribeTerminal: async () => {},
     terminalInput: async () => {},
