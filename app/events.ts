@@ -1,5 +1,5 @@
 // Folds the stack's events into what the UI shows. Pure, so it is unit tested.
-import { applyWindowPatch, assertNever, HEARTBEAT_OK, type CanvasWindow, type ComputerStatus, type HookRun, type MissionTask, type ModelStatus, type Settings, type StackEvent, type SubagentInfo, type SubagentStep, tokensOf, type TaskInfo } from '../worker/protocol.ts';
+import { applyWindowPatch, assertNever, HEARTBEAT_OK, type CanvasWindow, type ComputerStatus, type HookRun, type McpInfo, type MissionTask, type ModelStatus, type Settings, type StackEvent, type SubagentInfo, type SubagentStep, tokensOf, type TaskInfo } from '../worker/protocol.ts';
 import { appendOutput, emptyOutput, type ToolOutput } from './tool-output.ts';
 
 export type ChatEntry =
@@ -44,6 +44,8 @@ export interface StackView {
   model: ModelStatus;
   /** Null until the snapshot says. */
   computer: ComputerStatus | null;
+  /** The MCP servers as last reported (Settings asks for them when it opens). */
+  mcp: McpInfo | null;
   windows: CanvasWindow[];
   chat: ChatEntry[];
   /** Missions accepted (queued or running) and not yet finished, oldest first. */
@@ -103,6 +105,7 @@ export const emptyView: StackView = {
   settings: null,
   model: { state: 'unknown' },
   computer: null,
+  mcp: null,
   windows: [],
   chat: [],
   activeMissions: [],
@@ -352,6 +355,8 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       return { ...view, model: event.status };
     case 'computer_status':
       return { ...view, computer: event.status };
+    case 'mcp_changed':
+      return { ...view, mcp: event.mcp };
     case 'task_changed':
       return { ...view, tasks: { ...view.tasks, [event.task.id]: { seq: event.seq, task: event.task } } };
     case 'task_removed':

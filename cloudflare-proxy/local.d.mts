@@ -46,6 +46,8 @@ export interface LocalProxyOptions {
   searxngUrl?: string;
   /** POST /v1/search's time limit in ms (default 15 s). */
   searchTimeoutMs?: number;
+  /** Hosts (or exact `host:port`, which may be private) whose MCP servers devices may reach through /v1/mcp. */
+  mcpAllowedHosts?: readonly string[];
 }
 
 export interface LocalProxy {

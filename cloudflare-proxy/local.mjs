@@ -28,6 +28,7 @@ import { buildWorker } from './build.mjs';
  * @property {string} [searchUpstream] Brave Search API base URL. Default https://api.search.brave.com.
  * @property {string} [searxngUrl] A SearXNG instance's base URL for /v1/search when there is no searchApiKey; with neither, it answers 503.
  * @property {number} [searchTimeoutMs] /v1/search's time limit in ms (default 15 s); tests shorten it.
+ * @property {readonly string[]} [mcpAllowedHosts] Hosts (or exact host:port) whose MCP servers devices may reach through /v1/mcp.
  */
 
 /**
@@ -89,6 +90,7 @@ export async function startLocalProxy({
   searchUpstream,
   searxngUrl,
   searchTimeoutMs,
+  mcpAllowedHosts,
 } = {}) {
   const [scriptPath, config] = await Promise.all([buildWorker(), readWranglerConfig()]);
   /** @type {Record<string, string>} */
@@ -115,6 +117,7 @@ export async function startLocalProxy({
   if (searchUpstream) bindings.SEARCH_UPSTREAM = searchUpstream;
   if (searxngUrl) bindings.SEARXNG_URL = searxngUrl;
   if (searchTimeoutMs) bindings.SEARCH_TIMEOUT_MS = String(searchTimeoutMs);
+  if (mcpAllowedHosts?.length) bindings.MCP_ALLOWED_HOSTS = mcpAllowedHosts.join(',');
 
   const miniflare = new Miniflare({
     modules: true,

@@ -23,6 +23,8 @@ export interface MissionDeps {
   emit(event: StackEventBody): void;
   newId(prefix: string): string;
   tools: AgentTool[];
+  /** Tools that come and go (the MCP servers'), asked at each mission's start. Must not throw. */
+  moreTools?(): Promise<AgentTool[]>;
   canvas: Canvas;
   gate: PermissionGate;
   /** The user's hooks; absent in tests that have none. */
@@ -151,6 +153,7 @@ export function createMissions(deps: MissionDeps): Missions {
       let memoryText = demo ? '' : await deps.memory.prompt();
       const attachments = await deps.attachments();
       const skills = demo ? '' : ((await deps.skills?.().catch(() => '')) ?? '');
+      const stackTools = demo || !deps.moreTools ? deps.tools : [...deps.tools, ...(await deps.moreTools().catch(() => []))];
       const authorize: NonNullable<LoopOptions['authorize']> = async (call, signal) => {
         if (hooks?.any('PreToolUse', call.name)) {
           const verdict = await hooks.run('PreToolUse', { tool_name: call.name, tool_input: call.input }, { mission_id: missionId, tool_use_id: call.tool_use_id, tool_name: call.name }, signal);
@@ -178,7 +181,7 @@ export function createMissions(deps: MissionDeps): Missions {
       const subagents = demo ? undefined : deps.subagents;
       const tools = subagents
         ? [
-            ...deps.tools,
+            ...stackTools,
             createTaskTool((request, context) =>
               subagents.run(
                 request,
@@ -197,7 +200,7 @@ export function createMissions(deps: MissionDeps): Missions {
               ),
             ),
           ]
-        : deps.tools;
+        : stackTools;
       const loop = (conversation: MessageParam[], promptTokens: number) =>
         runAgentLoop({
           stream,

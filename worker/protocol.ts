@@ -102,6 +102,43 @@ export interface HooksInfo {
 }
 
 // ---------------------------------------------------------------------------------------------
+// MCP servers (the user's own tools and data: run in the computer over stdio, or remote)
+
+/** One tool a server offers, as the model sees it (`mcp__<server>__<tool>`). */
+export interface McpToolInfo {
+  name: string;
+  /** The name the model calls. */
+  qualified: string;
+  description: string;
+}
+
+/**
+ * A server as Settings shows it. `state`: `off` (disabled, or not started yet), `starting`,
+ * `ready`, `failed` (its last start or run ended badly; `error` says how, and `retry_at` when it
+ * is tried again, ms since the epoch).
+ */
+export interface McpServerInfo {
+  name: string;
+  transport: 'stdio' | 'http';
+  /** The command line (stdio) or the URL (http). */
+  target: string;
+  enabled: boolean;
+  state: 'off' | 'starting' | 'ready' | 'failed';
+  error: string | null;
+  retry_at: number | null;
+  /** How many times it was started since the stack opened. */
+  starts: number;
+  tools: McpToolInfo[];
+}
+
+/** The stack's MCP servers: the file as stored (pretty-printed), each server; `error` when the file is not valid (then none runs). */
+export interface McpInfo {
+  text: string;
+  error: string | null;
+  servers: McpServerInfo[];
+}
+
+// ---------------------------------------------------------------------------------------------
 // Skills (procedures the agent loads when relevant)
 
 /** A skill as listed: the system prompt shows its name and description only. `tools`: what it says it uses (shown; it grants nothing). */
@@ -330,6 +367,12 @@ export interface RequestMap {
   get_hooks: { params: Record<string, never>; result: HooksInfo };
   /** Replaces the stack's hooks with the user's edited file; refused (`bad_request`, saying what is wrong) when it is not valid. */
   save_hooks: { params: { text: string }; result: HooksInfo };
+  /** The MCP servers and their state; starts the enabled ones not running yet (to list their tools). */
+  get_mcp: { params: Record<string, never>; result: McpInfo };
+  /** Replaces `.os/config/mcp.json` with the user's edited file; refused (`bad_request`, saying what is wrong) when it is not valid. */
+  save_mcp: { params: { text: string }; result: McpInfo };
+  /** Stops and starts a server again now (its backoff forgotten). */
+  restart_mcp: { params: { name: string }; result: McpInfo };
   /**
    * Learn from the turns waiting in the transcript now, instead of at the next batch (every 25
    * turns) or compaction. Runs one processor pass; `remaining` turns still wait after it.
@@ -573,6 +616,7 @@ export type StackEventBody =
   | { type: 'permission_rules_changed'; rules: PermissionRule[] }
   /** A hook ran: logged in the transcript and shown in the chat; `tool_use_id` and `tool` for tool events. */
   | { type: 'hook_ran'; mission_id: string; tool_use_id?: string; tool?: string; run: HookRun }
+  | { type: 'mcp_changed'; mcp: McpInfo }
   | { type: 'model_status'; status: ModelStatus }
   | { type: 'computer_status'; status: ComputerStatus }
   /** A scheduled task was created or changed, or one of its runs moved on. */

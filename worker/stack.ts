@@ -16,6 +16,7 @@ import { createPipeline, readWords } from './documents/pipeline.ts';
 import { UploadError } from './documents/upload.ts';
 import { recordedDemoStream } from './demo/demo.ts';
 import { loadHooks } from './hooks.ts';
+import { loadMcpServers } from './mcp/servers.ts';
 import { createMissions } from './missions.ts';
 import { createSubagents } from './subagents.ts';
 import { createHeartbeat, HEARTBEAT_FILE } from './heartbeat.ts';
@@ -258,6 +259,27 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       return computer.exec(request, { signal });
     },
   });
+  // The user's MCP servers: stdio ones run in the computer, remote ones are reached through the proxy.
+  const mcp = await loadMcpServers({
+    storage: deps.storage,
+    emit,
+    computer: computer ? { service: (request, options) => computer.service(request, options) } : null,
+    remote: (url, own) => {
+      if (settings.provider !== 'proxy') return { refused: 'remote MCP servers are reached through the proxy, and this stack talks to the model directly (Settings)' };
+      const endpoint = settings.endpoint.replace(/\/+$/, '');
+      // The proxy forwards to the server's address (given in a header) when its owner allows that
+      // host; the server's own headers ride inside one of ours, as `authorization` is the device's.
+      return {
+        url: new URL(`${endpoint}/v1/mcp`),
+        fetch: (input, init) => {
+          const headers = new Headers(init?.headers);
+          headers.set('x-mcp-url', url);
+          if (Object.keys(own).length) headers.set('x-mcp-headers', JSON.stringify(own));
+          return proxyFetch(input, { ...init, headers });
+        },
+      };
+    },
+  });
   // Subagents work with the stack's tools (a few of them each); the task board opens with the first.
   const subagents = createSubagents({
     emit: (event) => {
@@ -277,6 +299,8 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     newId,
     tools,
     subagents,
+    // A server still starting gets a moment; one not up by then joins at a later mission.
+    moreTools: () => mcp.tools(20_000),
     budget: () => settings.mission_token_budget ?? 0,
     canvas,
     gate,
@@ -357,6 +381,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     canvas,
     gate,
     hooks,
+    mcp,
     memory,
     computer,
     files,
@@ -383,6 +408,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       closed = true;
       heartbeat.stop();
       tasks.stop();
+      await mcp.close();
       if (ticketRefresh) clearTimeout(ticketRefresh);
       await pipeline.idle();
       // A computer that ran this session is saved and stopped: its disk and state are then a pair.

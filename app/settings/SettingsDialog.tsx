@@ -9,6 +9,7 @@ import { useAppStore } from '../store.ts';
 import { ShortcutList } from '../ShortcutsHelp.tsx';
 import { HeartbeatChecklist } from './HeartbeatChecklist.tsx';
 import { HooksSection } from './HooksSection.tsx';
+import { McpSection } from './McpSection.tsx';
 import { KioskSection } from '../Kiosk.tsx';
 import { currentStackId } from '../stacks.ts';
 import { SkillsSection } from './SkillsSection.tsx';
@@ -222,6 +223,7 @@ export function SettingsDialog() {
             <HeartbeatChecklist />
             <SkillsSection />
             <HooksSection />
+            <McpSection />
             <KioskSection stackId={currentStackId()} />
           </>
         )}

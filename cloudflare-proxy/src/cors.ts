@@ -28,6 +28,12 @@ export const ALLOWED_REQUEST_HEADERS: readonly string[] = [
   'x-stainless-runtime',
   'x-stainless-runtime-version',
   'x-stainless-timeout',
+  // /v1/mcp: the remote server's address and headers, and the MCP transport's own.
+  'x-mcp-url',
+  'x-mcp-headers',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
 ];
 
 // Chromium caps preflight caching at two hours; asking for more buys nothing.
@@ -52,7 +58,7 @@ export function preflightResponse(origin: string, methods: readonly string[]): R
  */
 export function withCors(response: Response, origin: string): Response {
   const exposed = [...response.headers.keys()].filter(
-    (name) => (name !== 'content-type' && isPassThroughResponseHeader(name)) || name === 'x-stackdocs-refused',
+    (name) => (name !== 'content-type' && isPassThroughResponseHeader(name)) || name === 'x-stackdocs-refused' || name === 'mcp-session-id' || name === 'mcp-protocol-version',
   );
   response.headers.set('access-control-allow-origin', origin);
   if (exposed.length > 0) response.headers.set('access-control-expose-headers', exposed.join(', '));

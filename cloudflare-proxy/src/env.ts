@@ -65,6 +65,14 @@ export interface Env {
   SEARXNG_URL?: string;
   /** POST /v1/search's time limit in ms for the search API's answer (default 15000). */
   SEARCH_TIMEOUT_MS?: string;
+  /**
+   * Comma-separated hosts whose MCP servers devices may reach through /v1/mcp: names
+   * (`*.example.com` for any under it) or exact `host:port`, which may be private (a server on the
+   * owner's own network). Unset: no remote MCP servers.
+   */
+  MCP_ALLOWED_HOSTS?: string;
+  /** /v1/mcp's time limit in ms for a server to start answering (default 30000). */
+  MCP_TIMEOUT_MS?: string;
 }
 
 export const DEFAULT_ANTHROPIC_UPSTREAM = 'https://api.anthropic.com';

@@ -8,6 +8,7 @@ import type { Authorised } from './device-types.ts';
 import { allowedOrigins, anthropicKey, devices, mistralKey, type Env } from './env.ts';
 import { errorResponse } from './errors.ts';
 import { fetchPage } from './fetch.ts';
+import { forwardMcp } from './mcp.ts';
 import { forwardOcr } from './mistral.ts';
 import { dnsQuery, netHosts, netPorts, netTicket, wispRelay } from './net.ts';
 import { bearer, createPairingCode, limitDevice, listDevices, ownerRefusal, pairDevice, pairLocalDevice, refusalResponse, revokeDevice } from './pairing.ts';
@@ -44,6 +45,8 @@ const ROUTES: Route[] = [
   { path: '/v1/fetch', access: 'device', handlers: { POST: ({ request, env }) => fetchPage(request, env) } },
   { path: '/v1/search', access: 'device', handlers: { POST: ({ request, env }) => search(request, env) } },
   { path: '/v1/ocr', access: 'device', handlers: { POST: ({ request, env }) => forwardOcr(request, env) } },
+  // A remote MCP server's Streamable HTTP, to the hosts the owner allows (MCP_ALLOWED_HOSTS).
+  { path: '/v1/mcp', access: 'device', handlers: { GET: ({ request, env }) => forwardMcp(request, env), POST: ({ request, env }) => forwardMcp(request, env), DELETE: ({ request, env }) => forwardMcp(request, env) } },
   { path: '/v1/net/ticket', access: 'device', handlers: { POST: ({ env, device }) => netTicket(env, device.device.id) } },
   // The computer's network: a ticket (not the device token) authorises these, as the VM uses them.
   { path: '/v1/wisp', access: 'public', handlers: { GET: ({ request, env }) => wispRelay(request, env) } },
@@ -102,7 +105,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext, origin: 
   const { pathname } = new URL(request.url);
   const found = find(pathname);
   if (found === null) {
-    const message = `No route ${pathname}. This proxy serves POST /v1/messages, POST /v1/fetch, POST /v1/search, POST /v1/ocr, GET /v1/device, POST /v1/pair and GET /health (and the owner's /v1/owner/...).`;
+    const message = `No route ${pathname}. This proxy serves POST /v1/messages, POST /v1/fetch, POST /v1/search, POST /v1/ocr, /v1/mcp, GET /v1/device, POST /v1/pair and GET /health (and the owner's /v1/owner/...).`;
     return errorResponse(404, 'not_found', message);
   }
   const { route, id } = found;

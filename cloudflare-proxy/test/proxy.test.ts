@@ -248,7 +248,7 @@ describe('other routes', () => {
     const missing = await fetch(`${proxy.url}/v1/complete`, { method: 'POST' });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual(
-      errorBody('not_found', "No route /v1/complete. This proxy serves POST /v1/messages, POST /v1/fetch, POST /v1/search, POST /v1/ocr, GET /v1/device, POST /v1/pair and GET /health (and the owner's /v1/owner/...)."),
+      errorBody('not_found', "No route /v1/complete. This proxy serves POST /v1/messages, POST /v1/fetch, POST /v1/search, POST /v1/ocr, /v1/mcp, GET /v1/device, POST /v1/pair and GET /health (and the owner's /v1/owner/...)."),
     );
 
     const getMessages = await fetch(`${proxy.url}/v1/messages`);

@@ -15,6 +15,8 @@ export interface ServeOptions {
   localPairing?: boolean;
   /** The computer's network settings of the proxy (tests point it at their own servers). */
   net?: { allowedHosts?: string[]; allowedPorts?: number[]; allowPrivate?: string[]; dnsUpstream?: string };
+  /** Hosts (or exact host:port) whose MCP servers the proxy forwards to (/v1/mcp). */
+  mcpAllowedHosts?: string[];
   skipBuild?: boolean;
   quiet?: boolean;
 }

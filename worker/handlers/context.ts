@@ -8,6 +8,7 @@ import type { DeviceCredentials } from '../device.ts';
 import type { createPipeline } from '../documents/pipeline.ts';
 import type { Heartbeat } from '../heartbeat.ts';
 import type { Hooks } from '../hooks.ts';
+import type { McpServers } from '../mcp/servers.ts';
 import type { Missions } from '../missions.ts';
 import type { PermissionGate } from '../permissions/gate.ts';
 import type { ErrorShape, Method, ModelStatus, ParamsOf, ResultOf, Settings, StackEventBody } from '../protocol.ts';
@@ -26,6 +27,7 @@ export interface StackContext {
   canvas: Canvas;
   gate: PermissionGate;
   hooks: Hooks;
+  mcp: McpServers;
   memory: AgentMemory;
   /** Absent in tests without a computer. */
   computer: Computer | undefined;

@@ -2,7 +2,7 @@
 // blocks what a deny rule matches, and waits for the user's answer on an ask rule.
 import type { StackEventBody } from '../protocol.ts';
 import type { StackStorage } from '../storage.ts';
-import { DEFAULT_RULES, evaluate, hostOf, ruleSchema, type PermissionRule } from './rules.ts';
+import { DEFAULT_RULES, evaluate, hostOf, MCP_RULE_ID, ruleSchema, type PermissionRule } from './rules.ts';
 
 const FILE = 'permissions.json';
 
@@ -46,6 +46,8 @@ export async function loadPermissionGate(
   const own: PermissionRule[] = (stored?.version === 1 ? stored.rules : []).filter((rule) => ruleSchema.safeParse(rule).success && rule.source !== 'default');
   const waiting = new Map<string, (allow: boolean) => void>();
   const allowedHosts = new Set<string>();
+  /** MCP tools the user allowed once: not asked again while the stack is open. */
+  const allowedTools = new Set<string>();
   const all = () => [...DEFAULT_RULES, ...own];
   const save = () => storage.writeJson(FILE, { version: 1, rules: own } satisfies RulesFile);
 
@@ -82,6 +84,10 @@ export async function loadPermissionGate(
         return { allow: true };
       }
       const { rule } = verdict;
+      if (verdict.decision === 'ask' && rule.id === MCP_RULE_ID && allowedTools.has(call.tool)) {
+        emit({ type: 'permission_decision', ...base, decision: 'allowed', rule_id: rule.id, reason: 'The user allowed this tool earlier.' });
+        return { allow: true };
+      }
       if (verdict.decision === 'deny') {
         emit({ type: 'permission_decision', ...base, decision: 'denied', rule_id: rule.id, reason: rule.reason });
         return { allow: false, reason: `Blocked by the permission rule "${rule.id}": ${rule.reason}` };
@@ -105,6 +111,7 @@ export async function loadPermissionGate(
         else signal.addEventListener('abort', onAbort, { once: true });
       });
       emit({ type: 'permission_decision', ...base, decision: allow ? 'allowed' : 'denied', rule_id: rule.id, reason: allow ? 'The user allowed it.' : 'The user said no.' });
+      if (allow && rule.id === MCP_RULE_ID) allowedTools.add(call.tool);
       const url = (call.input as { url?: unknown } | null)?.url;
       if (allow && rule.match.type === 'address_not_from_user' && typeof url === 'string') {
         const host = hostOf(url);

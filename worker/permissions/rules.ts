@@ -62,6 +62,9 @@ const CATASTROPHIC = [
   String.raw`\bch(?:mod|own)\s+(?:-\S+\s+)*-\S*R\S*\s+(?:-\S+\s+)*\S+\s+/(?=\s|$)`,
 ];
 
+/** Asks before each MCP tool's first call (worker/mcp); the gate remembers a yes while the stack is open. */
+export const MCP_RULE_ID = 'default:ask-before-mcp-tools';
+
 export const DEFAULT_RULES: PermissionRule[] = [
   {
     id: 'default:no-system-space',
@@ -120,6 +123,14 @@ export const DEFAULT_RULES: PermissionRule[] = [
     reason: 'The assistant wants to add a permission rule; only you decide what it may and may not do.',
   },
   {
+    id: MCP_RULE_ID,
+    source: 'default',
+    effect: 'ask',
+    tools: ['mcp__*'],
+    match: { type: 'always' },
+    reason: 'A tool of an MCP server you connected: it can reach whatever that server reaches. Asked the first time for each tool while the stack is open.',
+  },
+  {
     id: 'default:ask-before-deleting-many',
     source: 'default',
     effect: 'ask',
@@ -133,12 +144,17 @@ export const DEFAULT_RULES: PermissionRule[] = [
 export function evaluate(rules: PermissionRule[], call: ToolCall, context: CallContext = NO_CONTEXT): Decision {
   let ask: PermissionRule | undefined;
   for (const rule of rules) {
-    if (!rule.tools.includes('*') && !rule.tools.includes(call.tool)) continue;
+    if (!rule.tools.some((name) => toolMatches(name, call.tool))) continue;
     if (!matches(rule.match, call.input, context)) continue;
     if (rule.effect === 'deny') return { decision: 'deny', rule };
     ask ??= rule;
   }
   return ask ? { decision: 'ask', rule: ask } : { decision: 'allow' };
+}
+
+/** A rule's tool name: exact, "*" for every tool, or a prefix ending in "*" ("mcp__*", "mcp__crm__*"). */
+export function toolMatches(name: string, tool: string): boolean {
+  return name === '*' || name === tool || (name.endsWith('*') && tool.startsWith(name.slice(0, -1)));
 }
 
 function matches(match: RuleMatch, input: unknown, context: CallContext): boolean {

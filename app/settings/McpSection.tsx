@@ -1,0 +1,185 @@
+// MCP servers: the user's own tools and data for the agent. A server given by a command runs in
+// the computer (over stdio); one given by a URL is remote, reached through the proxy. Each is
+// listed with its state and tools; added, turned off or on, restarted and removed here, or edited
+// as the JSON file users know from other agents.
+import { useEffect, useState } from 'preact/hooks';
+import type { McpInfo, McpServerInfo } from '../../worker/protocol.ts';
+import { StackCallError } from '../stack-client.ts';
+import { useStackClient } from '../stack-context.ts';
+import { useAppStore } from '../store.ts';
+import { splitCommandLine } from './command-line.ts';
+import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';
+
+const EXAMPLE = `{
+  "mcpServers": {
+    "files": { "command": "node", "args": ["/workspace/tools/server.mjs"] },
+    "crm": { "url": "https://crm.example.com/mcp" }
+  }
+}`;
+
+const STATE: Record<McpServerInfo['state'], string> = { off: 'Off', starting: 'Starting…', ready: 'Running', failed: 'Stopped' };
+
+type Servers = Record<string, Record<string, unknown>>;
+
+function serversOf(text: string): Servers {
+  if (!text.trim()) return {};
+  const parsed = JSON.parse(text) as { mcpServers?: Servers };
+  return { ...(parsed.mcpServers ?? {}) };
+}
+
+export function McpSection() {
+  const client = useStackClient();
+  const live = useAppStore((state) => state.view.mcp);
+  const [info, setInfo] = useState<McpInfo | null>(null);
+  const [text, setText] = useState('');
+  const [message, setMessage] = useState<SectionMessageState | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [draft, setDraft] = useState({ name: '', target: '' });
+
+  useEffect(() => {
+    client.call('get_mcp', {}).then(
+      (loaded) => {
+        setInfo(loaded);
+        setText(loaded.text);
+        if (loaded.error) setMessage({ error: true, text: `${loaded.error} No server starts until this is fixed.` });
+      },
+      () => setMessage({ error: true, text: 'Could not load the MCP servers.' }),
+    );
+  }, []);
+  // States and tools change as servers start and stop; the file text is the editor's own.
+  const shown = live && info && live.text === info.text ? live : info;
+
+  const save = async (next: string, done: (saved: McpInfo) => string) => {
+    setBusy(true);
+    setMessage(null);
+    try {
+      const saved = await client.call('save_mcp', { text: next });
+      setInfo(saved);
+      setText(saved.text);
+      setMessage({ error: false, text: done(saved) });
+      return true;
+    } catch (failure) {
+      setMessage({ error: true, text: failure instanceof StackCallError ? failure.message : 'Could not save the MCP servers.' });
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  /** Changes one server in the stored file (not the editor's unsaved text). */
+  const change = (edit: (servers: Servers) => void, done: string) => {
+    let servers: Servers;
+    try {
+      servers = serversOf(info?.text ?? '');
+    } catch {
+      return setMessage({ error: true, text: 'The stored file is not valid JSON: fix it in the editor below first.' });
+    }
+    edit(servers);
+    return save(JSON.stringify({ mcpServers: servers }, null, 2), () => done);
+  };
+
+  const add = async () => {
+    const name = draft.name.trim();
+    const target = draft.target.trim();
+    let entry: Record<string, unknown>;
+    if (/^https?:\/\//i.test(target)) entry = { url: target };
+    else {
+      let words: string[];
+      try {
+        words = splitCommandLine(target);
+      } catch (error) {
+        return setMessage({ error: true, text: `The command cannot be read: ${(error as Error).message}.` });
+      }
+      if (!words.length) return setMessage({ error: true, text: 'Give the command that starts the server, or its URL.' });
+      entry = { command: words[0], ...(words.length > 1 ? { args: words.slice(1) } : {}) };
+    }
+    if (info?.servers.some((server) => server.name === name)) return setMessage({ error: true, text: `There is already a server named "${name}".` });
+    if (await change((servers) => void (servers[name] = entry), `Added ${name}: it starts now.`)) setDraft({ name: '', target: '' });
+  };
+
+  const restart = async (name: string) => {
+    try {
+      setInfo(await client.call('restart_mcp', { name }));
+      setMessage({ error: false, text: `Restarting ${name}.` });
+    } catch (failure) {
+      setMessage({ error: true, text: failure instanceof StackCallError ? failure.message : `Could not restart ${name}.` });
+    }
+  };
+
+  return (
+    <section class="rules mcp" aria-labelledby="mcp-title">
+      <h3 id="mcp-title">MCP servers</h3>
+      <p class="rules-hint">
+        Your own tools and data for the assistant. A server started by a command (a Python or Node server you installed with pip or npm) runs in this stack's computer, offline if it needs no network; one
+        given by a URL is remote, reached through the proxy where its owner allows that host. Its tools are called <code>mcp__server__tool</code>, and each asks you the first time it is used.
+      </p>
+      {shown && shown.servers.length > 0 && (
+        <ul class="rules-list mcp-servers" aria-label="MCP servers">
+          {shown.servers.map((server) => (
+            <li key={server.name} class={`mcp-server mcp-server--${server.state}`} aria-label={`MCP server ${server.name}`}>
+              <div class="rule">
+                <span class="rule-effect">{server.name}</span>
+                <span class="rule-text">
+                  <code>{server.target}</code> · <span class="mcp-state">{server.enabled ? STATE[server.state] : 'Turned off'}</span>
+                  {server.transport === 'http' && <small> (remote)</small>}
+                </span>
+              </div>
+              {server.error && server.enabled && (
+                <p class="settings-error mcp-error">
+                  {server.error}
+                  {server.retry_at && server.state === 'failed' ? ` Tried again at ${new Date(server.retry_at).toLocaleTimeString()}.` : ''}
+                </p>
+              )}
+              {server.tools.length > 0 && (
+                <ul class="mcp-tools" aria-label={`Tools of ${server.name}`}>
+                  {server.tools.map((tool) => (
+                    <li key={tool.qualified}>
+                      <code>{tool.name}</code> {tool.description && <small>— {tool.description}</small>}
+                    </li>
+                  ))}
+                </ul>
+              )}
+              <div class="mcp-actions">
+                <button type="button" class="button" disabled={busy} onClick={() => void change((servers) => void (servers[server.name] = { ...servers[server.name], disabled: server.enabled || undefined }), server.enabled ? `Turned ${server.name} off.` : `Turned ${server.name} on.`)}>
+                  {server.enabled ? 'Turn off' : 'Turn on'}
+                </button>
+                {server.enabled && (
+                  <button type="button" class="button" disabled={busy} onClick={() => void restart(server.name)}>
+                    Restart
+                  </button>
+                )}
+                <button type="button" class="button" aria-label={`Remove ${server.name}`} disabled={busy} onClick={() => void change((servers) => void delete servers[server.name], `Removed ${server.name}.`)}>
+                  Remove
+                </button>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+      <div class="rules-add" role="group" aria-label="Add an MCP server">
+        <input aria-label="Server name" placeholder="Name, e.g. crm" value={draft.name} onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })} />
+        <input aria-label="Command or URL" placeholder="python3 server.py, or https://…/mcp" value={draft.target} onInput={(e) => setDraft({ ...draft, target: e.currentTarget.value })} />
+        <button type="button" class="button" disabled={busy || !info || !draft.name.trim() || !draft.target.trim()} onClick={() => void add()}>
+          Add server
+        </button>
+      </div>
+      <details class="mcp-file">
+        <summary>Edit as a file</summary>
+        <textarea
+          class="hooks-editor"
+          aria-label="MCP servers file (JSON)"
+          spellcheck={false}
+          rows={8}
+          placeholder={EXAMPLE}
+          value={text}
+          disabled={!info}
+          onInput={(event) => setText(event.currentTarget.value)}
+        />
+        <button type="button" class="button" disabled={busy || !info} onClick={() => void save(text, (saved) => `Saved: ${saved.servers.length} server${saved.servers.length === 1 ? '' : 's'}.`)}>
+          {busy ? 'Applying…' : 'Apply servers'}
+        </button>
+      </details>
+      <SectionMessage message={message} />
+    </section>
+  );
+}

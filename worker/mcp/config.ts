@@ -1,0 +1,104 @@
+// The stack's MCP servers, in the file users know from other agents:
+// `{"mcpServers": {"name": {"command": "node", "args": ["server.js"], "env": {}}}}` for a server the
+// computer runs over stdio, `{"url": "https://…/mcp", "headers": {}}` for a remote one. Kept in
+// `.os/config/mcp.json`; `"disabled": true` keeps a server without starting it, `"timeout"` is a
+// call's limit in seconds.
+import { z } from 'zod';
+
+export const MCP_FILE = 'mcp.json';
+export const DEFAULT_CALL_TIMEOUT_S = 60;
+
+/**
+ * A server's name becomes part of its tools' names (`mcp__<server>__<tool>`), which the model
+ * API takes up to 64 characters of letters, digits, `_` and `-`.
+ */
+const NAME = /^[A-Za-z0-9_-]{1,24}$/;
+
+const common = {
+  disabled: z.boolean().optional(),
+  timeout: z.number().int().min(1).max(1800, 'a server\'s "timeout" is at most 1800 seconds').optional(),
+};
+
+const stdioSchema = z
+  .object({
+    type: z.literal('stdio').optional(),
+    command: z.string().trim().min(1, 'a server needs a "command" (or a "url")').max(4096),
+    args: z.array(z.string().max(4096)).max(100).optional(),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an "env" name is letters, digits and _'), z.string().max(10_000)).optional(),
+    cwd: z.string().max(4096).optional(),
+    ...common,
+  })
+  .strict();
+
+const httpSchema = z
+  .object({
+    type: z.enum(['http', 'streamable-http']).optional(),
+    url: z
+      .string()
+      .trim()
+      .max(2048)
+      .refine((url) => /^https?:\/\//i.test(url) && URL.canParse(url), { message: 'the "url" must be an http(s) address' }),
+    headers: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a header name is a token'), z.string().max(8192)).optional(),
+    ...common,
+  })
+  .strict();
+
+const fileSchema = z
+  .object({
+    mcpServers: z.record(z.string().regex(NAME, 'a server\'s name is 1-24 letters, digits, _ or -'), z.union([stdioSchema, httpSchema])).default({}),
+  })
+  .strict();
+
+export type StdioServerConfig = z.infer<typeof stdioSchema>;
+export type HttpServerConfig = z.infer<typeof httpSchema>;
+export type McpServerConfig = StdioServerConfig | HttpServerConfig;
+export type McpFile = z.infer<typeof fileSchema>;
+
+export class McpConfigError extends Error {
+  override readonly name = 'McpConfigError';
+}
+
+export const isStdio = (server: McpServerConfig): server is StdioServerConfig => 'command' in server;
+
+/** Parses and checks the file's text; throws McpConfigError naming what is wrong and where. */
+export function parseMcpFile(text: string): McpFile {
+  if (!text.trim()) return { mcpServers: {} };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new McpConfigError(`The MCP servers are not valid JSON: ${error instanceof Error ? error.message : String(error)}.`);
+  }
+  // A server with both or neither of command and url: say which, not the union's two complaints.
+  const servers = (json as { mcpServers?: unknown } | null)?.mcpServers;
+  if (servers && typeof servers === 'object') {
+    for (const [name, server] of Object.entries(servers as Record<string, unknown>)) {
+      if (!server || typeof server !== 'object') throw new McpConfigError(`The MCP servers are not valid: mcpServers.${name}: a server is an object with a "command" or a "url".`);
+      const has = (key: string) => key in (server as object);
+      if (has('command') && has('url')) throw new McpConfigError(`The MCP servers are not valid: mcpServers.${name}: give a "command" (run in the computer) or a "url" (remote), not both.`);
+      if (!has('command') && !has('url')) throw new McpConfigError(`The MCP servers are not valid: mcpServers.${name}: a server needs a "command" (run in the computer) or a "url" (remote).`);
+    }
+  }
+  const parsed = fileSchema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const inner = issue.code === 'invalid_union' ? (issue.errors.find((branch) => branch.length)?.[0] ?? issue) : issue;
+  const path = [...issue.path, ...(inner === issue ? [] : inner.path)];
+  const where = path.length ? path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').replace(/^\./, '') : 'the file';
+  // A bad record key nests its reason (the name's pattern).
+  const nested = 'issues' in inner && Array.isArray(inner.issues) ? (inner.issues as { message: string }[])[0]?.message : undefined;
+  const message = inner.code === 'unrecognized_keys' ? `unknown ${inner.keys.length === 1 ? 'key' : 'keys'} ${inner.keys.map((key) => `"${key}"`).join(', ')}` : (nested ?? inner.message);
+  throw new McpConfigError(`The MCP servers are not valid: ${where}: ${message}.`);
+}
+
+/** How a server is shown: its command line, or its URL. */
+export function describeTarget(server: McpServerConfig): string {
+  if (!isStdio(server)) return server.url;
+  return [server.command, ...(server.args ?? [])].map((part) => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
+
+/** The name the model calls for a server's tool; null when it cannot be one (too long or odd characters). */
+export function qualifiedName(server: string, tool: string): string | null {
+  const name = `mcp__${server}__${tool}`;
+  return /^[A-Za-z0-9_-]{1,64}$/.test(name) ? name : null;
+}
