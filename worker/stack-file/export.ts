@@ -3,7 +3,7 @@
 // then the layout and the stack's files, each deflated by fflate's streaming Zip.
 import { deflateSync, Zip, ZipDeflate, ZipPassThrough } from 'fflate';
 import { createSHA256 } from 'hash-wasm';
-import { CANVAS_PATH, inTemplate, templateCanvas } from './template.ts';
+import { CANVAS_PATH, inTemplate, MCP_PATH, templateCanvas, templateMcp } from './template.ts';
 import { FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, NEVER_EXPORTED, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type ManifestEntry, type StackManifest } from './format.ts';
 
 export interface ExportOptions {
@@ -93,7 +93,8 @@ async function collect(options: ExportOptions): Promise<Source[]> {
   if (options.template) {
     // Only the kept files are opened: the open stack's databases and disk are held by its workers.
     for (const [path, file] of await walk(options.stack, '', inTemplate)) {
-      sources.push(path === CANVAS_PATH ? { path: STACK_PREFIX + path, bytes: new TextEncoder().encode(templateCanvas(await file.text())) } : { path: STACK_PREFIX + path, file });
+      const rewrite = path === CANVAS_PATH ? templateCanvas : path === MCP_PATH ? templateMcp : null;
+      sources.push(rewrite ? { path: STACK_PREFIX + path, bytes: new TextEncoder().encode(rewrite(await file.text())) } : { path: STACK_PREFIX + path, file });
     }
     return sources;
   }

@@ -133,6 +133,7 @@ describe('templates', () => {
   it('keep a stack\'s makings and none of its history, uploads, databases, computer or secrets; open as a new stack under its name', async () => {
     await put('default/.os/skills/weekly/SKILL.md', '---\nname: weekly\ndescription: The weekly report.\n---\n1. Do it.\n');
     await put('default/.os/config/hooks.json', '{"hooks":{}}');
+    await put('default/.os/config/mcp.json', JSON.stringify({ mcpServers: { crm: { url: 'https://crm.example.com/mcp', headers: { Authorization: 'Bearer crm-key-SECRET' } }, files: { command: 'node', args: ['s.mjs'], env: { TOKEN: 'tok-SECRET' } } } }));
     await put('default/.os/config/conversation.json', '{"messages":[{"role":"user","content":"my private question"}]}');
     await put('default/.os/HEARTBEAT.md', '- remind me\n');
     await put(
@@ -148,7 +149,7 @@ describe('templates', () => {
     );
     const bytes = await exportBytes('{"version":1}', { name: 'Weekly inbox', description: 'Invoices, weekly.' });
     const text = new TextDecoder('latin1').decode(bytes);
-    for (const secret of [SECRET, 'ACME 12.50', 'my private question', 'the live transcript', 'memory copy', 'from the shell', 'The user edited a cell']) expect(text).not.toContain(secret);
+    for (const secret of [SECRET, 'crm-key-SECRET', 'tok-SECRET', 'ACME 12.50', 'my private question', 'the live transcript', 'memory copy', 'from the shell', 'The user edited a cell']) expect(text).not.toContain(secret);
     const files = unzipSync(bytes);
     expect(Object.keys(files)).toEqual([
       'manifest.json',
@@ -156,11 +157,14 @@ describe('templates', () => {
       'stack/.os/HEARTBEAT.md',
       'stack/.os/config/canvas.json',
       'stack/.os/config/hooks.json',
+      'stack/.os/config/mcp.json',
       'stack/.os/config/settings.json',
       'stack/.os/memory/user.md',
       'stack/.os/skills/weekly/SKILL.md',
     ]);
     const manifest = JSON.parse(strFromU8(files['manifest.json']!));
+    // The servers travel, their keys do not: whoever opens the template fills them in.
+    expect(JSON.parse(strFromU8(files['stack/.os/config/mcp.json']!))).toEqual({ mcpServers: { crm: { url: 'https://crm.example.com/mcp', headers: { Authorization: '' } }, files: { command: 'node', args: ['s.mjs'], env: { TOKEN: '' } } } });
     expect(manifest).toMatchObject({ stack: { name: 'Weekly inbox' }, template: { description: 'Invoices, weekly.' }, image: { recipe: null } });
     expect(JSON.parse(strFromU8(files['stack/.os/config/canvas.json']!))).toEqual({ version: 1, windows: [{ id: 'w_1', kind: 'table', title: 'Invoices', created_at: 1, updated_at: 1, columns: [], rows: [] }] });
 
