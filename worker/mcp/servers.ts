@@ -258,10 +258,11 @@ export async function loadMcpServers(deps: McpServersDeps): Promise<McpServers> 
       title: () => `Asking ${server.name}: ${tool.title ?? tool.name}`,
       async execute(input, context): Promise<ToolResult> {
         const timeoutMs = (server.config.timeout ?? DEFAULT_CALL_TIMEOUT_S) * 1000;
-        const deadline = now() + timeoutMs;
         let client: Client;
         try {
-          client = await ready(server, deadline, context.signal);
+          // A server being started again has its start's own time (node in the computer can take
+          // a minute or two); the call's limit then applies to the call.
+          client = await ready(server, now() + Math.max(timeoutMs, START_TIMEOUT_MS), context.signal);
         } catch (error) {
           return { content: `${qualified} could not run: ${messageOf(error)}.`, is_error: true };
         }
@@ -269,7 +270,7 @@ export async function loadMcpServers(deps: McpServersDeps): Promise<McpServers> 
         try {
           const result = (await client.callTool({ name: tool.name, arguments: (input ?? {}) as Record<string, unknown> }, undefined, {
             signal: context.signal,
-            timeout: Math.max(1, deadline - now()),
+            timeout: timeoutMs,
           })) as CallToolResult;
           return { content: describeResult(result), is_error: result.isError === true };
         } catch (error) {
