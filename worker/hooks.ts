@@ -14,6 +14,7 @@ import { z } from 'zod';
 import type { ExecRequest, VmExecResult } from '../vm/protocol.ts';
 import type { HookEvent, HookRun, HooksInfo, StackEventBody } from './protocol.ts';
 import type { StackStorage } from './storage.ts';
+import { configPath } from './config-path.ts';
 
 export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop'] as const satisfies readonly HookEvent[];
 export const DEFAULT_HOOK_TIMEOUT_S = 60;
@@ -75,7 +76,7 @@ export function parseHooks(text: string): HooksFile {
   const parsed = fileSchema.safeParse(json);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  const where = issue.path.length ? issue.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').replace(/^\./, '') : 'the file';
+  const where = configPath(issue.path);
   const message = issue.code === 'unrecognized_keys' ? `unknown ${issue.keys.length === 1 ? 'key' : 'keys'} ${issue.keys.map((key) => `"${key}"`).join(', ')}${where === 'hooks' ? ` (the events are ${HOOK_EVENTS.join(', ')})` : ''}` : issue.message;
   throw new HooksError(`The hooks are not valid: ${where}: ${message}.`);
 }

@@ -4,6 +4,7 @@
 // `.os/config/mcp.json`; `"disabled": true` keeps a server without starting it, `"timeout"` is a
 // call's limit in seconds.
 import { z } from 'zod';
+import { configPath } from '../config-path.ts';
 
 export const MCP_FILE = 'mcp.json';
 export const DEFAULT_CALL_TIMEOUT_S = 60;
@@ -84,7 +85,7 @@ export function parseMcpFile(text: string): McpFile {
   const issue = parsed.error.issues[0]!;
   const inner = issue.code === 'invalid_union' ? (issue.errors.find((branch) => branch.length)?.[0] ?? issue) : issue;
   const path = [...issue.path, ...(inner === issue ? [] : inner.path)];
-  const where = path.length ? path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').replace(/^\./, '') : 'the file';
+  const where = configPath(path);
   // A bad record key nests its reason (the name's pattern).
   const nested = 'issues' in inner && Array.isArray(inner.issues) ? (inner.issues as { message: string }[])[0]?.message : undefined;
   const message = inner.code === 'unrecognized_keys' ? `unknown ${inner.keys.length === 1 ? 'key' : 'keys'} ${inner.keys.map((key) => `"${key}"`).join(', ')}` : (nested ?? inner.message);
