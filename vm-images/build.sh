@@ -17,6 +17,10 @@ MEMORY_MIB=512
 # cryptomgr.notests and noisapnp skip about 4 s of boot (crypto self-tests, ISA PnP probing).
 CMDLINE="root=/dev/sda rw console=ttyS0 quiet loglevel=3 tsc=reliable mitigations=off init_on_free=1"
 CMDLINE+=" cryptomgr.notests noisapnp"
+# noatime: reading a file must not write its inode. Under relatime the first read of each file in
+# a day wrote it, so a command that only read files moved the disk on from the saved state and
+# the next open booted cold instead of waking.
+CMDLINE+=" rootflags=noatime"
 # Files whose content defines the image; changing any of them changes the recipe hash. The saved
 # state depends on the emulator's options (vm/emulator-options.ts, with its network card) and on
 # v86's own version too.
