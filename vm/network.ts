@@ -41,6 +41,7 @@ export function installDnsBridge(scope: { fetch: typeof fetch }, onNotice: (noti
         headers: { 'content-type': 'application/dns-message', authorization: `Bearer ${current.ticket}` },
         body: query,
         credentials: 'omit',
+        // Under the guest resolver's own 10 s (rc.sysinit), so the guest always hears the refusal.
         signal: AbortSignal.timeout(8_000),
       });
       const why = response.headers.get('x-stackdocs-refused');

@@ -128,7 +128,9 @@ test('online through the proxy: pip installs from a package index, also after a 
     360_000,
   );
   // A name the proxy does not allow, and an allowed name that leads to a private address: the
-  // resolver refuses at once, so curl gives up in well under five seconds.
+  // proxy's refusal reaches curl as an answer: about a second here, 5.7 s in a loaded CI run (the
+  // proxy asks its resolver first), and always before the guest's resolver stops waiting (10 s)
+  // or curl's own 30 s.
   for (const [name, marker] of [['elsewhere.test', 'NOTALLOWED'], ['private.index.test', 'PRIVATE']]) {
     const text = await run(
       `clear; s=$(date +%s%N); curl -sS -m 30 http://${name}:${port}/ -o /dev/null; echo "${marker}=$? MS=$(( ($(date +%s%N) - s) / 1000000 ))"`,
@@ -136,7 +138,7 @@ test('online through the proxy: pip installs from a package index, also after a 
     );
     const [, code, ms] = new RegExp(`${marker}=(\\d+) MS=(\\d+)`).exec(text)!;
     expect(code, text).toBe('6'); // curl: could not resolve host
-    expect(Number(ms), text).toBeLessThan(5_000);
+    expect(Number(ms), text).toBeLessThan(10_000);
     console.log(`${name}: curl failed in ${ms} ms`);
     // The terminal says why, in a line of its own.
     await expect(terminal().locator('.xterm-rows')).toContainText(`[network] ${name}: not allowed by the proxy`);
