@@ -4,6 +4,7 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { assertNever, type ComputerStatus } from '../../worker/protocol.ts';
 import { percent } from '../computer-status.ts';
+import { Spinner } from '../Spinner.tsx';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 
@@ -58,7 +59,7 @@ function OverlayBody({ status, button }: { status: ComputerStatus | null; button
       return (
         <>
           <p>
-            <span class="spinner" aria-hidden="true" /> Starting the computer…
+            <Spinner /> Starting the computer…
           </p>
           {status.detail && <p class="terminal-overlay-detail">{status.detail}</p>}
         </>
@@ -66,7 +67,7 @@ function OverlayBody({ status, button }: { status: ComputerStatus | null; button
     case 'waking':
       return (
         <p>
-          <span class="spinner" aria-hidden="true" /> Waking the computer…
+          <Spinner /> Waking the computer…
         </p>
       );
     case 'suspended':

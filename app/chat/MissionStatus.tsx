@@ -3,6 +3,7 @@
 import { addSpend, type Spend } from '../events.ts';
 import { useAppStore } from '../store.ts';
 import { formatSpend } from './format.ts';
+import { Spinner } from '../Spinner.tsx';
 
 export function MissionStatus() {
   const active = useAppStore((state) => state.view.activeMissions.length);
@@ -12,7 +13,7 @@ export function MissionStatus() {
   const waiting = active - 1;
   return (
     <p class="mission-status" data-role="mission-status">
-      <span class="spinner" aria-hidden="true" /> Working
+      <Spinner /> Working
       {spent.tokens > 0 && <span> · {formatSpend(spent)} so far</span>}
       {waiting > 0 && <span> · {waiting} queued</span>}
     </p>

@@ -4,6 +4,7 @@ import { useLayoutEffect, useRef } from 'preact/hooks';
 import type { ChatEntry } from '../events.ts';
 import { outputText } from '../tool-output.ts';
 import { formatDuration } from './format.ts';
+import { Spinner } from '../Spinner.tsx';
 
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
 
@@ -22,7 +23,7 @@ export function ToolActivity({ entry }: { entry: ToolEntry }) {
     <details class={`tool tool--${entry.status}`} data-role="tool">
       <summary>
         <span class="tool-status" aria-hidden="true">
-          {entry.status === 'running' ? <span class="spinner" /> : status.icon}
+          {entry.status === 'running' ? <Spinner /> : status.icon}
         </span>
         <span class="tool-title">{entry.title}</span>
         <span class="visually-hidden">, {status.words}</span>
