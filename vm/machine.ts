@@ -70,8 +70,6 @@ export interface MachineHooks {
   beforeSave?(): Promise<void>;
   /** The state of `generation` is written. */
   saved?(generation: string): Promise<void>;
-  /** The guest wrote to its disk for the first time since the state was saved (or woken from). */
-  diskMovedOn?(): void;
 }
 
 export interface MachineOptions {
@@ -118,10 +116,7 @@ export class Machine {
   status: MachineStatus = { state: 'off' };
 
   constructor(private readonly options: MachineOptions) {
-    options.disk.onFirstWrite = () => {
-      options.store.markDiskDirty();
-      options.hooks?.diskMovedOn?.();
-    };
+    options.disk.onFirstWrite = () => options.store.markDiskDirty();
   }
 
   onStatus(listener: (status: MachineStatus) => void): () => void {

@@ -1,7 +1,7 @@
 // VmApi over a fake OPFS (in memory) and a fake emulator: first start, boot, suspend, wake, image
 // change, quota, the shared base and its offline download.
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SyncAccessHandleLike } from './disk.ts';
 import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
 import { sha256Hex } from './image.ts';
@@ -210,44 +210,6 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     await api.checkpoint();
     expect(emulator.saves).toBe(2);
     await api.suspend();
-  });
-
-  it('saves again when the guest writes to its disk after a save on its own, at most twice in a row', async () => {
-    const root = new MemDir();
-    const created: FakeEmulator[] = [];
-    const api = makeApi(root, await image('h1'), created, 4000);
-    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
-    const emulator = created.at(-1)!;
-    const guestWrites = () => (emulator.options.hda as { set(offset: number, bytes: Uint8Array, done: () => void): void }).set(0, new Uint8Array(512).fill(1), () => {});
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
-      await api.exec('x1', { command: 'echo hello' });
-      await vi.advanceTimersByTimeAsync(5_000);
-      expect(emulator.saves).toBe(1);
-      expect(meta(root).state).toBe(meta(root).disk);
-      // A journal commit after the save: the saved state no longer matches the disk...
-      guestWrites();
-      expect(meta(root).state).not.toBe(meta(root).disk);
-      // ...so it is saved again once quiet, no sooner than 15 s after the last save.
-      await vi.advanceTimersByTimeAsync(10_000);
-      expect(emulator.saves).toBe(1);
-      await vi.advanceTimersByTimeAsync(6_000);
-      expect(emulator.saves).toBe(2);
-      expect(meta(root).state).toBe(meta(root).disk);
-      guestWrites();
-      await vi.advanceTimersByTimeAsync(16_000);
-      expect(emulator.saves).toBe(3);
-      // A guest that keeps writing is not saved every 15 s: the third time waits for use.
-      guestWrites();
-      await vi.advanceTimersByTimeAsync(60_000);
-      expect(emulator.saves).toBe(3);
-      await api.terminalInput(new Uint8Array([13]));
-      await vi.advanceTimersByTimeAsync(16_000);
-      expect(emulator.saves).toBe(4);
-    } finally {
-      vi.useRealTimers();
-    }
-    await api.shutdown();
   });
 
   it('counts the network card’s traffic over a boot, a suspend and a wake, and none while it runs offline', async () => {

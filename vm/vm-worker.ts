@@ -85,37 +85,21 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   const noticesSince = (n: number) => [...new Set(recentNotices.filter((notice) => notice.n > n).map((notice) => notice.line))];
 
   let lastCheckpoint = 0;
-  /** Saves since the last command or keystroke that only the guest's own disk writes asked for. */
-  let unpromptedSaves = 0;
   /**
    * After activity: once the machine has been quiet for a while, save it where it stands (at
    * most every 15 s: a save writes ~100 MB), so a reload or a killed tab still wakes in a second.
    */
   const scheduleCheckpoint = () => {
-    unpromptedSaves = 0;
-    scheduleIdleSuspend();
-    scheduleSave(false);
-  };
-  /**
-   * The guest wrote to its disk after the last save with no command or keystroke behind it (a
-   * journal commit, a program left running): that save no longer matches, so the next open would
-   * boot cold. Saved again once quiet, at most twice in a row, so a guest that writes forever is
-   * not saved every 15 s; this does not count as use (the machine still suspends when idle).
-   */
-  const diskMovedOn = () => {
-    if (unpromptedSaves < 2 && !checkpointTimer) scheduleSave(true);
-  };
-  const scheduleSave = (unprompted: boolean) => {
     const quiet = deps.checkpointAfterMs ?? 4000;
     const after = quiet && Math.max(quiet, lastCheckpoint + 15_000 - Date.now());
     if (checkpointTimer) clearTimeout(checkpointTimer);
     checkpointTimer = null;
+    scheduleIdleSuspend();
     if (!after) return;
     checkpointTimer = setTimeout(() => {
       checkpointTimer = null;
       if (!machine || activeExecs > 0 || status.state !== 'ready' || checkpointing) return;
       const current = machine;
-      if (unprompted) unpromptedSaves++;
       lastCheckpoint = Date.now();
       checkpointing = current
         .checkpoint()
@@ -215,7 +199,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       wasmPath: deps.wasmPath ?? wasmUrl,
       ...(deps.wasmModule ? { wasmFn: instantiateFrom(deps.wasmModule) } : {}),
       ...(deps.createEmulator ? { createEmulator: deps.createEmulator } : {}),
-      hooks: { ...workspaceHooks(machineFiles), diskMovedOn },
+      hooks: workspaceHooks(machineFiles),
       link,
       traffic,
     });
