@@ -4,7 +4,7 @@
 // Skipped when the build has no image (vm-images/build.sh needs root).
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, expect, test, type BrowserContext, type Page } from './test.ts';
@@ -13,6 +13,7 @@ import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import { E2E_APP_URL, E2E_PROXY_SECRET, E2E_PROXY_URL } from './ports.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { send } from './app.ts';
+import { bundleTestServer } from '../mcp/bundle.ts';
 
 // The build copies the image into dist/vm/ when it exists (vite.config.ts).
 const IMAGE = join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json');
@@ -445,6 +446,77 @@ test('hooks: a guard blocks rm under /workspace/archive with its reason, a post-
     await run('clear; cat /workspace/archive/2024.txt; pgrep -x sleep || echo NO-SLEEP', /kept\s*NO-SLEEP/);
   } finally {
     await saveHooks('', /Saved: no hooks\./);
+  }
+});
+
+test('an MCP server of the user\'s, written with the official SDK, runs in the computer over stdio: listed, asked about once, called; killed mid-call it says so, and the next call finds it started again', async () => {
+  // Node starts slowly in the emulated CPU (docs/mcp.md: this 714 KB server takes 25-110 s to
+  // answer), and the test starts it twice: once added, once after the kill.
+  test.setTimeout(12 * 60_000);
+  await openTerminal();
+  await waitReady(5 * 60_000);
+  // The user drops their server's file into the stack, then adds it by its command.
+  await page.getByLabel('Attach files').setInputFiles([{ name: 'register.mjs', mimeType: 'text/javascript', buffer: readFileSync(await bundleTestServer()) }]);
+  await run('clear; test -s /workspace/documents/register.mjs && echo SERVER-FILE-THERE', /SERVER-FILE-THERE/, 120_000);
+  await page.getByRole('button', { name: 'Settings' }).click();
+  const section = page.getByRole('region', { name: 'MCP servers' });
+  await section.getByLabel('Server name').fill('register');
+  await section.getByLabel('Command or URL').fill('node /workspace/documents/register.mjs');
+  await section.getByRole('button', { name: 'Add server' }).click();
+  await expect(section.getByRole('status')).toHaveText('Added register: it starts now.');
+  const register = section.getByRole('listitem', { name: 'MCP server register' });
+  const started = Date.now();
+  await expect(register.locator('.mcp-state')).toHaveText('Running', { timeout: 4 * 60_000 });
+  console.log(`the stdio MCP server answered ${((Date.now() - started) / 1000).toFixed(1)} s after it was added`);
+  await expect(register).toContainText('node /workspace/documents/register.mjs');
+  await expect(register).not.toContainText('(remote)');
+  await expect(register.getByRole('list', { name: 'Tools of register' })).toContainText('vat_number');
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  await expect(page.getByRole('dialog')).toBeHidden();
+
+  try {
+    await loadScript({
+      name: 'stdio mcp',
+      turns: [
+        { reply: { content: [{ type: 'tool_use', name: 'mcp__register__vat_number', input: { company: 'Initech' } }] } },
+        {
+          expect: { tool_result: { contains: 'Initech: GB', is_error: false } },
+          reply: { content: [{ type: 'tool_use', name: 'mcp__register__wait', input: { seconds: 600 } }] },
+        },
+        {
+          expect: { tool_result: { contains: 'It is being started again; the call can be tried again.', is_error: true } },
+          reply: { content: [{ type: 'tool_use', name: 'mcp__register__vat_number', input: { company: 'Globex' } }] },
+        },
+        {
+          expect: { tool_result: { contains: 'Globex: GB', is_error: false } },
+          reply: { content: [{ type: 'text', text: 'Initech and Globex are both registered.' }] },
+        },
+      ],
+    });
+    await send(page, 'look up Initech, then Globex');
+    // The first call of each tool asks; a yes holds for that tool while the stack is open.
+    const prompts = page.getByRole('group', { name: 'Permission request' });
+    for (const n of [1, 2]) {
+      await expect(prompts).toHaveCount(n, { timeout: 60_000 });
+      await expect(prompts.last()).toContainText('A tool of an MCP server you connected');
+      await prompts.last().getByRole('button', { name: 'Allow', exact: true }).click();
+    }
+    const waiting = page.locator('[data-role=tool]').filter({ hasText: 'Asking register: wait' });
+    await expect(waiting).toBeVisible();
+    // The call is under way: its server is killed from the terminal, as a crash would end it.
+    await page.waitForTimeout(2000);
+    await run('clear; pkill -KILL -f documents/register.mjs && echo KILLED-SERVER', /KILLED-SERVER/);
+    await expect(page.locator('[data-role=assistant]').last()).toHaveText('Initech and Globex are both registered.', { timeout: 5 * 60_000 });
+    expect((await fakeState()).failures).toEqual([]);
+    await expect(prompts).toHaveCount(2);
+    const results = await page.locator('[data-role=tool]').filter({ hasText: 'Asking register: vat_number' }).allTextContents();
+    expect(results).toHaveLength(2);
+  } finally {
+    // Later tests count the computer's processes and time its saves: the server goes.
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await section.getByRole('listitem', { name: 'MCP server register' }).getByRole('button', { name: 'Remove register' }).click();
+    await expect(section.getByRole('listitem', { name: 'MCP server register' })).toHaveCount(0);
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   }
 });
 
