@@ -164,7 +164,8 @@ export default defineConfig({
     vmImage(),
     vmImageModule(),
     VitePWA({
-      registerType: 'autoUpdate',
+      // A new version waits for the user's "Restart" (app/pwa.ts), which first saves the computer.
+      registerType: 'prompt',
       injectRegister: false,
       includeAssets: ['favicon.svg', 'icons/*.png'],
       manifest: {
@@ -210,7 +211,6 @@ export default defineConfig({
           { urlPattern: ({ url }) => /\/ocr\/[a-z]{3}\.traineddata\.gz$/.test(url.pathname), handler: 'CacheFirst', options: { cacheName: 'stackdocs-ocr-languages' } },
         ],
         clientsClaim: true,
-        skipWaiting: true,
         cleanupOutdatedCaches: true,
       },
     }),

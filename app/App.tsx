@@ -6,6 +6,9 @@ import { Subbar } from './canvas/Subbar.tsx';
 import { useShortcuts } from './useShortcuts.ts';
 import { ChatPanel } from './chat/ChatPanel.tsx';
 import { DemoBanner } from './DemoBanner.tsx';
+import { UpdateNotice } from './UpdateNotice.tsx';
+import { suspendComputer } from './suspend-computer.ts';
+import { beforeUpdateRestart } from './pwa.ts';
 import { ComputerChip } from './ComputerChip.tsx';
 import { notifyFinishedRuns } from './notify.ts';
 import { formatSpend } from './chat/format.ts';
@@ -100,6 +103,8 @@ function StackScreen() {
     if (FIRST_STACK) void askToKeep();
   }, []);
   useEffect(() => () => client.close(), [client]);
+  // A restart into a new version of the app waits for this stack's computer to save itself.
+  useEffect(() => beforeUpdateRestart(() => suspendComputer(client)), [client]);
   const connection = useAppStore((state) => state.connection);
   const model = useAppStore((state) => state.view.model);
   const openSettings = useAppStore((state) => state.setSettingsOpen);
@@ -194,6 +199,7 @@ function StackScreen() {
           )}
         </header>
         <DemoBanner />
+        <UpdateNotice />
         {connection.state === 'failed' && (
           <p class="fatal" role="alert">
             {connection.message}

@@ -1,7 +1,9 @@
 // The built app served as plain files from a sub-path of a static host (a project page, an
 // intranet folder), with no proxy anywhere: nothing may be asked for at the host's root. It must
 // load, be installable, reload offline, run a command in its computer, read a scan by OCR, and
-// play the recorded demo offline to a table and a CSV, labelled on every screenshot.
+// play the recorded demo offline to a table and a CSV, labelled on every screenshot; and when the
+// host publishes a new version, tell the open app, which restarts into it only after its
+// computer saved itself.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,4 +151,76 @@ test('with no model, the recorded demo plays offline to a table and a CSV, label
   expect(await page.locator('[data-role=assistant]:not([data-recorded])').count()).toBe(0);
   expect(server.missing).toEqual([]);
   await context.setOffline(false);
+});
+
+test('a new version published while the app is open: told, and "Restart" waits for the computer to save itself; a file written just before is there after', async () => {
+  test.setTimeout(8 * 60_000);
+  await page.goto(server.url);
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled({ timeout: 30_000 });
+  const chip = page.getByRole('status', { name: 'Computer' });
+  const terminal = page.getByRole('region', { name: 'Terminal: root shell on the computer' });
+  if (!(await terminal.isVisible())) {
+    await page.getByRole('button', { name: 'Add a window' }).click();
+    await page.getByRole('menuitem', { name: 'Terminal' }).click();
+  }
+  await expect(chip).toContainText(/ready/i, { timeout: 3 * 60_000 });
+  await terminal.click();
+  // The marker is printed after the file is written (quotes split it, so the typed line never matches).
+  await page.keyboard.type('clear; echo kept-across-the-update > /workspace/before-update.txt && echo WRO""TE\n', { delay: 5 });
+  await expect(terminal.locator('.xterm-rows')).toContainText('WROTE', { timeout: 60_000 });
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  const before = (await page.locator('.settings-version').textContent())!;
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+
+  // The host publishes the next version: a build of its own, with another version number.
+  const next = join(import.meta.dirname, '..', '..', 'test-results', 'static-dist-next');
+  process.env.STACKDOCS_VERSION = '99.0.0-next';
+  try {
+    await buildApp({ proxyUrl: '', quiet: true, outDir: next });
+  } finally {
+    delete process.env.STACKDOCS_VERSION;
+  }
+  server.publish(next);
+  // The app asks every hour and when it comes back online; the test asks now.
+  await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())!.update());
+  const notice = page.getByRole('status', { name: 'New version' });
+  await expect(notice).toContainText('A new version of Stackdocs is ready.', { timeout: 60_000 });
+  // Nothing restarts by itself: the page stays, the computer runs.
+  await page.waitForTimeout(3_000);
+  await expect(chip).toContainText(/ready/i);
+
+  // What the chip says, with when, up to the reload: "suspended" must come before it.
+  const seen: { text: string; at: number }[] = [];
+  await page.exposeFunction('chipSaid', (text: string) => seen.push({ text, at: Date.now() }));
+  await page.evaluate(() => {
+    const element = document.querySelector('.computer-chip')!;
+    const said = (window as unknown as { chipSaid(text: string): void }).chipSaid;
+    new MutationObserver(() => said(element.textContent ?? '')).observe(element, { subtree: true, childList: true, characterData: true });
+  });
+  let reloadedAt = 0;
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame() && !reloadedAt) reloadedAt = Date.now();
+  });
+  await notice.getByRole('button', { name: 'Restart' }).click();
+  await expect.poll(() => reloadedAt, { timeout: 3 * 60_000 }).toBeGreaterThan(0);
+  const suspended = seen.find(({ text }) => /suspended/i.test(text));
+  expect(suspended, `the chip said: ${seen.map(({ text }) => text).join(' | ')}`).toBeDefined();
+  expect(suspended!.at).toBeLessThan(reloadedAt);
+
+  // The new version runs; the computer wakes where it was, with the file.
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled({ timeout: 30_000 });
+  await expect(notice).toHaveCount(0);
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  await expect(page.locator('.settings-version')).toHaveText('Stackdocs 99.0.0-next');
+  expect(before).not.toBe('Stackdocs 99.0.0-next');
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  if (!(await terminal.isVisible())) {
+    await page.getByRole('button', { name: 'Add a window' }).click();
+    await page.getByRole('menuitem', { name: 'Terminal' }).click();
+  }
+  await expect(chip).toContainText(/woke in/i, { timeout: 3 * 60_000 });
+  await terminal.click();
+  await page.keyboard.type('clear; sed "s/^/GOT=/" /workspace/before-update.txt\n', { delay: 5 });
+  await expect(terminal.locator('.xterm-rows')).toContainText('GOT=kept-across-the-update', { timeout: 60_000 });
+  expect(server.missing).toEqual([]);
 });

@@ -24,6 +24,8 @@ export interface StaticServer {
   url: string;
   /** Paths asked for that did not exist, e.g. "/assets/x.js" requested at the host's root. */
   missing: string[];
+  /** Serves another folder from now on, as a host does when a new version is published. */
+  publish(root: string): void;
   close(): Promise<void>;
 }
 
@@ -34,12 +36,13 @@ export interface StaticServer {
  */
 export async function serveStatic(root: string, prefix: string, hostname = '127.0.0.1'): Promise<StaticServer> {
   const missing: string[] = [];
+  let served = root;
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     const inside = path.startsWith(prefix) ? path.slice(prefix.length) : null;
-    let file = inside === null ? null : normalize(join(root, inside || 'index.html'));
+    let file = inside === null ? null : normalize(join(served, inside || 'index.html'));
     if (file && existsSync(file) && statSync(file).isDirectory()) file = join(file, 'index.html');
-    if (!file || !file.startsWith(root) || !existsSync(file)) {
+    if (!file || !file.startsWith(served) || !existsSync(file)) {
       missing.push(path);
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
       return;
@@ -52,6 +55,7 @@ export async function serveStatic(root: string, prefix: string, hostname = '127.
   return {
     url: `http://${hostname}:${port}${prefix}`,
     missing,
+    publish: (next) => void (served = next),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
