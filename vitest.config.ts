@@ -1,12 +1,30 @@
 // Test projects: `unit` runs in Node beside the code; `browser` runs in real Chromium.
 // End-to-end tests are Playwright's (playwright.config.ts), not vitest's.
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { playwright } from '@vitest/browser-playwright';
 import { chromiumArgs, chromiumPath } from './tests/support/chromium.ts';
 import { vmImageModule } from './scripts/vm-image-plugin.ts';
 
+/**
+ * The test that boots the real image in v86 takes minutes on one core: it starts first, and every
+ * other file runs beside it on the other worker (on two cores, the whole run takes about as long
+ * as that one test).
+ */
+class BootFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const boots = (file: TestSpecification) => file.moduleId.endsWith('.boot.test.ts');
+    return [...sorted.filter(boots), ...sorted.filter((file) => !boots(file))];
+  }
+}
+
 export default defineConfig({
   test: {
+    // Vitest's default leaves one core free: on a 2-core machine, one file at a time.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    sequence: { sequencer: BootFirst },
     projects: [
       {
         test: {
