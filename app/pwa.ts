@@ -48,6 +48,9 @@ export function registerServiceWorker(): void {
   // in another tab of the app): this page's code is the old version's, so it reloads, once its
   // computer has saved itself. (vite-plugin-pwa reloads on its own only pages that had a
   // controller when they registered, and without saving anything first.)
+  // No service worker (an http:// page that is not localhost, or a browser without them): no
+  // offline use and no updates to wait for, and nothing here may stop the app from starting.
+  if (!('serviceWorker' in navigator)) return;
   let controlled = navigator.serviceWorker.controller !== null;
   navigator.serviceWorker.addEventListener('controllerchange', () => {
     // (A page the user restarts from reloads whatever it was controlled by before.)
