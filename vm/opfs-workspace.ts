@@ -1,6 +1,6 @@
 // The WorkspaceStore over the stack's OPFS folder (stacks/<stackId>/, the system space .os/ left
 // out) and the journal beside the machine's state (.os/vm/workspace.json).
-import { writeWholeFile } from './opfs-write.ts';
+import { isPartialWrite, sweepPartialWrites, writeWholeFile } from './opfs-write.ts';
 import { isWorkspacePath, type WorkspaceEntry, type WorkspaceJournal, type WorkspaceStore } from './workspace.ts';
 
 type DirEntries = FileSystemDirectoryHandle & { entries(): AsyncIterable<[string, FileSystemHandle]> };
@@ -39,9 +39,11 @@ export function opfsWorkspaceStore(stackDir: FileSystemDirectoryHandle): Workspa
         for await (const [name, handle] of (dir as DirEntries).entries()) {
           const path = prefix ? `${prefix}/${name}` : name;
           if (!isWorkspacePath(path)) continue; // .os and anything odd
+          if (isPartialWrite(name)) continue; // a write in progress, or one a killed tab left
           if (handle.kind === 'directory') {
             out.push({ path, kind: 'dir', lastModified: 0, size: 0 });
             await walk(handle as FileSystemDirectoryHandle, path);
+            await sweepPartialWrites(handle as FileSystemDirectoryHandle);
           } else {
             const file = await (handle as FileSystemFileHandle).getFile();
             out.push({ path, kind: 'file', lastModified: file.lastModified, size: file.size });
@@ -49,6 +51,7 @@ export function opfsWorkspaceStore(stackDir: FileSystemDirectoryHandle): Workspa
         }
       };
       await walk(stackDir, '');
+      await sweepPartialWrites(stackDir);
       return out;
     },
     async read(path) {

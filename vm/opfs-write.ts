@@ -2,20 +2,27 @@
 // a failed write leaves no empty file where there was none, and a full disk is reported as one.
 // Shared by the stack's user files (worker/user-files.ts) and the computer's /workspace mirror.
 
+/** Names of files still being written (hidden, never listed, exported or mirrored). */
+export const PARTIAL_PREFIX = '.stackdocs-partial-';
+
+/** Whether an OPFS entry is a write in progress, or one a killed tab left behind. */
+export function isPartialWrite(name: string): boolean {
+  return name.startsWith(PARTIAL_PREFIX);
+}
+
 /**
- * Writes `bytes` as `dir/name` through a swap file (createWritable), so readers never see half a
- * file. Throws a QuotaExceededError DOMException when the origin's storage is full, whatever
- * error the browser raised for it (a write through a data pipe can fail as "Failed to write data
- * to data pipe" before the quota refusal arrives).
+ * Writes `bytes` as `dir/name` so that readers only ever see the old file or the whole new one:
+ * the bytes go to a hidden partial file first, which is then moved over `name` (a move within one
+ * folder replaces the file in one step). A failed or killed write leaves at most a partial file,
+ * which listings skip and `sweepPartialWrites` removes. Throws a QuotaExceededError DOMException
+ * when the origin's storage is full, whatever error the browser raised for it (a write through a
+ * data pipe can fail as "Failed to write data to data pipe" before the quota refusal arrives).
  */
 export async function writeWholeFile(dir: FileSystemDirectoryHandle, name: string, bytes: Uint8Array): Promise<FileSystemFileHandle> {
-  const existed = await dir.getFileHandle(name).then(
-    () => true,
-    () => false,
-  );
-  const handle = await dir.getFileHandle(name, { create: true });
+  const partialName = `${PARTIAL_PREFIX}${crypto.randomUUID()}`;
   try {
-    const writable = await handle.createWritable();
+    const partial = await dir.getFileHandle(partialName, { create: true });
+    const writable = await partial.createWritable();
     try {
       await writable.write(bytes as Uint8Array<ArrayBuffer>);
       await writable.close();
@@ -23,12 +30,37 @@ export async function writeWholeFile(dir: FileSystemDirectoryHandle, name: strin
       await writable.abort().catch(() => {});
       throw error;
     }
+    await moveOver(partial, dir, name);
   } catch (error) {
-    if (!existed) await dir.removeEntry(name).catch(() => {});
+    await dir.removeEntry(partialName).catch(() => {});
     if (isQuotaError(error) || !(await isFull(dir, bytes.byteLength))) throw error;
     throw new DOMException(`${(error as Error)?.message ?? 'The write failed'}: the browser's storage is full`, 'QuotaExceededError');
   }
-  return handle;
+  return dir.getFileHandle(name);
+}
+
+/** Renames `file` to `name`, replacing a file there (Chromium's move does; others may refuse). */
+async function moveOver(file: FileSystemFileHandle, dir: FileSystemDirectoryHandle, name: string): Promise<void> {
+  const move = (file as FileSystemFileHandle & { move(name: string): Promise<void> }).move.bind(file);
+  try {
+    await move(name);
+  } catch (error) {
+    if (!(error instanceof DOMException) || !['InvalidModificationError', 'NoModificationAllowedError'].includes(error.name)) throw error;
+    await dir.removeEntry(name);
+    await move(name);
+  }
+}
+
+/** Removes partial files a killed tab left in `dir` (not its subfolders) over `minAgeMs` ago. */
+export async function sweepPartialWrites(dir: FileSystemDirectoryHandle, minAgeMs = 10 * 60_000, now = Date.now()): Promise<number> {
+  let removed = 0;
+  for await (const [name, handle] of (dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
+    if (handle.kind !== 'file' || !isPartialWrite(name)) continue;
+    const file = await (handle as FileSystemFileHandle).getFile().catch(() => null);
+    if (file && now - file.lastModified < minAgeMs) continue; // another writer's, still going
+    await dir.removeEntry(name).then(() => removed++, () => {});
+  }
+  return removed;
 }
 
 export function isQuotaError(error: unknown): boolean {
@@ -37,7 +69,7 @@ export function isQuotaError(error: unknown): boolean {
 
 /** Whether `size` more bytes would be refused for quota: tried with a scratch file, then removed. */
 async function isFull(dir: FileSystemDirectoryHandle, size: number): Promise<boolean> {
-  const name = `.write-probe-${crypto.randomUUID()}`;
+  const name = `${PARTIAL_PREFIX}probe-${crypto.randomUUID()}`;
   try {
     const writable = await (await dir.getFileHandle(name, { create: true })).createWritable();
     try {

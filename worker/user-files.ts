@@ -1,6 +1,6 @@
 // The stack's user space (documents/, ocr/, extractions/, artifacts/): the files the user and the
 // agent work on, and that the computer sees as /workspace. System files live in `.os/` instead.
-import { writeWholeFile } from '../vm/opfs-write.ts';
+import { isPartialWrite, writeWholeFile } from '../vm/opfs-write.ts';
 import { sniffMime, SNIFF_BYTES } from './file-kind.ts';
 
 export interface FileInfo {
@@ -122,7 +122,7 @@ export function createOpfsUserFiles(stackDir: FileSystemDirectoryHandle): UserFi
       const out: { path: string; size: number }[] = [];
       const walk = async (dir: FileSystemDirectoryHandle, prefix: string) => {
         for await (const [name, handle] of (dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
-          if (!prefix && name === '.os') continue;
+          if ((!prefix && name === '.os') || isPartialWrite(name)) continue;
           if (handle.kind === 'directory') await walk(handle as FileSystemDirectoryHandle, `${prefix}${name}/`);
           else out.push({ path: `${prefix}${name}`, size: (await (handle as FileSystemFileHandle).getFile()).size });
         }

@@ -5,6 +5,7 @@ import { deflateSync, Zip, ZipDeflate, ZipPassThrough } from 'fflate';
 import { createSHA256 } from 'hash-wasm';
 import { CANVAS_PATH, inTemplate, MCP_PATH, templateCanvas, templateMcp } from './template.ts';
 import { FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, NEVER_EXPORTED, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type ManifestEntry, type StackManifest } from './format.ts';
+import { isPartialWrite } from '../../vm/opfs-write.ts';
 
 export interface ExportOptions {
   /** The stack's folder, `stacks/<id>/`: still, with `.os/snapshot/` made by its worker's `close`. */
@@ -126,7 +127,7 @@ async function walk(dir: FileSystemDirectoryHandle, prefix: string, keep: (path:
   for (const [name, handle] of children) {
     const path = prefix ? `${prefix}/${name}` : name;
     if (handle.kind === 'directory') found.push(...(await walk(handle as FileSystemDirectoryHandle, path, keep)));
-    else if (keep(path)) found.push([path, await (handle as FileSystemFileHandle).getFile()]);
+    else if (keep(path) && !isPartialWrite(name)) found.push([path, await (handle as FileSystemFileHandle).getFile()]);
   }
   return found;
 }
