@@ -1,6 +1,7 @@
 // Whole-file writes into OPFS in real Chromium: a reader sees the old file or the new one, never a
 // new empty one while the bytes are on their way, and a failed write leaves nothing behind.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { cdp } from 'vitest/browser';
 import { isPartialWrite, PARTIAL_PREFIX, sweepPartialWrites, writeWholeFile } from './opfs-write.ts';
 import { opfsWorkspaceStore } from './opfs-workspace.ts';
 
@@ -23,6 +24,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   vi.restoreAllMocks();
+  await cdp().send('Storage.overrideQuotaForOrigin', { origin: location.origin });
   await (await navigator.storage.getDirectory()).removeEntry(folderName, { recursive: true }).catch(() => {});
 });
 
@@ -50,6 +52,18 @@ describe('writeWholeFile', () => {
     expect(seenDuringWrite).toHaveLength(1);
     expect(seenDuringWrite[0]!.filter((name) => !isPartialWrite(name))).toEqual([]);
     expect(await names()).toEqual([]);
+  });
+
+  it('refuses a file that does not fit before it takes any room, so the small writes beside it still land', async () => {
+    const { usage = 0 } = await navigator.storage.estimate();
+    await cdp().send('Storage.overrideQuotaForOrigin', { origin: location.origin, quotaSize: usage + 512 * 1024 });
+    const [big, small] = await Promise.allSettled([
+      writeWholeFile(dir, 'big.bin', new Uint8Array(3_000_000)),
+      writeWholeFile(dir, 'small.txt', new Uint8Array(64 * 1024).fill(65)),
+    ]);
+    expect(big.status === 'rejected' && (big.reason as DOMException).name).toBe('QuotaExceededError');
+    expect(small.status).toBe('fulfilled');
+    expect(await names()).toEqual(['small.txt']);
   });
 
   it('keeps the old bytes when a replacement fails', async () => {

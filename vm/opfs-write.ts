@@ -14,7 +14,8 @@ export function isPartialWrite(name: string): boolean {
  * Writes `bytes` as `dir/name` so that readers only ever see the old file or the whole new one:
  * the bytes go to a hidden partial file first, which is then moved over `name` (a move within one
  * folder replaces the file in one step). A failed or killed write leaves at most a partial file,
- * which listings skip and `sweepPartialWrites` removes. Throws a QuotaExceededError DOMException
+ * which listings skip and `sweepPartialWrites` removes. The file's whole size is reserved before
+ * any byte is written. Throws a QuotaExceededError DOMException
  * when the origin's storage is full, whatever error the browser raised for it (a write through a
  * data pipe can fail as "Failed to write data to data pipe" before the quota refusal arrives).
  */
@@ -24,7 +25,10 @@ export async function writeWholeFile(dir: FileSystemDirectoryHandle, name: strin
     const partial = await dir.getFileHandle(partialName, { create: true });
     const writable = await partial.createWritable();
     try {
-      await writable.write(bytes as Uint8Array<ArrayBuffer>);
+      // The room first, all at once: a file that does not fit is refused before it takes any, so
+      // it never fills the last of the storage under the stack's own small writes (the chat).
+      await writable.truncate(bytes.byteLength);
+      await writable.write({ type: 'write', position: 0, data: bytes as Uint8Array<ArrayBuffer> });
       await writable.close();
     } catch (error) {
       await writable.abort().catch(() => {});
