@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import { makeHostileCorpus, type HostileFile } from '../fixtures/hostile.ts';
 import { COLLECTOR_HOST, poisonedDocuments, type Attack, type PoisonedDocument } from '../fixtures/poisoned.ts';
 import { createRandom } from '../fixtures/invoices.ts';
@@ -497,6 +497,24 @@ async function storageUsed(page: Page): Promise<number> {
 }
 
 /**
+ * Sets the origin's quota `room` bytes over what it holds once writes already under way have
+ * landed: the computer's disk downloads in the background, and a chunk being stored when the
+ * quota drops still lands (usage went 3.9 MB past such a quota), which would leave no room at all.
+ * Returns the usage the quota was set over.
+ */
+async function lowerQuota(page: Page, cdp: CDPSession, origin: string, room: number): Promise<number> {
+  let used = await storageUsed(page);
+  for (let tries = 0; ; tries++) {
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: used + room });
+    await page.waitForTimeout(2_000);
+    const now = await storageUsed(page);
+    if (now <= used + 64 * 1024) return used;
+    if (tries === 10) throw new Error(`the stack's storage use kept growing (${used} -> ${now} bytes) under a lowered quota`);
+    used = now;
+  }
+}
+
+/**
  * A full disk: with the origin's quota lowered (CDP Storage.overrideQuotaForOrigin), an upload, a
  * file the computer writes under /workspace and the chat's own database writes must each fail
  * with a message that says storage is full; once the quota is back the stack must open whole:
@@ -520,7 +538,11 @@ export async function quotaScenario(target: Target): Promise<ScenarioResult> {
   const say = async (page: Page, text: string, answer: string) => {
     await page.getByRole('textbox', { name: 'Message' }).fill(text);
     await page.getByRole('button', { name: 'Send' }).click();
-    await page.locator('[data-role=assistant]').filter({ hasText: answer }).last().waitFor({ timeout: 120_000 });
+    await page.locator('[data-role=assistant]').filter({ hasText: answer }).last().waitFor({ timeout: 120_000 }).catch(async (error: Error) => {
+      // What the chat shows instead (a request stopped for storage, say) is the failure's cause.
+      const alerts = await page.locator('.chat-send-error, [data-role=error], [role=alert]').allTextContents();
+      throw new Error(`no answer "${answer}" to "${text}"; the chat shows: ${alerts.join(' | ') || '(no error)'}`, { cause: error });
+    });
   };
   const check = (what: string, ok: boolean, detail: string) => {
     result.runs++;
@@ -536,9 +558,8 @@ export async function quotaScenario(target: Target): Promise<ScenarioResult> {
     await page.getByLabel('Attach files').setInputFiles([{ name: 'small.txt', mimeType: 'text/plain', buffer: small }]);
     await page.locator('[data-role=notice]').filter({ hasText: 'Read small.txt' }).waitFor({ timeout: 60_000 });
     await say(page, 'Remember this, before the quota', 'Noted before the quota.');
-    const used = await storageUsed(page);
     // First half a megabyte of room: the chat's small writes fit, a file of megabytes does not.
-    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: used + 512 * 1024 });
+    const used = await lowerQuota(page, cdp, origin, 512 * 1024);
     result.notes.push(`the stack held ${(used / 1e6).toFixed(0)} MB (the computer's disk included); the quota was set 0.5 MB over that, then 1 MB under it`);
 
     // 1. An upload.
