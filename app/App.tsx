@@ -103,8 +103,9 @@ function StackScreen() {
     if (FIRST_STACK) void askToKeep();
   }, []);
   useEffect(() => () => client.close(), [client]);
-  // A restart into a new version of the app waits for this stack's computer to save itself.
-  useEffect(() => beforeUpdateRestart(() => suspendComputer(client)), [client]);
+  // A restart into a new version of the app waits for this stack's computer to save itself. A
+  // kiosk restarts into it only as it starts over (KioskIdle), when nothing is kept to save.
+  useEffect(() => beforeUpdateRestart(PAGE_KIOSK ? async () => {} : () => suspendComputer(client)), [client]);
   const connection = useAppStore((state) => state.connection);
   const model = useAppStore((state) => state.view.model);
   const openSettings = useAppStore((state) => state.setSettingsOpen);
@@ -199,7 +200,7 @@ function StackScreen() {
           )}
         </header>
         <DemoBanner />
-        <UpdateNotice />
+        {!PAGE_KIOSK && <UpdateNotice />}
         {connection.state === 'failed' && (
           <p class="fatal" role="alert">
             {connection.message}

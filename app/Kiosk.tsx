@@ -1,9 +1,11 @@
 // Kiosk mode on screen: Settings → Kiosk mode sets it up (the owner's PIN, the idle time, a daily
 // reset, whether the terminal shows); then the top bar holds only the stack's name and an Owner
 // button (the PIN ends kiosk mode), and after the idle time a visible countdown, which any touch
-// cancels, reloads the page, which returns the stack to its reset point (App.tsx) before it opens.
+// cancels, reloads the page, which returns the stack to its reset point (App.tsx) before it opens,
+// in a new version of the app if one is waiting.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { checkPin, COUNTDOWN_MS, DEFAULT_IDLE_MS, KioskClosedError, kioskConfig, nextDailyReset, pinProblem, startKiosk, type KioskConfig } from './kiosk.ts';
+import { restartIntoUpdate, usePwa } from './pwa.ts';
 import { StackCallError } from './stack-client.ts';
 import { useStackClient } from './stack-context.ts';
 import { stacksClient } from './stacks-client.ts';
@@ -161,11 +163,20 @@ export function KioskOwner({ leave }: { leave(): Promise<void> }) {
 }
 
 /**
- * Watches for a visitor gone: after `idle_ms` without a touch, key or scroll, a countdown shows
- * for 20 s; any input cancels it; at its end (or at the daily reset time) the page reloads, and
- * the stack returns to its reset point before it opens again.
+ * The kiosk starts over: the page loads again and the stack returns to its reset point before it
+ * opens. A new version of the app, waiting, is what it loads: a kiosk never shows visitors the
+ * update notice, and has nothing of theirs to save first.
  */
-export function KioskIdle({ config, reset = () => location.reload() }: { config: KioskConfig; reset?: () => void }) {
+function startOver(): void {
+  if (usePwa.getState().update.state === 'ready') void restartIntoUpdate();
+  else location.reload();
+}
+
+/**
+ * Watches for a visitor gone: after `idle_ms` without a touch, key or scroll, a countdown shows
+ * for 20 s; any input cancels it; at its end (or at the daily reset time) the kiosk starts over.
+ */
+export function KioskIdle({ config, reset = startOver }: { config: KioskConfig; reset?: () => void }) {
   const [left, setLeft] = useState<number | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
 

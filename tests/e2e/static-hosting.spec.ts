@@ -3,7 +3,7 @@
 // load, be installable, reload offline, run a command in its computer, read a scan by OCR, and
 // play the recorded demo offline to a table and a CSV, labelled on every screenshot; and when the
 // host publishes a new version, tell the open app, which restarts into it only after its
-// computer saved itself.
+// computer saved itself; a kiosk tells its visitors nothing and starts over into it when idle.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -222,5 +222,58 @@ test('a new version published while the app is open: told, and "Restart" waits f
   await terminal.click();
   await page.keyboard.type('clear; sed "s/^/GOT=/" /workspace/before-update.txt\n', { delay: 5 });
   await expect(terminal.locator('.xterm-rows')).toContainText('GOT=kept-across-the-update', { timeout: 60_000 });
+  expect(server.missing).toEqual([]);
+});
+
+test('a kiosk never shows a visitor the update notice: it starts over into the new version after its idle time', async () => {
+  test.setTimeout(6 * 60_000);
+  // Playwright's clock, so the idle time passes at once (time still runs on its own in between).
+  await page.clock.install();
+  await page.goto(server.url);
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled({ timeout: 30_000 });
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  const setup = page.getByRole('region', { name: 'Kiosk mode' });
+  await setup.getByLabel('Owner PIN (4 to 12 digits)').fill('1357');
+  await setup.getByLabel('PIN again').fill('1357');
+  await setup.getByLabel('Reset after idle (minutes)').fill('2');
+  await setup.getByRole('button', { name: 'Start kiosk mode' }).click();
+  await expect(page.getByRole('button', { name: 'Owner' })).toBeVisible({ timeout: 3 * 60_000 });
+  await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled({ timeout: 30_000 });
+
+  // The host publishes another version while a visitor is at the kiosk.
+  const next = join(import.meta.dirname, '..', '..', 'test-results', 'static-dist-kiosk');
+  process.env.STACKDOCS_VERSION = '99.0.1-kiosk';
+  try {
+    await buildApp({ proxyUrl: '', quiet: true, outDir: next });
+  } finally {
+    delete process.env.STACKDOCS_VERSION;
+  }
+  server.publish(next);
+  await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())!.update());
+  await expect.poll(() => page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.waiting?.state ?? 'none'), { timeout: 60_000 }).toBe('installed');
+  await page.getByRole('textbox', { name: 'Message' }).fill('a visitor typing');
+  await page.waitForTimeout(2_000);
+  await expect(page.getByRole('status', { name: 'New version' })).toHaveCount(0);
+
+  // The visitor leaves: after the idle time and the countdown the kiosk starts over, in the new version.
+  let reloaded = false;
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) reloaded = true;
+  });
+  await page.clock.fastForward('02:01');
+  await expect(page.getByRole('alertdialog')).toContainText('Starting over for the next visitor in');
+  await page.clock.fastForward('00:21');
+  await expect.poll(() => reloaded, { timeout: 60_000 }).toBe(true);
+  await expect(page.getByRole('button', { name: 'Owner' })).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByRole('textbox', { name: 'Message' })).toHaveValue('', { timeout: 30_000 });
+  await expect.poll(() => page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.waiting?.state ?? 'none')).toBe('none');
+
+  // The owner leaves kiosk mode with the PIN; Settings names the version.
+  await page.getByRole('button', { name: 'Owner' }).click();
+  await page.getByLabel('Owner PIN').fill('1357');
+  await page.getByRole('button', { name: 'Leave kiosk mode' }).click();
+  await page.getByRole('button', { name: 'Settings', exact: true }).click({ timeout: 60_000 });
+  await expect(page.locator('.settings-version')).toHaveText('Stackdocs 99.0.1-kiosk');
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   expect(server.missing).toEqual([]);
 });
