@@ -55,25 +55,59 @@ class MemDir {
       this.files.set(name, new MemFile());
     }
     const file = this.files.get(name)!;
+    const dir = this;
+    let current = name;
     return {
+      kind: 'file' as const,
       createSyncAccessHandle: async () => file.handle(),
       getFile: async () => new Blob([file.data as Uint8Array<ArrayBuffer>]),
+      // Like OPFS: the bytes land on close, at the positions written, within the size truncated to.
       createWritable: async () => {
-        let next = new Uint8Array(0);
+        let next: Uint8Array<ArrayBuffer> = new Uint8Array(0);
+        let at = 0;
+        const put = (data: ArrayBuffer | Uint8Array, position: number) => {
+          const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+          if (position + bytes.length > file.quotaAt) throw new DOMException('full', 'QuotaExceededError');
+          if (position + bytes.length > next.length) next = grown(next, position + bytes.length);
+          next.set(bytes, position);
+          at = position + bytes.length;
+        };
         return {
-          write: async (d: ArrayBuffer | Uint8Array) => void (next = new Uint8Array(d.slice(0))),
+          write: async (d: string | ArrayBuffer | Uint8Array | { type: 'write'; position: number; data: ArrayBuffer | Uint8Array }) =>
+            typeof d === 'string' ? put(new TextEncoder().encode(d), at) : 'type' in d ? put(d.data, d.position) : put(d, at),
+          truncate: async (size: number) => {
+            if (size > file.quotaAt) throw new DOMException('full', 'QuotaExceededError');
+            next = grown(next, size).subarray(0, size);
+          },
           close: async () => void (file.data = next),
           abort: async () => {},
         };
       },
+      // Within one folder, replacing a file of that name (as Chromium's OPFS does).
+      move: async (newName: string) => {
+        dir.files.delete(current);
+        dir.files.set(newName, file);
+        current = newName;
+      },
     };
   }
   async removeEntry(name: string) {
-    if (!this.files.delete(name)) throw new DOMException('missing', 'NotFoundError');
+    if (!this.files.delete(name) && !this.dirs.delete(name)) throw new DOMException('missing', 'NotFoundError');
   }
   async *keys() {
     yield* this.files.keys();
   }
+  async *entries(): AsyncGenerator<[string, { kind: 'file' | 'directory' }]> {
+    for (const [name, dir] of this.dirs) yield [name, Object.assign(dir, { kind: 'directory' as const })];
+    for (const name of [...this.files.keys()]) yield [name, await this.getFileHandle(name)];
+  }
+}
+
+function grown(bytes: Uint8Array<ArrayBuffer>, size: number): Uint8Array<ArrayBuffer> {
+  if (size <= bytes.length) return bytes;
+  const out = new Uint8Array(size);
+  out.set(bytes);
+  return out;
 }
 
 async function image(recipeHash: string, wakeSet?: number[]) {
