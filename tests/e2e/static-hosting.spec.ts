@@ -41,7 +41,7 @@ test.beforeAll(async () => {
 async function publishVersion(version: string): Promise<void> {
   // Known issue: while the computer's image still downloads in the background, "Restart" has been
   // seen to stay at "Saving the computer, then restarting…" for minutes (the page's reload never
-  // committed) in about one run in four. Not understood yet; the tests update a computer that is
+  // committed) in two runs of five. Not understood yet; the tests update a computer that is
   // fully in this browser, as the earlier tests of this file leave it.
   await expect(page.getByRole('status', { name: 'Computer' })).not.toContainText('available offline', { timeout: 6 * 60_000 });
   const out = join(import.meta.dirname, '..', '..', 'test-results', `static-dist-${version}`);
