@@ -103,18 +103,8 @@ export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: 
       }
     },
     async writeState(state, generation) {
-      // createWritable swaps the file in on close, so a crash leaves the old state whole.
-      const writable = await (await dir.getFileHandle('state.bin', { create: true })).createWritable();
-      try {
-        // Reserved whole first: a state that does not fit is refused at once instead of filling
-        // the storage while it is written, which would fail the chat's own writes meanwhile.
-        await writable.truncate(state.byteLength);
-        await writable.write({ type: 'write', position: 0, data: state });
-        await writable.close();
-      } catch (error) {
-        await writable.abort().catch(() => {});
-        throw error;
-      }
+      // Whole or not at all (a crash leaves the old state), its room reserved before it is written.
+      await writeWholeFile(dir, 'state.bin', new Uint8Array(state));
       writeMeta({ ...readMeta(), state: generation, disk: generation });
     },
     async readGeneration() {
