@@ -3,9 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import type { SyncAccessHandleLike } from './disk.ts';
 import { openOpfsMachine } from './opfs-store.ts';
+import { PARTIAL_PREFIX } from './opfs-write.ts';
 
 class ExclusiveFile {
   data = new Uint8Array(0);
+  lastModified = Date.now();
   holders = 0;
   open(): SyncAccessHandleLike {
     if (this.holders > 0) throw new DOMException('Access Handles cannot be created if there is another open Access Handle', 'NoModificationAllowedError');
@@ -53,6 +55,9 @@ class Dir {
   async removeEntry(name: string) {
     if (!this.files.delete(name)) throw new DOMException('missing', 'NotFoundError');
   }
+  async *entries() {
+    for (const [name, file] of this.files) yield [name, { kind: 'file', getFile: async () => ({ lastModified: file.lastModified }) }] as const;
+  }
 }
 
 describe('openOpfsMachine', () => {
@@ -66,6 +71,16 @@ describe('openOpfsMachine', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     expect(second.readMeta().imageHash).toBe('h');
     second.close();
+  });
+
+  it("removes a saved state a killed tab left half-written, once it is too old to be another's", async () => {
+    const root = new Dir();
+    const vm = await (await (await (await root.getDirectoryHandle('stacks')).getDirectoryHandle('s1')).getDirectoryHandle('.os')).getDirectoryHandle('vm');
+    await vm.getFileHandle(`${PARTIAL_PREFIX}old`);
+    vm.files.get(`${PARTIAL_PREFIX}old`)!.lastModified = Date.now() - 11 * 60_000;
+    await vm.getFileHandle(`${PARTIAL_PREFIX}new`);
+    (await openOpfsMachine(root as unknown as FileSystemDirectoryHandle, 's1')).close();
+    expect([...vm.files.keys()].filter((name) => name.startsWith(PARTIAL_PREFIX))).toEqual([`${PARTIAL_PREFIX}new`]);
   });
 
   it('gives up with the browser\'s own error when they stay held', async () => {

@@ -6,7 +6,7 @@
 // synchronously.
 import { opfsSyncFile, type SyncAccessHandleLike, type SyncFile } from './disk.ts';
 import type { MachineStore } from './machine.ts';
-import { writeWholeFile } from './opfs-write.ts';
+import { sweepPartialWrites, writeWholeFile } from './opfs-write.ts';
 
 export interface MachineMeta {
   /** The image recipe the overlay was made over; null while the first start is incomplete. */
@@ -76,6 +76,8 @@ export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: 
   const [dataHandle, mapHandle, metaHandle] = handles as [SyncAccessHandleLike, SyncAccessHandleLike, SyncAccessHandleLike];
   // A whole raw disk from before the disk had layers: its stack starts over on the shared image.
   await dir.removeEntry('disk.img').catch(() => {});
+  // A saved state a killed tab was writing (as large as the guest's memory in use): room back.
+  await sweepPartialWrites(dir).catch(() => 0);
 
   const readMeta = (): MachineMeta => {
     const bytes = new Uint8Array(metaHandle.getSize());
