@@ -230,7 +230,7 @@ test('with its proxy stopped, curl and pip fail at once saying the computer is o
     const text = await run(
       `clear; s=$(date +%s%N); pip install -q --no-cache-dir --force-reinstall --index-url http://pkg.index.test:${port}/simple/ --trusted-host pkg.index.test tinypkg; echo "PIPOFF=$? MS=$(( ($(date +%s%N) - s) / 1000000 ))"`,
       /PIPOFF=\d+ MS=\d+/,
-      90_000,
+      180_000, // pip's own start alone took 48-84 s here (above); the network adds seconds at most
     );
     const [, code, ms] = /PIPOFF=(\d+) MS=(\d+)/.exec(text)!;
     expect(code, text).not.toBe('0');
