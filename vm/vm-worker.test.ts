@@ -11,6 +11,8 @@ import { createVmApi } from './vm-worker.ts';
 class MemFile {
   data = new Uint8Array(0);
   quotaAt = Infinity;
+  /** As a File reports it: when its last writable closed (partial writes are swept by age). */
+  modified = Date.now();
   handle(): SyncAccessHandleLike {
     return {
       read: (buf, o) => {
@@ -60,7 +62,7 @@ class MemDir {
     return {
       kind: 'file' as const,
       createSyncAccessHandle: async () => file.handle(),
-      getFile: async () => new Blob([file.data as Uint8Array<ArrayBuffer>]),
+      getFile: async () => new File([file.data as Uint8Array<ArrayBuffer>], current, { lastModified: file.modified }),
       // Like OPFS: the bytes land on close, at the positions written, within the size truncated to.
       createWritable: async () => {
         let next: Uint8Array<ArrayBuffer> = new Uint8Array(0);
@@ -79,7 +81,10 @@ class MemDir {
             if (size > file.quotaAt) throw new DOMException('full', 'QuotaExceededError');
             next = grown(next, size).subarray(0, size);
           },
-          close: async () => void (file.data = next),
+          close: async () => {
+            file.data = next;
+            file.modified = Date.now();
+          },
           abort: async () => {},
         };
       },
