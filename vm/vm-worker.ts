@@ -309,13 +309,17 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     downloadAbort = new AbortController();
     const progress = (p: BaseProgress, state: VmAvailability['state'], error?: string) =>
       setAvailability({ state, ...p, ...(error ? { error } : {}) });
-    // The user's work first: the download waits while a command runs or the terminal is in use,
-    // typed into or printing (its chunks, hashed and stored, take time from the emulator in this
-    // same worker).
+    // The user's work first: the download waits while a command runs, the terminal is in use
+    // (typed into or printing), or the guest reads its disk, e.g. a silent command in the
+    // terminal (its chunks, hashed and stored, take time from the emulator in this same worker,
+    // and the guest's own fetches queue beside them: a first `import pandas` took 150-180 s
+    // beside the download).
     // It also waits a moment after a start: a first command, which reads what it needs at once,
     // has the connection to itself.
     const pace = async () => {
-      while (activeExecs > 0 || Date.now() - lastTerminalUse < 3000 || Date.now() - startedAt < 10_000) await new Promise((resolve) => setTimeout(resolve, 500));
+      const busy = () =>
+        activeExecs > 0 || Date.now() - lastTerminalUse < 3000 || Date.now() - base.lastWaitedAt < 3000 || Date.now() - startedAt < 10_000;
+      while (busy()) await new Promise((resolve) => setTimeout(resolve, 500));
     };
     downloading = base
       .downloadAll((p) => progress(p, p.chunksDone === p.chunksTotal ? 'complete' : 'downloading'), downloadAbort.signal, pace)

@@ -66,6 +66,12 @@ interface Fetched {
   unstored: ImageError | null;
 }
 
+/** A fetch of a chunk: its bytes once checked, and then once stored (or why not). */
+interface Fetching {
+  checked: Promise<Uint8Array>;
+  stored: Promise<Fetched>;
+}
+
 export interface BaseProgress {
   /** Chunks of the image stored in this browser, of all it lists (identical chunks count once). */
   chunksDone: number;
@@ -105,7 +111,7 @@ export class BaseChunks {
   private readonly used = new Map<number, true>();
   /** Counts chunks the guest read for the first time in this worker (a changed warm set). */
   usedChanges = 0;
-  private readonly storing = new Map<string, Promise<Fetched>>();
+  private readonly storing = new Map<string, Fetching>();
   private readonly reading = new Map<number, Promise<Uint8Array | null>>();
   /** warm() calls running (the start's warm set, a read-ahead). */
   private warming = 0;
@@ -113,6 +119,11 @@ export class BaseChunks {
   private waiting = 0;
   /** Bytes fetched from the image's server by this instance (benchmarks). */
   fetchedBytes = 0;
+  /**
+   * When a guest read last had to wait for a chunk (storage or network), in Date.now() time:
+   * the guest is busy with its disk, and the background download holds back meanwhile.
+   */
+  lastWaitedAt = 0;
 
   constructor(
     readonly manifest: ImageManifest,
@@ -171,6 +182,7 @@ export class BaseChunks {
     if (cached) return Promise.resolve(cached);
     const chunk = this.byIndex.get(index);
     if (!chunk) return Promise.resolve(new Uint8Array(this.chunkSize));
+    if (wait) this.lastWaitedAt = Date.now();
     let pending = this.loading.get(index);
     if (!pending) {
       pending = (wait ? this.untilLoaded(chunk) : this.obtain(chunk)).then(
@@ -330,9 +342,14 @@ export class BaseChunks {
       stored.delete(chunk.sha256);
       await this.files.remove(chunk.sha256);
     }
-    const { packed, unstored } = await this.fetchAndStore(chunk);
-    // Storage full: the guest still gets its bytes (kept in memory), and the image stays whole.
-    if (unstored) console.warn(`disk chunk ${chunk.index} is used from memory: ${unstored.message}`);
+    // The guest gets its bytes once they are checked; storing them goes on meanwhile. Storage
+    // full: the guest still gets them (kept in memory), and the image stays whole.
+    const fetching = this.fetchAndStore(chunk);
+    fetching.stored.then(
+      ({ unstored }) => unstored && console.warn(`disk chunk ${chunk.index} is used from memory: ${unstored.message}`),
+      () => {}, // a failed fetch reaches this read through `checked`
+    );
+    const packed = await fetching.checked;
     this.keepPacked(chunk.index, packed);
     return inflate(packed)!;
   }
@@ -386,10 +403,11 @@ export class BaseChunks {
   }
 
   /** One fetch of a chunk at a time, however many reads want it: its gzip bytes, checked, and stored if storage has room. */
-  private fetchAndStore(chunk: DiskChunk): Promise<Fetched> {
+  private fetchAndStore(chunk: DiskChunk): Fetching {
     let pending = this.storing.get(chunk.sha256);
     if (!pending) {
-      pending = this.fetchChunk(chunk).finally(() => this.storing.delete(chunk.sha256));
+      pending = this.fetchChunk(chunk);
+      void pending.stored.catch(() => {}).finally(() => this.storing.delete(chunk.sha256));
       this.storing.set(chunk.sha256, pending);
     }
     return pending;
@@ -397,27 +415,33 @@ export class BaseChunks {
 
   /** A fetch that must end stored (the first start's chunks, the background download). */
   private async fetchAndKeep(chunk: DiskChunk): Promise<void> {
-    const { unstored } = await this.fetchAndStore(chunk);
+    const { unstored } = await this.fetchAndStore(chunk).stored;
     if (unstored) throw unstored;
   }
 
-  private async fetchChunk(chunk: DiskChunk): Promise<Fetched> {
-    const url = joinUrl(this.baseUrl, chunk.file);
-    const response = await fetchOk(url, this.options.fetch);
-    const body = new Uint8Array(await response.arrayBuffer());
-    this.fetchedBytes += body.length;
-    const packed = await this.checked(chunk, body);
-    try {
-      await this.files.write(chunk.sha256, packed);
-    } catch (cause) {
-      const unstored =
-        cause instanceof Error && cause.name === 'QuotaExceededError'
-          ? new ImageError('quota', "the browser's storage is full: the computer's system disk does not fit", { cause })
-          : new ImageError('write_failed', `could not store the computer's system disk: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-      return { packed, unstored };
-    }
-    (await this.storedSet()).add(chunk.sha256);
-    return { packed, unstored: null };
+  private fetchChunk(chunk: DiskChunk): Fetching {
+    const checked = (async () => {
+      const url = joinUrl(this.baseUrl, chunk.file);
+      const response = await fetchOk(url, this.options.fetch);
+      const body = new Uint8Array(await response.arrayBuffer());
+      this.fetchedBytes += body.length;
+      return this.checked(chunk, body);
+    })();
+    const stored = checked.then(async (packed): Promise<Fetched> => {
+      try {
+        await this.files.write(chunk.sha256, packed);
+      } catch (cause) {
+        const unstored =
+          cause instanceof Error && cause.name === 'QuotaExceededError'
+            ? new ImageError('quota', "the browser's storage is full: the computer's system disk does not fit", { cause })
+            : new ImageError('write_failed', `could not store the computer's system disk: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+        return { packed, unstored };
+      }
+      (await this.storedSet()).add(chunk.sha256);
+      return { packed, unstored: null };
+    });
+    checked.catch(() => {}); // its failure reaches whoever awaits it, or `stored`'s
+    return { checked, stored };
   }
 
   /**

@@ -264,6 +264,7 @@ describe('LayeredDisk', () => {
   it('stores chunks compressed, refetches a damaged one, and refuses a chunk whose checksum is wrong', async () => {
     const s = setup();
     await read(s.disk, 0, 512);
+    await vi_waitFor(() => s.files.map.size === 1);
     const [sha] = [...s.files.map.keys()];
     expect(s.files.map.get(sha!)![0]).toBe(0x1f); // gzip as shipped
     // Damaged in storage: a new reader fetches it again.
@@ -295,6 +296,23 @@ describe('LayeredDisk', () => {
     await expect(s.base.downloadAll()).rejects.toMatchObject({ code: 'quota' });
   });
 
+  it('answers a guest read once its chunk is checked, while storing it goes on', async () => {
+    const s = setup();
+    let release = () => {};
+    const write = s.files.write;
+    s.files.write = (sha, bytes) => new Promise<void>((resolve) => (release = resolve)).then(() => write(sha, bytes));
+    const bytes = await read(s.disk, 6 * CHUNK, 512);
+    expect(Buffer.from(bytes).equals(Buffer.from(imageOf(s).subarray(6 * CHUNK, 6 * CHUNK + 512)))).toBe(true);
+    expect(s.files.map.size).toBe(0);
+    s.files.write = write;
+    release();
+    await vi_waitFor(() => s.files.map.size === 1);
+    // The download counts it, and does not fetch it again.
+    const fetched = s.srv.requests.length;
+    await s.base.downloadAll();
+    expect(s.srv.requests.length - fetched).toBe(4); // 0-3
+  });
+
   it('a read from storage reads the chunks after it ahead', async () => {
     const s = setup();
     await s.base.downloadAll();
@@ -304,6 +322,21 @@ describe('LayeredDisk', () => {
     await vi_waitFor(() => fresh.peek(3) !== null);
     expect(fresh.peek(1)).not.toBeNull();
     expect(fresh.peek(2)).not.toBeNull();
+  });
+
+  it('notes when a guest read last waited for a chunk, and not when one was in memory (the download holds back meanwhile)', async () => {
+    const s = setup();
+    expect(s.base.lastWaitedAt).toBe(0);
+    const before = Date.now();
+    await read(s.disk, 2 * CHUNK, 512);
+    const waited = s.base.lastWaitedAt;
+    expect(waited).toBeGreaterThanOrEqual(before);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await read(s.disk, 2 * CHUNK + 4096, 512); // in memory now
+    await read(s.disk, 7 * CHUNK, 512); // all zeros: no chunk to wait for
+    expect(s.base.lastWaitedAt).toBe(waited);
+    await s.base.warm([0, 1]); // loading ahead is not the guest waiting
+    expect(s.base.lastWaitedAt).toBe(waited);
   });
 
   it('remembers the chunks the guest read last, and a next start loads them ahead from storage alone', async () => {
@@ -329,7 +362,8 @@ describe('LayeredDisk', () => {
 
   it('downloads the rest of the image with progress, the wake set first, and knows when it is all there', async () => {
     const s = setup();
-    await read(s.disk, 0, 512); // chunk 0 is there already
+    await read(s.disk, 0, 512); // chunk 0 is there already (stored just after the read)
+    await vi_waitFor(() => s.files.map.size === 1);
     const seen: number[] = [];
     const progress = await s.base.downloadAll((p) => seen.push(p.chunksDone));
     expect(progress).toMatchObject({ chunksDone: 5, chunksTotal: 5 });
