@@ -99,8 +99,8 @@ test('first open: a terminal shows a root shell where pandas imports; the image 
   const usage = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
   console.log(`storage after the first shell: ${(usage / 1e6).toFixed(1)} MB`);
   expect(usage).toBeLessThan(600e6); // a whole raw disk per stack took 2,148 MB
-  // Each file pandas reads first is fetched then, one chunk after another (~360 of them): 112 s
-  // here on a quiet machine (2026-11-27; 130-180 s before a guest read stopped waiting for its
+  // Each file pandas reads first is fetched then, one chunk after another (~360 of them): 112-130 s
+  // here (2026-11-27; 130-180 s before a guest read stopped waiting for its
   // chunk to be stored and the background download for the guest's reads), over 180 s in CI.
   const started = Date.now();
   const text = await run(`python3 -c 'import pandas; print("PANDAS=" + pandas.__version__)'`, /PANDAS=\d+\.\d+\.\d+/, 360_000);
