@@ -1,6 +1,7 @@
 // Entry of the app: renders the main screen and registers the service worker (offline use).
 import { render } from 'preact';
 import { App } from './App.tsx';
+import { startOfflineCopyWhenQuiet, watchInput } from './offline-copy.ts';
 import { listenForInstall, registerServiceWorker } from './pwa.ts';
 import { useAppStore } from './store.ts';
 import './styles.css';
@@ -10,35 +11,15 @@ listenForInstall();
 if (navigator.maxTouchPoints > 0) document.documentElement.classList.add('touch');
 render(<App />, document.getElementById('root')!);
 
-// The new version takes over on the next load; nothing in flight is cut off.
-const register = registerServiceWorker;
-
+// The new version takes over on the next load; nothing in flight is cut off. A first visit makes
+// its offline copy (about 35 MB) once what the user waits for is done and they pause (app/offline-copy.ts).
 if (navigator.serviceWorker?.controller) {
-  register();
+  registerServiceWorker();
 } else {
-  // A first visit: the app's offline copy (about 40 MB) is fetched once what the user is waiting
-  // for is here — a few seconds after the page, and not while the computer's first download
-  // runs — so on a slow connection a first terminal does not share the line with it.
-  let done = false;
-  let pageSettled = false;
-  const tryRegister = () => {
-    if (done || !pageSettled || useAppStore.getState().view.computer?.state === 'downloading') return;
-    done = true;
-    unsubscribe();
-    register();
-  };
-  const unsubscribe = useAppStore.subscribe(tryRegister);
-  setTimeout(() => {
-    pageSettled = true;
-    tryRegister();
-  }, 3000);
-  // Whatever happens, within a minute.
-  setTimeout(() => {
-    pageSettled = true;
-    if (!done) {
-      done = true;
-      unsubscribe();
-      register();
-    }
-  }, 60_000);
+  startOfflineCopyWhenQuiet({
+    view: () => useAppStore.getState().view,
+    subscribe: (listener) => useAppStore.subscribe(listener),
+    lastInputAt: watchInput(),
+    start: registerServiceWorker,
+  });
 }

@@ -196,7 +196,7 @@ test('a 20-page scanned PDF is read page after page, its progress shown as pages
   const slow = await page.evaluate(() => (window as unknown as { __slowInputs: { name: string; duration: number }[] }).__slowInputs);
   const slowest = slow.reduce((max, entry) => Math.max(max, entry.duration), 0);
   const late = slow.filter((entry) => entry.name === 'keydown' && entry.duration >= 100);
-  console.log(`while reading: ${keys} keys typed, ${slow.length} input events over 16 ms, ${late.length} keys over 100 ms, the slowest ${Math.round(slowest)} ms`);
+  console.log(`while reading: ${keys} keys typed, ${slow.length} input events over 16 ms, ${late.length} keys over 100 ms, the slowest ${Math.round(slowest)} ms${late.length ? `; late keys (ms after the page started): ${late.map((key) => `${(key as unknown as { at: number }).at} (${key.duration} ms)`).join(', ')}, the upload at ${Math.round(uploadAt)}` : ''}`);
   const frames = await page.evaluate(() => (window as unknown as { __longFrames: { at: number; duration: number; scripts: string[] }[] }).__longFrames);
   // The app never holds the page's main thread 100 ms while pages are read (no long frame of its
   // scripts), and keys answer in under 100 ms: all but the odd one (at most 1 in 50; 0-1 of ~160
