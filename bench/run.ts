@@ -2,6 +2,7 @@
 // and prints one JSON object per line.
 import { benchAgent } from './agent.ts';
 import { benchApp } from './app.ts';
+import { benchAppMemory } from './app-memory.ts';
 import { benchCanvas } from './canvas.ts';
 import { benchFirstShell } from './first-shell.ts';
 import { benchMemory } from './memory.ts';
@@ -14,6 +15,7 @@ import { benchVm } from './vm.ts';
 const BENCHES: Record<string, () => Promise<void>> = {
   'proxy.overhead': benchProxy,
   'app.offline_reload_interactive': benchApp,
+  'app.renderer_memory_mb': benchAppMemory,
   'memory.search_100k': benchMemory,
   'agent.overhead_per_tool_call': benchAgent,
   'canvas.pan_frame_200': benchCanvas,

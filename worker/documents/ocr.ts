@@ -203,11 +203,12 @@ export interface WorkerPool {
 /**
  * Up to `size` tesseract workers, started only when every one is busy (pages read one after
  * another use one), each kept with its languages; all but the first end after `idleMs` without
- * work. A job goes to a free worker that already has its languages, else to any free one (which
+ * work, and the first after `lastIdleMs` (each holds 100-200 MB; the next scan then starts one
+ * again, about 1.5 s). A job goes to a free worker that already has its languages, else to any free one (which
  * loads them), else to a new one, else waits its turn. tesseract.js's own scheduler hands jobs to
  * workers that all share one language; pages here come in several.
  */
-export function workerPool(size: number, create: (languages: string) => Promise<TesseractWorker>, idleMs = 30_000): WorkerPool {
+export function workerPool(size: number, create: (languages: string) => Promise<TesseractWorker>, idleMs = 30_000, lastIdleMs = 120_000): WorkerPool {
   type Slot = { languages: (languages: string) => Promise<TesseractWorker>; current: string | null; busy: boolean; started: Promise<TesseractWorker> | null; idle?: ReturnType<typeof setTimeout> };
   const slots: Slot[] = [];
   /** Ends a slot's worker and forgets it. */
@@ -249,9 +250,10 @@ export function workerPool(size: number, create: (languages: string) => Promise<
         return await job(worker);
       } finally {
         slot.busy = false;
-        // Workers beyond the first end when idle a while: a long scan's helpers give their memory back.
-        if (slots.indexOf(slot) > 0) {
-          slot.idle = setTimeout(() => !slot.busy && retire(slot), idleMs);
+        // Idle workers give their memory back: a long scan's helpers soon, the first once the
+        // user seems done with scans for a while.
+        if (slots.includes(slot)) {
+          slot.idle = setTimeout(() => !slot.busy && retire(slot), slots.indexOf(slot) > 0 ? idleMs : lastIdleMs);
           (slot.idle as { unref?: () => void }).unref?.();
         }
         waiting.shift()?.();

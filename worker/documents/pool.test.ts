@@ -62,7 +62,7 @@ describe('workerPool', () => {
 
   it('ends the workers beyond the first once they are idle a while', async () => {
     const { made, create } = fakeWorkers();
-    const pool = workerPool(2, create, 20);
+    const pool = workerPool(2, create, 20, 10_000);
     await Promise.all([pool.run('eng', async () => tick(5)), pool.run('eng', async () => tick(5))]);
     expect(made.map((worker) => worker.terminated)).toEqual([false, false]);
     await tick(40);
@@ -70,6 +70,22 @@ describe('workerPool', () => {
     // The next overlap starts a fresh one.
     await Promise.all([pool.run('eng', async () => tick(5)), pool.run('eng', async () => tick(5))]);
     expect(made).toHaveLength(3);
+    await pool.terminate();
+  });
+
+  it('ends the first worker too once it is idle longer, and starts one again for the next job', async () => {
+    const { made, create } = fakeWorkers();
+    const pool = workerPool(2, create, 20, 60);
+    await pool.run('eng', async () => tick(5));
+    await tick(30);
+    // A job meanwhile puts the wait off again.
+    await pool.run('eng', async () => tick(5));
+    await tick(40);
+    expect(made.map((worker) => worker.terminated)).toEqual([false]);
+    await tick(40);
+    expect(made.map((worker) => worker.terminated)).toEqual([true]);
+    await expect(pool.run('eng', async () => 'read')).resolves.toBe('read');
+    expect(made.map((worker) => worker.terminated)).toEqual([true, false]);
     await pool.terminate();
   });
 
