@@ -186,4 +186,43 @@ describe('busy waiting', () => {
     expect(await db.get('SELECT count(*) AS n FROM t')).toEqual({ n: 0 });
     await db.close();
   });
+
+  it('a rollback that meets a lock waits for it, and one that failed is done before the next transaction', async () => {
+    const runtime = await loadNodeSqlite();
+    // ROLLBACK answers BUSY `failRollbacks` times, as a VFS does when another context holds the file.
+    const gate = { failRollbacks: 0 };
+    const sqlite3 = Object.create(runtime.sqlite3) as typeof runtime.sqlite3;
+    sqlite3.exec = async (db, sql, ...rest) => {
+      if (sql === 'ROLLBACK' && gate.failRollbacks > 0) {
+        gate.failRollbacks--;
+        throw Object.assign(new Error('database is locked'), { code: SQLITE_BUSY });
+      }
+      return runtime.sqlite3.exec(db, sql, ...rest);
+    };
+    let clock = 0;
+    const db = await openDatabase({ ...runtime, sqlite3 }, {
+      path: uniqueDbPath('rollback.db'),
+      vfs: 'memory',
+      busyTimeoutMs: 100,
+      now: () => clock,
+      sleep: async (ms) => void (clock += ms),
+    });
+    await db.exec('CREATE TABLE t (v INTEGER)');
+    const failing = (n: number) => db.transaction(async (tx) => {
+      await tx.run('INSERT INTO t VALUES (?)', [n]);
+      throw new Error(`transaction ${n} failed`);
+    });
+    // Locked twice, then free: rolled back within the wait.
+    gate.failRollbacks = 2;
+    await expect(failing(1)).rejects.toThrow('transaction 1 failed');
+    expect(gate.failRollbacks).toBe(0);
+    // Locked past the wait: the connection is left inside the transaction, until the next one.
+    clock = 0;
+    gate.failRollbacks = 1_000;
+    await expect(failing(2)).rejects.toThrow('transaction 2 failed');
+    gate.failRollbacks = 0;
+    await db.transaction(async (tx) => tx.run('INSERT INTO t VALUES (3)'));
+    expect(await db.all('SELECT v FROM t')).toEqual([{ v: 3 }]);
+    await db.close();
+  });
 });

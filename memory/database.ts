@@ -100,6 +100,8 @@ class Connection implements Database {
   #queue: Promise<unknown> = Promise.resolve();
   #statements = new Map<string, number>();
   #closed = false;
+  /** A transaction's rollback failed: the connection may still be inside it. */
+  #leftOpen = false;
   #busyTimeoutMs: number;
   #now: () => number;
   #sleep: (ms: number) => Promise<void>;
@@ -138,6 +140,10 @@ class Connection implements Database {
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.#serial(async () => {
+      // A transaction an earlier failure left open (its rollback failed too) is rolled back now:
+      // left open, it would refuse every later one ("cannot start a transaction within a transaction").
+      if (this.#leftOpen && !this.#sqlite3.get_autocommit(this.#handle)) await this.#whenFree(() => this.#exec('ROLLBACK'));
+      this.#leftOpen = false;
       // Taking the write lock up front means BUSY can only happen here, where a retry is safe.
       await this.#whenFree(() => this.#exec('BEGIN IMMEDIATE'));
       let active = true;
@@ -158,7 +164,8 @@ class Connection implements Database {
         return result;
       } catch (error) {
         active = false;
-        if (!this.#sqlite3.get_autocommit(this.#handle)) await this.#exec('ROLLBACK').catch(() => {});
+        // The rollback can meet another connection's lock too: it waits like any statement.
+        if (!this.#sqlite3.get_autocommit(this.#handle)) await this.#whenFree(() => this.#exec('ROLLBACK')).catch(() => (this.#leftOpen = true));
         throw error;
       }
     });
