@@ -16,10 +16,14 @@ render(<App />, document.getElementById('root')!);
 if (navigator.serviceWorker?.controller) {
   registerServiceWorker();
 } else {
+  const input = watchInput();
   startOfflineCopyWhenQuiet({
     view: () => useAppStore.getState().view,
     subscribe: (listener) => useAppStore.subscribe(listener),
-    lastInputAt: watchInput(),
-    start: registerServiceWorker,
+    lastInputAt: input.lastInputAt,
+    start: () => {
+      input.stop();
+      registerServiceWorker();
+    },
   });
 }

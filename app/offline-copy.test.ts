@@ -105,9 +105,9 @@ describe('when a first visit makes its offline copy', () => {
 });
 
 describe('the user input the offline copy waits out', () => {
-  it('notes keys, touches and wheel turns as they happen, and nothing before', () => {
+  it('notes keys, touches and wheel turns as they happen, nothing before, and nothing once stopped', () => {
     const target = new EventTarget();
-    const last = watchInput(target as unknown as Window);
+    const { lastInputAt: last, stop } = watchInput(target as unknown as Window);
     expect(last()).toBe(0);
     const before = performance.now();
     target.dispatchEvent(new Event('keydown'));
@@ -120,5 +120,9 @@ describe('the user input the offline copy waits out', () => {
       target.dispatchEvent(new Event(type));
       expect(last()).toBeGreaterThanOrEqual(at);
     }
+    const kept = last();
+    stop();
+    for (const type of ['keydown', 'pointerdown', 'wheel']) target.dispatchEvent(new Event(type));
+    expect(last()).toBe(kept);
   });
 });

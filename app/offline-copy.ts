@@ -3,7 +3,7 @@
 // computer's first download, a document being read — or is typing, since the copy's downloads and
 // cache writes share the device's cores. On two cores, a 20-page scan attached at once on a first
 // visit was read in 36.6 s with 13 of 280 keys typed meanwhile answered in over 100 ms while the
-// copy was made beside it; 29.6-30.3 s and 0-3 of ~210-240 (the odd one as the reading started
+// copy was made beside it; 29.6-32.3 s and 0-4 of 208-238 (the odd one as the reading started
 // or ended) with the copy made after it (2026-11-27). Once every such wait is over, or at the
 // latest `capMs` after the page, it starts.
 import type { StackView } from './events.ts';
@@ -62,12 +62,18 @@ export function startOfflineCopyWhenQuiet({ view, subscribe, lastInputAt, start,
   const cap = setTimeout(finish, capMs);
 }
 
-/** When the user last pressed a key or touched this page (performance.now()), from now on. */
-export function watchInput(target: Pick<Window, 'addEventListener'> = window): () => number {
+/** When the user last pressed a key or touched this page (performance.now()), until `stop`. */
+export function watchInput(target: Pick<Window, 'addEventListener' | 'removeEventListener'> = window): { lastInputAt: () => number; stop: () => void } {
   let last = 0;
   const seen = () => {
     last = performance.now();
   };
-  for (const type of ['keydown', 'pointerdown', 'wheel'] as const) target.addEventListener(type, seen, { capture: true, passive: true });
-  return () => last;
+  const types = ['keydown', 'pointerdown', 'wheel'] as const;
+  for (const type of types) target.addEventListener(type, seen, { capture: true, passive: true });
+  return {
+    lastInputAt: () => last,
+    stop: () => {
+      for (const type of types) target.removeEventListener(type, seen, { capture: true });
+    },
+  };
 }
