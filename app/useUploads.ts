@@ -10,7 +10,7 @@ export interface UploadState {
   dismiss(): void;
 }
 
-/** Above this the worker refuses anyway; checking here spares reading a huge file into memory. */
+/** Above this the worker refuses anyway; checking here spares a round trip. */
 const MAX_BYTES = 25 * 1024 * 1024;
 
 export function useUploads(client: StackClient): UploadState {
@@ -26,8 +26,8 @@ export function useUploads(client: StackClient): UploadState {
         }
         setBusy(file.name);
         try {
-          const buffer = await file.arrayBuffer();
-          await client.call('upload_file', { name: file.name, bytes: new Uint8Array(buffer) }, [buffer]);
+          // The File itself, a handle: the worker reads its bytes, not this thread.
+          await client.call('upload_file', { name: file.name, bytes: file });
         } catch (error) {
           failed.push(error instanceof StackCallError ? error.message : `${file.name} could not be read.`);
         }

@@ -378,8 +378,12 @@ export interface RequestMap {
    * turns) or compaction. Runs one processor pass; `remaining` turns still wait after it.
    */
   learn_now: { params: Record<string, never>; result: { status: 'done' | 'failed'; learnings: number; files: string[]; remaining: number; error?: string } };
-  /** Stores a file the user dropped, picked or pasted under documents/ and records it. */
-  upload_file: { params: { name: string; bytes: Uint8Array }; result: DocumentInfo };
+  /**
+   * Stores a file the user dropped, picked or pasted under documents/ and records it. The page
+   * hands over the picked File itself (a handle, cheap to post): its bytes are read here, off the
+   * page's main thread.
+   */
+  upload_file: { params: { name: string; bytes: Uint8Array | Blob }; result: DocumentInfo };
   /** A table window as a file to download, made by the worker (the one place exports are made). */
   export_window: { params: { window_id: string; format: 'csv' | 'json' | 'xlsx' }; result: { filename: string; mime: string; bytes: Uint8Array } };
   /** The user opens a window themselves (the subbar's +); the agent hears of it. */

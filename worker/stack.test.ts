@@ -400,6 +400,35 @@ describe('stack', () => {
     expect(await stack.request({ id: 'small', method: 'upload_file', params: { name: 'note.txt', bytes: bytes.slice(0, 1000) } })).toMatchObject({ ok: true });
   });
 
+  it('reads a picked file itself: stored as its bytes; one over the limit refused unread; one gone since it was picked named', async () => {
+    const files = createMemoryUserFiles();
+    const { stack } = await openStack(async function* () {}, createMemoryStorage(), healthy, { files });
+    const picked = new Blob([new TextEncoder().encode('twelve words of notes')]);
+    expect(await stack.request({ id: 'p', method: 'upload_file', params: { name: 'notes.txt', bytes: picked } })).toMatchObject({ ok: true, result: { filename: 'notes.txt' } });
+    expect(new TextDecoder().decode(files.files.get('documents/notes.txt'))).toBe('twelve words of notes');
+
+    let read = false;
+    class Picked extends Blob {
+      override async arrayBuffer(): Promise<ArrayBuffer> {
+        read = true;
+        throw new DOMException('The requested file could not be read', 'NotReadableError');
+      }
+    }
+    const huge = new Picked([new Uint8Array(26 * 1024 * 1024)]);
+    expect(await stack.request({ id: 'h', method: 'upload_file', params: { name: 'huge.pdf', bytes: huge } })).toEqual({
+      request_id: 'h',
+      ok: false,
+      error: { code: 'bad_request', message: 'huge.pdf is 26.0 MB; the limit is 25 MB per file.' },
+    });
+    expect(read).toBe(false);
+    expect(await stack.request({ id: 'g', method: 'upload_file', params: { name: 'gone.pdf', bytes: new Picked(['%PDF']) } })).toMatchObject({
+      ok: false,
+      error: { code: 'bad_request', message: 'gone.pdf could not be read: it was moved, changed or deleted after it was picked. Add it again.' },
+    });
+    expect(read).toBe(true);
+    expect([...files.files.keys()].filter((path) => path.startsWith('documents/'))).toEqual(['documents/notes.txt']);
+  });
+
   it('closes for a copy: the computer saved, the databases closed, nothing served after; not while the agent works', async () => {
     let release = () => {};
     const stream: StreamFn = async function* () {

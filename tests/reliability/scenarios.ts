@@ -2,8 +2,9 @@
 // many runs to make. `npm run reliability` runs them in full and writes docs/reliability.md; the
 // e2e suite runs each a few times (tests/e2e/reliability.spec.ts).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import type { CDPSession, Page } from 'playwright-core';
 import { makeHostileCorpus, type HostileFile } from '../fixtures/hostile.ts';
 import { COLLECTOR_HOST, poisonedDocuments, type Attack, type PoisonedDocument } from '../fixtures/poisoned.ts';
@@ -266,10 +267,10 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
   let crashed = false;
   page.on('crash', () => (crashed = true));
   await browser.context.addInitScript(() => {
-    const slow: { name: string; duration: number }[] = [];
+    const slow: { name: string; duration: number; at: number }[] = [];
     (window as unknown as { __slowInputs: typeof slow }).__slowInputs = slow;
     new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) if (['keydown', 'keypress', 'keyup', 'input', 'pointerdown', 'click'].includes(entry.name)) slow.push({ name: entry.name, duration: entry.duration });
+      for (const entry of list.getEntries()) if (['keydown', 'keypress', 'keyup', 'input', 'pointerdown', 'click'].includes(entry.name)) slow.push({ name: entry.name, duration: entry.duration, at: Math.round(entry.startTime) });
     }).observe({ type: 'event', durationThreshold: 16, buffered: true } as PerformanceObserverInit);
     // What held the main thread, for a failure to explain itself: long animation frames and the
     // scripts in them (Chromium's Long Animation Frames API).
@@ -351,7 +352,7 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
       result.failures += vague.length;
       result.notes.push(`messages without a reason: ${vague.join(' | ')}`);
     }
-    const slow = await page.evaluate(() => (window as unknown as { __slowInputs: { name: string; duration: number }[] }).__slowInputs);
+    const slow = await page.evaluate(() => (window as unknown as { __slowInputs: { name: string; duration: number; at: number }[] }).__slowInputs);
     const slowest = slow.reduce((max, entry) => Math.max(max, entry.duration), 0);
     result.slowestMs = slowest;
     result.runs = corpus.length;
@@ -363,10 +364,13 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
     if (slowest >= 100) {
       result.failures++;
       const over = slow.filter((entry) => entry.duration >= 100);
-      result.notes.push(`an input took ${Math.round(slowest)} ms to answer (${over.length} of ${slow.length} over 100 ms: ${over.map((entry) => `${entry.name} ${Math.round(entry.duration)} ms`).join(', ')})`);
+      result.notes.push(`an input took ${Math.round(slowest)} ms to answer (${over.length} of ${slow.length} over 100 ms: ${over.map((entry) => `${entry.name} ${Math.round(entry.duration)} ms at ${entry.at}`).join(', ')})`);
       const frames = await page.evaluate(() => (window as unknown as { __longFrames: { at: number; duration: number; blocking: number; scripts: string[] }[] }).__longFrames);
       const longest = [...frames].sort((a, b) => b.duration - a.duration).slice(0, 5);
       result.notes.push(`longest frames: ${longest.map((frame) => `${frame.duration} ms at ${frame.at} (blocking ${frame.blocking}): ${frame.scripts.join('; ') || 'no script (style, layout, paint or GC)'}`).join(' | ')}`);
+      // A machine busy with something else (another test's leftover browser) shows here.
+      const busiest = spawnSync('ps', ['-eo', 'pcpu,etimes,comm', '--sort=-pcpu'], { encoding: 'utf8' }).stdout.split('\n').slice(1).map((line) => line.trim().replace(/\s+/g, ' ')).filter((line) => line && !line.endsWith(' ps')).slice(0, 5);
+      result.notes.push(`load ${loadavg().map((load) => load.toFixed(2)).join(' ')}; busiest processes (lifetime %cpu, seconds, name): ${busiest.join(' | ')}`);
     }
     if (crashed) result.corrupt++;
     const files = await readStackFiles(page, 'default', ['documents/kept.pdf']);

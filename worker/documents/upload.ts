@@ -65,13 +65,17 @@ export function uniqueName(name: string, taken: (candidate: string) => boolean):
   }
 }
 
+/** Throws UploadError when a file of `size` bytes cannot be added: empty, or over the limit. */
+export function checkUploadSize(name: string, size: number): void {
+  const safe = safeFileName(name);
+  if (size === 0) throw new UploadError(`${safe} is empty (0 bytes): there is nothing to read.`);
+  if (size > MAX_UPLOAD_BYTES) throw new UploadError(`${safe} is ${(size / 1024 / 1024).toFixed(1)} MB; the limit is 25 MB per file.`);
+}
+
 /** Resolves to the safe name and the type; rejects with UploadError naming the file and the problem. */
 export async function checkUpload(name: string, bytes: Uint8Array): Promise<{ name: string; mime: string }> {
   const safe = safeFileName(name);
-  if (bytes.byteLength === 0) throw new UploadError(`${safe} is empty (0 bytes): there is nothing to read.`);
-  if (bytes.byteLength > MAX_UPLOAD_BYTES) {
-    throw new UploadError(`${safe} is ${(bytes.byteLength / 1024 / 1024).toFixed(1)} MB; the limit is 25 MB per file.`);
-  }
+  checkUploadSize(name, bytes.byteLength);
   if (isEncryptedOffice(bytes)) {
     throw new UploadError(
       `${safe} is password-protected (encrypted), so it cannot be read here. Open it in Excel or Word, remove the password (File → Info → Protect, then clear the password), save it, and upload it again.`,

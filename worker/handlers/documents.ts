@@ -2,13 +2,27 @@
 // pipeline), a file read back for a window, and a memory pass on demand.
 import type { DocumentRecord } from '../../memory/index.ts';
 import { isOcrLanguage, OCR_LANGUAGES } from '../documents/languages.ts';
-import { checkUpload, uniqueName } from '../documents/upload.ts';
+import { checkUpload, checkUploadSize, uniqueName } from '../documents/upload.ts';
 import type { DocumentInfo } from '../protocol.ts';
 import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from '../storage-full.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';
 
 /** Uploads open a document window each while fewer than this many document windows are open. */
 export const MAX_OPENED_BY_UPLOADS = 6;
+
+/**
+ * The upload's bytes: a picked file is read here. One over the limit is refused before a byte of it
+ * is read, and one that changed or vanished on disk since it was picked says so.
+ */
+async function uploadBytes(name: string, bytes: Uint8Array | Blob): Promise<Uint8Array> {
+  if (bytes instanceof Uint8Array) return bytes;
+  checkUploadSize(name, bytes.size);
+  try {
+    return new Uint8Array(await bytes.arrayBuffer());
+  } catch {
+    throw new RequestError({ code: 'bad_request', message: `${name} could not be read: it was moved, changed or deleted after it was picked. Add it again.` });
+  }
+}
 
 /** What a document window can show: PDFs, images and Word documents (as their text). */
 export function isViewable(mime: string): boolean {
@@ -19,10 +33,10 @@ export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'r
   const { deps, emit, newId, files, canvas, pipeline, memory } = ctx;
   return {
     async upload_file(params, id) {
-      const bytes = params?.bytes;
-      if (!(bytes instanceof Uint8Array) || typeof params.name !== 'string') {
+      if (!(params?.bytes instanceof Uint8Array || params?.bytes instanceof Blob) || typeof params.name !== 'string') {
         throw new RequestError({ code: 'bad_request', message: 'An upload needs a file name and its bytes.' });
       }
+      const bytes = await uploadBytes(params.name, params.bytes);
       const checked = await checkUpload(params.name, bytes);
       // Refused before anything is written when the browser says it will not fit.
       const refusal = noRoomMessage(`${checked.name} was not added`, bytes.byteLength, await storageEstimate());
