@@ -91,6 +91,23 @@ describe('database', () => {
     await db.close();
   });
 
+  it('runs statements a transaction issues at once one after another, each with its own values', async () => {
+    const db = await fresh();
+    await db.exec('CREATE TABLE t (v INTEGER)');
+    const values = Array.from({ length: 40 }, (_, i) => i + 1);
+    await db.transaction(async (tx) => {
+      await Promise.all(values.map((v) => tx.run('INSERT INTO t VALUES (?)', [v])));
+    });
+    expect(await db.all('SELECT v FROM t ORDER BY v')).toEqual(values.map((v) => ({ v })));
+    // One left running when the transaction's function returns is finished before the commit.
+    await db.transaction(async (tx) => {
+      void tx.run('INSERT INTO t VALUES (?)', [100]);
+    });
+    expect(await db.get('SELECT count(*) AS n FROM t WHERE v = 100')).toEqual({ n: 1 });
+    expect(await db.get('SELECT count(*) AS n FROM t')).toEqual({ n: 41 });
+    await db.close();
+  });
+
   it('refuses a transaction handle used after its transaction', async () => {
     const db = await fresh();
     let leaked: { run(sql: string): Promise<unknown> } | undefined;

@@ -147,9 +147,14 @@ class Connection implements Database {
       // Taking the write lock up front means BUSY can only happen here, where a retry is safe.
       await this.#whenFree(() => this.#exec('BEGIN IMMEDIATE'));
       let active = true;
+      // Statements the function issues at once (a Promise.all) run one after another: on one
+      // connection, interleaved steps would share a prepared statement's bindings and cursor.
+      let inside: Promise<unknown> = Promise.resolve();
       const guard = <R>(op: () => Promise<R>) => {
         if (!active) return Promise.reject(new DbMisuseError(`${this.name}: transaction handle used after the transaction ended.`));
-        return op();
+        const next = inside.then(op);
+        inside = next.catch(() => {});
+        return next;
       };
       const tx: Queryable = {
         run: (sql, params = []) => guard(() => this.#run(sql, params)),
@@ -160,10 +165,13 @@ class Connection implements Database {
       try {
         const result = await fn(tx);
         active = false;
+        // One it left running (not awaited) ends before the commit, inside the transaction.
+        await inside;
         await this.#whenFree(() => this.#exec('COMMIT'));
         return result;
       } catch (error) {
         active = false;
+        await inside;
         // The rollback can meet another connection's lock too: it waits like any statement.
         if (!this.#sqlite3.get_autocommit(this.#handle)) await this.#whenFree(() => this.#exec('ROLLBACK')).catch(() => (this.#leftOpen = true));
         throw error;
