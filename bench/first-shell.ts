@@ -6,6 +6,10 @@
 //                           Chromium's throttling does not reach dedicated workers)
 //   stack.storage_first_mb  navigator.storage.estimate().usage after that first shell, and
 //                           (`complete_mb`) once the whole image was downloaded in the background
+//   stack.five_stacks_ratio the storage of five stacks with 3 MB of files each, over that of the
+//                           first one alone (its computer used, the image complete);
+//                           `computers_used_ratio` once the four others have used their computers too
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -65,6 +69,82 @@ interface FirstShell {
   profile: string;
 }
 
+const usage = (page: Page) => page.evaluate(async () => ((await navigator.storage.estimate()).usage ?? 0) / 1e6);
+
+/** Opens the terminal of the page's stack and runs a command; returns when it printed, with when the computer was ready. */
+async function runCommand(page: Page, readyTimeout: number): Promise<number> {
+  await page.getByRole('button', { name: 'Add a window' }).click({ timeout: 120_000 });
+  await page.getByRole('menuitem', { name: 'Terminal' }).click();
+  const terminal = page.getByRole('region', { name: 'Terminal: root shell on the computer' });
+  await page.getByRole('status', { name: 'Computer' }).filter({ hasText: /ready/ }).waitFor({ timeout: readyTimeout });
+  const readyAt = Date.now();
+  await terminal.click();
+  await page.keyboard.type('echo first-$((6*7))\n');
+  await terminal.locator('.xterm-rows').filter({ hasText: 'first-42' }).waitFor({ timeout: 300_000 });
+  return readyAt;
+}
+
+/** A stack's own few MB: an incompressible text file, added as a user would. */
+async function addFiles(page: Page, name: string): Promise<void> {
+  await page.getByLabel('Attach files').setInputFiles([{ name, mimeType: 'text/plain', buffer: Buffer.from(randomBytes(2_250_000).toString('base64')) }]);
+  await page.locator('[data-role=notice]').filter({ hasText: `Added ${name}` }).waitFor({ timeout: 60_000 });
+}
+
+async function switchTo(page: Page, name: string | null): Promise<void> {
+  const panel = page.getByRole('region', { name: 'Stacks' });
+  if (!(await panel.isVisible())) await page.getByRole('button', { name: /^Stack: / }).click();
+  if (name) {
+    await panel.getByRole('button', { name, exact: true }).click();
+  } else {
+    await panel.getByRole('button', { name: 'New stack…' }).click();
+  }
+  await page.getByRole('textbox', { name: 'Message' }).waitFor({ timeout: 60_000 });
+}
+
+/**
+ * Four more stacks beside the first (whose computer is used and whose image is complete), each
+ * with 3 MB of files: their storage over the first's, then again once each used its computer.
+ */
+async function fiveStacks(page: Page): Promise<void> {
+  await addFiles(page, 'first-stack.txt');
+  await page.waitForTimeout(3000); // the computer's state saved after its command
+  const one = await usage(page);
+  const names: string[] = [];
+  for (let i = 2; i <= 5; i++) {
+    await switchTo(page, null);
+    const dialog = page.getByRole('dialog', { name: 'New stack' });
+    await dialog.getByRole('textbox', { name: 'Name' }).fill(`Stack ${i}`);
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('button', { name: `Stack: Stack ${i}` }).waitFor({ timeout: 60_000 });
+    await page.getByRole('textbox', { name: 'Message' }).waitFor({ timeout: 60_000 });
+    await addFiles(page, `stack-${i}.txt`);
+    names.push(`Stack ${i}`);
+  }
+  const five = await usage(page);
+  const wakes: number[] = [];
+  for (const name of names) {
+    await switchTo(page, name);
+    const opened = Date.now();
+    wakes.push((await runCommand(page, 300_000)) - opened);
+  }
+  // Leaving the last one saves its computer too.
+  await switchTo(page, 'My stack');
+  await page.waitForTimeout(5000);
+  const used = await usage(page);
+  report({
+    bench: 'stack.five_stacks_ratio',
+    value: round(five / one, 2),
+    unit: 'x',
+    n: 1,
+    one_mb: round(one, 1),
+    five_mb: round(five, 1),
+    computers_used_ratio: round(used / one, 2),
+    computers_used_mb: round(used, 1),
+    first_opens_ms: wakes,
+    goal: '< 1.3',
+  });
+}
+
 /** Opens the app in a new profile, opens the terminal, runs a command; returns when it printed. */
 async function firstShell(url: string): Promise<FirstShell> {
   const profile = mkdtempSync(join(tmpdir(), 'stackdocs-first-shell-'));
@@ -84,17 +164,10 @@ async function firstShell(url: string): Promise<FirstShell> {
   const page = context.pages()[0] ?? (await context.newPage());
   const started = Date.now();
   await page.goto(url);
-  await page.getByRole('button', { name: 'Add a window' }).click({ timeout: 120_000 });
-  await page.getByRole('menuitem', { name: 'Terminal' }).click();
-  const terminal = page.getByRole('region', { name: 'Terminal: root shell on the computer' });
-  await page.getByRole('status', { name: 'Computer' }).filter({ hasText: /ready/ }).waitFor({ timeout: 600_000 });
-  const readyMs = Date.now() - started;
-  await terminal.click();
-  await page.keyboard.type('echo first-$((6*7))\n');
-  await terminal.locator('.xterm-rows').filter({ hasText: 'first-42' }).waitFor({ timeout: 300_000 });
+  const readyMs = (await runCommand(page, 600_000)) - started;
   const ms = Date.now() - started;
   await page.waitForTimeout(200); // the last response sizes
-  const usageMb = await page.evaluate(async () => ((await navigator.storage.estimate()).usage ?? 0) / 1e6);
+  const usageMb = await usage(page);
   return { ms, readyMs, imageBytes, allBytes, usageMb, page, context, profile };
 }
 
@@ -114,8 +187,9 @@ export async function benchFirstShell(): Promise<void> {
       const chip = fast.page.getByRole('status', { name: 'Computer' });
       const waitStarted = Date.now();
       while (/available offline/.test((await chip.textContent()) ?? '') && Date.now() - waitStarted < 600_000) await fast.page.waitForTimeout(1000);
-      const completeMb = await fast.page.evaluate(async () => ((await navigator.storage.estimate()).usage ?? 0) / 1e6);
+      const completeMb = await usage(fast.page);
       report({ bench: 'stack.storage_first_mb', value: round(fast.usageMb, 1), unit: 'MB', n: 1, complete_mb: round(completeMb, 1), background_download_ms: Date.now() - waitStarted, goal: '< 600', before_layers: 2148 });
+      await fiveStacks(fast.page);
     } finally {
       await fast.context.close();
       rmSync(fast.profile, { recursive: true, force: true });
