@@ -2,7 +2,7 @@
 // pipeline), a file read back for a window, and a memory pass on demand.
 import type { DocumentRecord } from '../../memory/index.ts';
 import { isOcrLanguage, OCR_LANGUAGES } from '../documents/languages.ts';
-import { checkUpload, checkUploadSize, uniqueName } from '../documents/upload.ts';
+import { checkUpload, checkUploadSize, safeFileName, uniqueName } from '../documents/upload.ts';
 import type { DocumentInfo } from '../protocol.ts';
 import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from '../storage-full.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';
@@ -20,7 +20,7 @@ async function uploadBytes(name: string, bytes: Uint8Array | Blob): Promise<Uint
   try {
     return new Uint8Array(await bytes.arrayBuffer());
   } catch {
-    throw new RequestError({ code: 'bad_request', message: `${name} could not be read: it was moved, changed or deleted after it was picked. Add it again.` });
+    throw new RequestError({ code: 'bad_request', message: `${safeFileName(name)} could not be read: it was moved, changed or deleted after it was picked. Add it again.` });
   }
 }
 
