@@ -10,9 +10,6 @@ export interface UploadState {
   dismiss(): void;
 }
 
-/** Above this the worker refuses anyway; checking here spares a round trip. */
-const MAX_BYTES = 25 * 1024 * 1024;
-
 export function useUploads(client: StackClient): UploadState {
   const [busy, setBusy] = useState<string | null>(null);
   const [errors, setErrors] = useState<string[]>([]);
@@ -20,13 +17,10 @@ export function useUploads(client: StackClient): UploadState {
     async (files: Iterable<File>) => {
       const failed: string[] = [];
       for (const file of files) {
-        if (file.size > MAX_BYTES) {
-          failed.push(`${file.name} is ${(file.size / 1024 / 1024).toFixed(1)} MB; the limit is 25 MB per file.`);
-          continue;
-        }
         setBusy(file.name);
         try {
-          // The File itself, a handle: the worker reads its bytes, not this thread.
+          // The File itself, a handle: the worker reads its bytes, not this thread, and refuses
+          // one over the limit (or empty) before reading any.
           await client.call('upload_file', { name: file.name, bytes: file });
         } catch (error) {
           failed.push(error instanceof StackCallError ? error.message : `${file.name} could not be read.`);
