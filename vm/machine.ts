@@ -232,15 +232,20 @@ export class Machine {
   /**
    * Saves the state like suspend() but keeps running: a tab closed or killed afterwards still
    * wakes in about a second, as long as the disk did not move on. Returns the generation.
+   * `whileStopped` runs after the save and before the guest runs on (a checkpoint copies the disk).
    */
-  async checkpoint(): Promise<string> {
-    const generation = await this.save(false);
-    await this.emulator?.run();
+  async checkpoint(whileStopped?: (generation: string, state: ArrayBuffer) => void | Promise<void>): Promise<string> {
+    const { generation, state } = await this.save(false);
+    try {
+      await whileStopped?.(generation, state);
+    } finally {
+      await this.emulator?.run();
+    }
     return generation;
   }
 
   /** `fatal`: a failure stops the machine (suspend); otherwise it runs on (checkpoint). */
-  private async save(fatal: boolean): Promise<string> {
+  private async save(fatal: boolean): Promise<{ generation: string; state: ArrayBuffer }> {
     const { emulator, client } = this;
     if (!emulator || !client || this.status.state !== 'ready') throw new MachineError('not_running', 'the computer is not running');
     try {
@@ -255,7 +260,7 @@ export class Machine {
       await this.options.store.writeState(state, generation);
       this.options.disk.clearDirty();
       await this.options.hooks?.saved?.(generation);
-      return generation;
+      return { generation, state };
     } catch (cause) {
       const error = new MachineError('save_failed', 'the computer could not be saved', { cause });
       if (fatal) return this.fail(error);

@@ -108,7 +108,8 @@ export function opfsWorkspaceStore(stackDir: FileSystemDirectoryHandle): Workspa
   };
 }
 
-const JOURNAL = 'workspace.json';
+/** In the machine's folder: which /workspace files the guest had at the last save (a checkpoint keeps it too). */
+export const JOURNAL = 'workspace.json';
 
 export async function readJournal(vmDir: FileSystemDirectoryHandle): Promise<WorkspaceJournal | null> {
   try {

@@ -66,6 +66,22 @@ export interface VmExecOptions {
   background?: boolean;
 }
 
+/** The computer's files at one moment (VmApi.capture), for a checkpoint. */
+export interface VmCapture {
+  token: string;
+  /** machine.json as it stands with the state and overlay below. */
+  meta: { imageHash: string | null; state: string | null; disk: string | null };
+  /** state.bin; null when it is the one captured last (`stateUnchanged`) or there is none valid. */
+  state: Uint8Array | null;
+  stateUnchanged: boolean;
+  /** overlay.map, whole (4 bytes per block held). */
+  map: Uint8Array;
+  /** overlay.data: its size, and its chunks (CHANGE_CHUNK bytes) copied: all when `full`. */
+  dataSize: number;
+  full: boolean;
+  chunks: { index: number; bytes: Uint8Array }[];
+}
+
 export interface VmApi {
   /**
    * Opens the stack's computer: fills its disk from the image when absent or from another
@@ -97,6 +113,14 @@ export interface VmApi {
    * being hidden or closed, and that save was not made yet); else nothing is written.
    */
   checkpoint(onlyIfChanged?: boolean): Promise<VmResult>;
+  /**
+   * The computer as a stack checkpoint keeps it: saved where it stands (the guest's disk synced
+   * first) and its disk's overlay copied before the guest runs on. `since`: the token of the
+   * last capture this worker made; only the overlay's chunks written since then are copied (all
+   * of them for another token), and a state not changed since is not sent again. Null when the
+   * computer was never started in this worker.
+   */
+  capture(since: string | null): Promise<VmResult<VmCapture | null>>;
   /**
    * The stack worker changed a file or folder under its user space in OPFS (or removed it):
    * the guest sees it under /workspace at once. Paths are relative, e.g. `documents/a.pdf`.

@@ -115,7 +115,7 @@ function grown(bytes: Uint8Array<ArrayBuffer>, size: number): Uint8Array<ArrayBu
   return out;
 }
 
-async function image(recipeHash: string, wakeSet?: number[]) {
+async function image(recipeHash: string, wakeSet?: number[], blocks = 4) {
   const chunkSize = 4096;
   const raw = new Uint8Array(chunkSize).fill(7);
   const sha = await sha256Hex(raw);
@@ -125,7 +125,7 @@ async function image(recipeHash: string, wakeSet?: number[]) {
     format: 1, recipeHash, cmdline: 'x', memoryMiB: 64,
     agent: { protocol: 1, virtioConsolePort: 1, guestDevice: '/dev/hvc1' },
     files: { kernel: f, initrd: f, bios: f, vgaBios: f },
-    disk: { size: 4 * chunkSize, chunkSize, compression: 'gzip', chunks: [{ index: 1, sha256: sha, file: `disk/${sha}.gzip`, compressedSize: 30 }], ...(wakeSet ? { wakeSet } : {}) },
+    disk: { size: blocks * chunkSize, chunkSize, compression: 'gzip', chunks: [{ index: 1, sha256: sha, file: `disk/${sha}.gzip`, compressedSize: 30 }], ...(wakeSet ? { wakeSet } : {}) },
   };
   served.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
   const requests: string[] = [];
@@ -248,6 +248,50 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     expect(emulator.saves).toBe(1); // saved already: the quiet-time save was cancelled too
     await api.checkpoint();
     expect(emulator.saves).toBe(2);
+    await api.suspend();
+  });
+
+  it('captures the computer for a checkpoint: saved, its whole disk overlay first, then only what changed', async () => {
+    const root = new MemDir();
+    const created: FakeEmulator[] = [];
+    const api = makeApi(root, await image('h1', undefined, 32), created, 60_000);
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    const emulator = created.at(-1)!;
+    const disk = emulator.options.hda as { set(offset: number, bytes: Uint8Array, done: () => void): void };
+    const write = (block: number, fill: number) => new Promise<void>((resolve) => disk.set(block * 4096, new Uint8Array(4096).fill(fill), resolve));
+    await write(0, 1);
+    await write(2, 2);
+    await api.exec('x1', { command: 'echo hello' });
+
+    const first = await api.capture(null);
+    if (!first.ok || !first.value) throw new Error('no capture');
+    expect(emulator.saves).toBe(1); // something ran: saved, the disk copied while stopped
+    expect(first.value).toMatchObject({ full: true, stateUnchanged: false, dataSize: 4096 + 2 * 4096 });
+    expect(first.value.state?.byteLength).toBe(8);
+    expect(first.value.meta.state).toBe(first.value.meta.disk);
+    expect(first.value.chunks.map((chunk) => chunk.index)).toEqual([0]);
+    expect(first.value.map.byteLength).toBe(64 + 2 * 4);
+
+    // Nothing ran since: no save, the state is the one captured, no disk chunk copied.
+    const quiet = await api.capture(first.value.token);
+    if (!quiet.ok || !quiet.value) throw new Error('no capture');
+    expect(emulator.saves).toBe(1);
+    expect(quiet.value).toMatchObject({ full: false, stateUnchanged: true, state: null, chunks: [] });
+
+    // 20 more blocks (a second 64 KiB chunk of the data file), then a rewrite of block 0.
+    for (let block = 3; block < 23; block++) await write(block, 3);
+    await write(0, 9);
+    await api.exec('x2', { command: 'echo again' });
+    const next = await api.capture(quiet.value.token);
+    if (!next.ok || !next.value) throw new Error('no capture');
+    expect(emulator.saves).toBe(2);
+    expect(next.value.full).toBe(false);
+    expect(next.value.chunks.map((chunk) => chunk.index)).toEqual([0, 1]);
+    expect(next.value.chunks[0]!.bytes[4096]).toBe(9); // block 0's slot, after the data file's header
+
+    // A token it did not give (another tab's, or before a reset): the whole overlay.
+    const other = await api.capture('not-mine');
+    expect(other.ok && other.value?.full).toBe(true);
     await api.suspend();
   });
 

@@ -5,7 +5,7 @@ import wasmUrl from 'v86/build/v86.wasm?url';
 import { AgentError } from './agent-client.ts';
 import { BaseChunks, opfsChunkFiles, type BaseProgress } from './disk/base-chunks.ts';
 import { LayeredDisk } from './disk/layered-disk.ts';
-import { Overlay, OverlayError } from './disk/overlay.ts';
+import { CHANGE_CHUNK, Overlay, OverlayError } from './disk/overlay.ts';
 import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, type ImageManifest } from './image.ts';
 import { Machine, MachineError, type EmulatorLike, type MachineBootFiles, type MachineOptions } from './machine.ts';
 import { openBaseDir, openOpfsMachine, readWarmSet, writeWarmSet, type OpfsMachineFiles } from './opfs-store.ts';
@@ -14,7 +14,7 @@ import { WorkspaceMirror, type Fs9pLike } from './workspace.ts';
 import type { DnsNotice } from './network.ts';
 import { installNetworkLink, type LinkScope } from './network-link.ts';
 import { createTrafficCounter } from './traffic.ts';
-import type { FillReason, VmApi, VmAvailability, VmError, VmResult, VmStartOptions, VmStatus } from './protocol.ts';
+import type { FillReason, VmApi, VmAvailability, VmCapture, VmError, VmResult, VmStartOptions, VmStatus } from './protocol.ts';
 
 export interface VmWorkerDeps {
   storageRoot: () => Promise<FileSystemDirectoryHandle>;
@@ -60,6 +60,9 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   /** The last keystroke into the terminal, or output from it: someone is using the computer. */
   let lastTerminalUse = 0;
   let startedAt = 0;
+  /** The disk's overlay in use, and what the last capture() took of it (its token, the state's generation). */
+  let overlayInUse: Overlay | null = null;
+  let lastCapture: { token: string; overlay: Overlay; generation: string | null } | null = null;
 
   // The guest's DNS goes to the proxy's resolver with the current network ticket.
   // Each refusal is told where the command came from: in the bash tool's result for the agent's
@@ -177,7 +180,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       }
     }
     if (reason) overlay = await fill(files, base, options.imageBaseUrl, reason);
-    else {
+    overlayInUse = overlay;
+    if (!reason) {
       // What this stack read last time, loaded ahead of the guest, whose caches a save emptied.
       const vmDir = files.vmDir;
       const started = performance.now();
@@ -457,6 +461,57 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         await checkpointing;
         lastCheckpoint = Date.now();
         await machine.checkpoint();
+      });
+    },
+    async capture(since) {
+      return guard(async () => {
+        const current = files;
+        const overlay = overlayInUse;
+        if (!current || !overlay) return null;
+        await checkpointing;
+        const continues = since !== null && lastCapture?.token === since && lastCapture.overlay === overlay;
+        let copied: Omit<VmCapture, 'state' | 'stateUnchanged' | 'meta' | 'token'> | null = null;
+        let saved: ArrayBuffer | null = null;
+        const copy = (_generation?: string, state?: ArrayBuffer) => {
+          saved = state ?? null;
+          overlay.flush();
+          const changed = overlay.takeChanges();
+          const dataSize = current.overlay.data.size;
+          const map = new Uint8Array(current.overlay.map.size);
+          current.overlay.map.read(map, 0);
+          const count = Math.ceil(dataSize / CHANGE_CHUNK);
+          const chunks: VmCapture['chunks'] = [];
+          for (let index = 0; index < count; index++) {
+            if (continues && !changed.has(index)) continue;
+            const bytes = new Uint8Array(Math.min(CHANGE_CHUNK, dataSize - index * CHANGE_CHUNK));
+            current.overlay.data.read(bytes, index * CHANGE_CHUNK);
+            chunks.push({ index, bytes });
+          }
+          copied = { map, dataSize, full: !continues, chunks };
+        };
+        const meta = current.readMeta();
+        const activity = checkpointTimer !== null;
+        if (machine && status.state === 'ready' && (activity || meta.disk !== meta.state || meta.state === null)) {
+          // Something ran since the last save (or the disk moved on): save now, copy the disk while stopped.
+          if (checkpointTimer) clearTimeout(checkpointTimer);
+          checkpointTimer = null;
+          lastCheckpoint = Date.now();
+          const saving = machine.checkpoint(copy);
+          checkpointing = saving.catch(() => {});
+          await saving;
+        } else {
+          // Stopped, or nothing ran since the last save: the files stand still enough (a disk
+          // write after this copy would mark the state stale, which the meta below records).
+          copy();
+        }
+        const after = current.readMeta();
+        const valid = after.state !== null && after.state === after.disk;
+        const stateUnchanged = valid && continues && lastCapture!.generation === after.state;
+        const state = valid && !stateUnchanged ? (saved ?? (await current.store.readState())) : null;
+        const token = crypto.randomUUID();
+        lastCapture = { token, overlay, generation: valid ? after.state : null };
+        const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, ...copied! };
+        return Comlink.transfer(result, [...(state ? [state] : []), result.map.buffer, ...result.chunks.map((chunk) => chunk.bytes.buffer)]) as VmCapture;
       });
     },
     async workspaceChanged(path) {

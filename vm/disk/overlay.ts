@@ -13,6 +13,8 @@
 import { readFully, writeFully, type SyncFile } from '../disk.ts';
 
 export const BLOCK_SIZE = 4096;
+/** The unit in which changes to the data file are told (a checkpoint's chunk). */
+export const CHANGE_CHUNK = 64 * 1024;
 const MAP_HEADER = 64;
 const DATA_HEADER = 4096;
 const MAP_MAGIC = 'SDOVMAP1';
@@ -31,6 +33,8 @@ export class Overlay {
    * which fails (so no save records this disk) until they are all in the files.
    */
   private readonly pending = new Map<number, Uint8Array>();
+  /** Chunks (CHANGE_CHUNK bytes) of the data file written since the last takeChanges(). */
+  private changed = new Set<number>();
 
   private constructor(
     private readonly data: SyncFile,
@@ -138,7 +142,9 @@ export class Overlay {
     }
     const existing = this.slots[block]!;
     if (existing) {
-      writeFully(this.data, bytes, DATA_HEADER + (existing - 1) * BLOCK_SIZE + offset);
+      const at = DATA_HEADER + (existing - 1) * BLOCK_SIZE + offset;
+      writeFully(this.data, bytes, at);
+      this.noteChange(at, bytes.length);
       return;
     }
     if (offset !== 0 || bytes.length !== BLOCK_SIZE) throw new OverlayError(`block ${block} is new to the overlay and must be written whole`);
@@ -153,11 +159,26 @@ export class Overlay {
   private append(block: number, bytes: Uint8Array): void {
     const slot = this.used;
     writeFully(this.data, bytes, DATA_HEADER + slot * BLOCK_SIZE);
+    this.noteChange(DATA_HEADER + slot * BLOCK_SIZE, BLOCK_SIZE);
     const entry = new Uint8Array(4);
     new DataView(entry.buffer).setUint32(0, block + 1, true);
     writeFully(this.map, entry, MAP_HEADER + slot * 4);
     this.used = slot + 1;
     this.slots[block] = slot + 1;
+  }
+
+  private noteChange(at: number, length: number): void {
+    for (let chunk = Math.floor(at / CHANGE_CHUNK); chunk <= Math.floor((at + length - 1) / CHANGE_CHUNK); chunk++) this.changed.add(chunk);
+  }
+
+  /**
+   * The chunks of the data file (CHANGE_CHUNK bytes each) written since the last call, and starts
+   * counting again: a checkpoint reads only those of a disk it took before.
+   */
+  takeChanges(): Set<number> {
+    const changed = this.changed;
+    this.changed = new Set();
+    return changed;
   }
 
   /** Blocks the stack holds, and the bytes they take. */
