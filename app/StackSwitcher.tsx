@@ -1,21 +1,20 @@
 // The stack menu in the header: every stack of this browser with its size; open, rename,
 // duplicate and delete one, or make a new one. Each stack is a separate workspace with its own
 // computer, memory and canvas.
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes, type StackSummary, type StacksReport } from '../worker/protocol.ts';
-import { askToKeep, persistence, type Persistence } from './persistence.ts';
+import { persistence, type Persistence } from './persistence.ts';
 import { StackCallError } from './stack-client.ts';
-import { useStackClient } from './stack-context.ts';
-import { createStackActions, StackClosedError } from './stack-actions.ts';
+import { StackClosedError } from './stack-actions.ts';
+import { useStackActions } from './useStackActions.ts';
 import { StackDialog, type StackDialogState } from './StackDialog.tsx';
 import { StackFileDialog, type StackFileTask } from './StackFileDialog.tsx';
 import { stacksClient } from './stacks-client.ts';
 import { TemplateDialog, type TemplateTask } from './TemplateDialog.tsx';
-import { copyPageKeys, forgetStack, keepStackList, layoutOf, listStacks, openStack, setLayout } from './stacks.ts';
+import { keepStackList, listStacks, openStack } from './stacks.ts';
 
 /** `stackFile`: a `.stack` file dropped onto the app, to open as a new stack; `onStackFileTaken` clears it. */
 export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: { current: string; stackFile?: File | null; onStackFileTaken?(): void }) {
-  const client = useStackClient();
   const [open, setOpen] = useState(false);
   const [report, setReport] = useState<StacksReport | null>(null);
   const [listError, setListError] = useState<string | null>(null);
@@ -29,25 +28,7 @@ export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: {
   const stacks: StackSummary[] = report?.stacks ?? listStacks().map((entry) => ({ ...entry, bytes: -1 }));
   const currentName = stacks.find((stack) => stack.id === current)?.name ?? current;
 
-  const actions = useMemo(
-    () =>
-      createStackActions({
-        stacks: stacksClient(),
-        currentId: current,
-        async closeCurrent(mode) {
-          if (mode !== 'delete') await client.call('close', mode === 'export' ? { snapshot: true } : {});
-          client.close();
-        },
-        open: openStack,
-        remember: (made) => keepStackList([...listStacks().filter((entry) => entry.id !== made.id), made]),
-        copyPageKeys,
-        forgetStack,
-        layoutOf,
-        setLayout,
-        askToKeep,
-      }),
-    [client, current],
-  );
+  const actions = useStackActions(current);
 
   const refresh = async () => {
     try {

@@ -92,6 +92,19 @@ describe('applyEvents', () => {
     expect(closed.windows).toEqual([]);
   });
 
+  it('marks each checkpoint taken (the timeline reads again) and says in the chat when one could not be taken', () => {
+    seq = 0;
+    const changes = { added: [], removed: [], changed: [], computer: false, databases: true };
+    const view = applyEvents(emptyView, [
+      ev({ type: 'mission_started', mission_id: 'm', request_id: 'r', kind: 'chat', text: 'tidy up' }),
+      ev({ type: 'checkpoint_taken', checkpoint: { id: 'c-1-abcdef', created_at: 1, reason: 'mission', label: 'tidy up', changes, added_bytes: 10, total_bytes: 20 } }),
+    ]);
+    expect(view.checkpointSeq).toBe(2);
+    const failed = applyEvents(view, [ev({ type: 'checkpoint_failed', mission_id: 'm', error: { code: 'storage', message: "the browser's storage is full" } })]);
+    expect(failed.chat.at(-1)).toMatchObject({ kind: 'notice', mission_id: 'm', text: "No checkpoint was taken before this: the browser's storage is full" });
+    expect(failed.checkpointSeq).toBe(2);
+  });
+
   it('shows a queued mission until it starts', () => {
     seq = 0;
     const queued = applyEvents(emptyView, [

@@ -69,6 +69,8 @@ export interface StackView {
   scheduled: Record<string, MissionTask>;
   /** The missions' subagents as their latest events say, with their transcripts (the task board). */
   subagents: Record<string, BoardEntry>;
+  /** The seq of the latest checkpoint taken (0: none since the app opened): the timeline reads its list again. */
+  checkpointSeq: number;
 }
 
 /** A subagent on the task board: how it is doing, and its steps (a tool call once, updated when it ends). */
@@ -117,6 +119,7 @@ export const emptyView: StackView = {
   tasks: {},
   scheduled: {},
   subagents: {},
+  checkpointSeq: 0,
 };
 
 export function addSpend(a: Spend, b: Spend): Spend {
@@ -361,6 +364,12 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       return { ...view, tasks: { ...view.tasks, [event.task.id]: { seq: event.seq, task: event.task } } };
     case 'task_removed':
       return { ...view, tasks: { ...view.tasks, [event.task_id]: { seq: event.seq, task: null } } };
+    case 'checkpoint_taken':
+      return { ...view, checkpointSeq: event.seq };
+    case 'checkpoint_failed':
+      return event.mission_id
+        ? { ...view, chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `No checkpoint was taken before this: ${event.error.message}` }) }
+        : view;
     case 'subagent_changed': {
       const info = event.subagent;
       const before = view.subagents[info.id];

@@ -20,6 +20,8 @@ function setup(overrides: Partial<StacksClient> = {}) {
     saveResetPoint: async (id, { heldByCaller }) => (calls.push(`save point ${id} held=${heldByCaller}`), { bytes: 10 }),
     resetToPoint: async (id, { heldByCaller }) => (calls.push(`reset ${id} held=${heldByCaller}`), { bytes: 10 }),
     dropResetPoint: async (id) => (calls.push(`drop point ${id}`), null),
+    restoreCheckpoint: async (id, checkpointId, { heldByCaller, layout }) => (calls.push(`restore ${id} ${checkpointId} held=${heldByCaller} layout=${layout}`), { layout: '{"then":1}' }),
+    stackFromCheckpoint: async (id, checkpointId, name) => (calls.push(`from checkpoint ${id} ${checkpointId}`), { stack: stack('s-then', name), layout: null }),
     cancel: async (job) => void calls.push(`cancel ${job}`),
     forgetExport: async () => void calls.push('forget export'),
     ...overrides,
@@ -105,5 +107,23 @@ describe('stack actions', () => {
     const { actions, calls } = setup();
     await actions.importFile(new Blob(['x']), 'job-2', () => {});
     expect(calls).toEqual(['ask to keep', 'import', 'layout s-imported {"state":{}}', 'remember s-imported Receipts', 'open s-imported']);
+  });
+
+  it('restores the open stack to a checkpoint: closed as for a copy, restored as its holder with its layout, then opened again', async () => {
+    const { actions, calls } = setup();
+    await actions.restoreCheckpoint('c-1-abcdef');
+    expect(calls).toEqual(['close current (copy)', 'restore default c-1-abcdef held=true layout={"state":{"windows":{}}}', 'layout default {"then":1}', 'open default']);
+  });
+
+  it('says the stack was closed when its restore fails', async () => {
+    const { actions, calls } = setup({ restoreCheckpoint: async () => Promise.reject(new StackCallError({ code: 'storage', message: 'no room' })) });
+    await expect(actions.restoreCheckpoint('c-1-abcdef')).rejects.toBeInstanceOf(StackClosedError);
+    expect(calls).toEqual(['close current (copy)']);
+  });
+
+  it('opens a checkpoint as a new stack without closing the one open here', async () => {
+    const { actions, calls } = setup();
+    await actions.openCheckpoint('c-1-abcdef', 'Then');
+    expect(calls).toEqual(['ask to keep', 'from checkpoint default c-1-abcdef', 'remember s-then Then', 'open s-then']);
   });
 });

@@ -105,6 +105,32 @@ export function createStackActions(deps: StackActionsDeps) {
     },
 
     /**
+     * Brings the stack open here back to one of its checkpoints (the user confirmed): closed
+     * first, restored by the stacks worker (which keeps it as it was as a checkpoint), then
+     * opened again. A failure after the close throws StackClosedError.
+     */
+    async restoreCheckpoint(checkpointId: string): Promise<void> {
+      await deps.closeCurrent('copy');
+      try {
+        const { layout } = await stacks.restoreCheckpoint(currentId, checkpointId, { heldByCaller: true, layout: deps.layoutOf(currentId) });
+        if (layout !== null) deps.setLayout(currentId, layout);
+      } catch (error) {
+        throw new StackClosedError(error instanceof Error ? error.message : String(error), { cause: error });
+      }
+      deps.open(currentId);
+    },
+
+    /** Opens a checkpoint of the stack open here as a new stack named `name`; this one is left as it is. */
+    async openCheckpoint(checkpointId: string, name: string): Promise<StackSummary> {
+      await deps.askToKeep();
+      const { stack, layout } = await stacks.stackFromCheckpoint(currentId, checkpointId, name);
+      if (layout !== null) deps.setLayout(stack.id, layout);
+      deps.remember(stack);
+      deps.open(stack.id);
+      return stack;
+    },
+
+    /**
      * Deletes a stack (the user confirmed). The open one is stopped first and another opened after;
      * `others`: the stacks left, the first of which opens then.
      */

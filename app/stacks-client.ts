@@ -21,6 +21,8 @@ export interface StacksClient {
   saveResetPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
   resetToPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
   dropResetPoint(stackId: string): Promise<null>;
+  restoreCheckpoint(stackId: string, checkpointId: string, options: { heldByCaller: boolean; layout: string | null }): Promise<{ layout: string | null }>;
+  stackFromCheckpoint(stackId: string, checkpointId: string, name: string): Promise<{ stack: StackSummary; layout: string | null }>;
   cancel(job: string): Promise<void>;
   forgetExport(): Promise<void>;
 }
@@ -54,6 +56,8 @@ export function wrapStacks(api: StacksApi): StacksClient {
     saveResetPoint: (stackId, options) => unwrap(api.saveResetPoint(stackId, options)),
     resetToPoint: (stackId, options) => unwrap(api.resetToPoint(stackId, options)),
     dropResetPoint: (stackId) => unwrap(api.dropResetPoint(stackId)),
+    restoreCheckpoint: (stackId, checkpointId, options) => unwrap(api.restoreCheckpoint(stackId, checkpointId, options)),
+    stackFromCheckpoint: (stackId, checkpointId, name) => unwrap(api.stackFromCheckpoint(stackId, checkpointId, name)),
     cancel: (job) => api.cancel(job),
     forgetExport: () => api.forgetExport(),
   };

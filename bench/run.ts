@@ -4,6 +4,7 @@ import { benchAgent } from './agent.ts';
 import { benchApp } from './app.ts';
 import { benchAppMemory } from './app-memory.ts';
 import { benchCanvas } from './canvas.ts';
+import { benchCheckpoint } from './checkpoint.ts';
 import { benchFirstShell } from './first-shell.ts';
 import { benchMemory } from './memory.ts';
 import { benchNet } from './net.ts';
@@ -24,6 +25,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'vm.first_shell': benchFirstShell,
   'net.download_10mb': benchNet,
   'stack.file': benchStackFile,
+  checkpoint: benchCheckpoint,
 };
 
 // Names come after `--` from npm, or as plain arguments.

@@ -135,6 +135,8 @@ export async function loadCanvas(
               ? `The user opened the document ${win.path} in a window (${win.id}).`
               : win.kind === 'board'
               ? `The user opened the task board (${win.id}), which shows your subagents (the task tool).`
+              : win.kind === 'timeline'
+              ? `The user opened the timeline (${win.id}), which lists the stack's checkpoints (list_checkpoints).`
               : `The user opened a new ${win.kind} window "${win.title}" (${win.id}); it is empty until you fill it.`,
           );
           return;
@@ -208,6 +210,8 @@ function describeWindow(win: CanvasWindow): string {
       return `- ${win.id}: tasks "${win.title}" (the stack's scheduled tasks; schedule_task adds to it)`;
     case 'board':
       return `- ${win.id}: task board "${win.title}" (your subagents, running and finished; the task tool adds to it)`;
+    case 'timeline':
+      return `- ${win.id}: timeline "${win.title}" (the stack's checkpoints; only the user restores one)${win.proposed ? `, showing your proposal to restore ${win.proposed.checkpoint_id}` : ''}`;
     default:
       return assertNever(win, 'window');
   }
@@ -224,6 +228,7 @@ function checkPatchFits(win: CanvasWindow, patch: WindowPatch): void {
       terminal: ['title'],
       tasks: ['title'],
       board: ['title'],
+      timeline: ['title', 'proposed'],
     };
     const wrong = fields.filter((field) => !allowed[win.kind].includes(field));
     if (wrong.length) throw new CanvasError(`A ${win.kind} window has no ${wrong.join(', ')} to set.`);

@@ -1,7 +1,7 @@
 // The stack's computer as the stack worker sees it: the VM worker (vm/) behind VmApi, its status
 // as ComputerStatus events, exec for the bash tool, the terminal, and /workspace kept in step
 // with the files the stack worker writes.
-import type { ExecRequest, NetTraffic, VmApi, VmAvailability, VmExecResult, VmNetwork, VmStatus } from '../vm/protocol.ts';
+import type { ExecRequest, NetTraffic, VmApi, VmAvailability, VmCapture, VmExecResult, VmNetwork, VmStatus } from '../vm/protocol.ts';
 import type { ComputerAction, ComputerStatus } from './protocol.ts';
 
 /** The computer's network: the proxy's relay and resolver, or why it has none. */
@@ -22,6 +22,9 @@ export interface ComputerDeps {
   proxy<T extends object>(callback: T): T;
   now?: () => number;
 }
+
+/** How long a checkpoint waits for the computer to finish starting before it is given up. */
+const CAPTURE_START_WAIT_MS = 20_000;
 
 export class ComputerUnavailableError extends Error {
   override readonly name = 'ComputerUnavailableError';
@@ -63,6 +66,11 @@ export interface Computer {
    * once, its open connections ending; a stopped one takes it at its next start anyway.
    */
   networkChanged(): Promise<void>;
+  /**
+   * The computer's files as they stand, for a checkpoint (VmApi.capture): null when it was not
+   * started since the page opened (its files in OPFS are then still). Throws when saving fails.
+   */
+  capture(since: string | null): Promise<VmCapture | null>;
 }
 
 /** A process started by `service`. */
@@ -210,6 +218,19 @@ export function createComputer(deps: ComputerDeps): Computer {
   return {
     get status() {
       return status;
+    },
+    async capture(since) {
+      if (!vm) return null;
+      // A start under way (a first download can take minutes) is waited for a while, not for ever.
+      if (starting) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CAPTURE_START_WAIT_MS)));
+        const outcome = await Promise.race([starting, late]).finally(() => clearTimeout(timer));
+        if (outcome === 'late') throw new Error('the computer was still starting');
+      }
+      const result = await vm.capture(since);
+      if (!result.ok) throw new Error(`the computer could not be saved for the checkpoint: ${result.error.message}`);
+      return result.value;
     },
     start,
     control,

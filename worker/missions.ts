@@ -16,7 +16,7 @@ import type { Hooks } from './hooks.ts';
 import type { PermissionGate } from './permissions/gate.ts';
 import { assertNever, tokensOf, type ErrorShape, type MissionKind, type MissionStatus, type MissionTask, type StackEventBody, type Usage } from './protocol.ts';
 import { isStorageFull, storageFullMessage } from './storage-full.ts';
-import type { Subagents } from './subagents.ts';
+import { READ_ONLY_TOOLS, type Subagents } from './subagents.ts';
 import { createTaskTool } from './tools/task.ts';
 
 export interface MissionDeps {
@@ -44,6 +44,11 @@ export interface MissionDeps {
   subagents?: Subagents;
   /** Tokens a mission may use, its subagents' included; read at its start. 0: no limit. */
   budget?(): number;
+  /**
+   * Called once per mission before its first tool that may change the stack runs (a checkpoint
+   * is taken there). Must not throw; the tool waits for it.
+   */
+  beforeChange?(mission: { mission_id: string; kind: MissionKind; text: string }): Promise<void>;
   /** After a mission that failed for lack of a model, the status is checked again. */
   onModelTrouble(): void;
   /**
@@ -52,6 +57,9 @@ export interface MissionDeps {
    */
   demo?: { stream(): StreamFn; ready(): Promise<void> };
 }
+
+/** Tools that only read (or only ask): no checkpoint is taken before them. */
+const UNCHANGING_TOOLS = new Set<string>([...READ_ONLY_TOOLS, 'list_checkpoints']);
 
 /** How many times a stop hook may send the agent back to work in one mission. */
 export const MAX_STOP_HOOK_RETURNS = 3;
@@ -154,12 +162,19 @@ export function createMissions(deps: MissionDeps): Missions {
       const attachments = await deps.attachments();
       const skills = demo ? '' : ((await deps.skills?.().catch(() => '')) ?? '');
       const stackTools = demo || !deps.moreTools ? deps.tools : [...deps.tools, ...(await deps.moreTools().catch(() => []))];
+      let checkpointed: Promise<void> | undefined;
       const authorize: NonNullable<LoopOptions['authorize']> = async (call, signal) => {
         if (hooks?.any('PreToolUse', call.name)) {
           const verdict = await hooks.run('PreToolUse', { tool_name: call.name, tool_input: call.input }, { mission_id: missionId, tool_use_id: call.tool_use_id, tool_name: call.name }, signal);
           if (verdict.block !== null) return { allow: false, reason: `A hook blocked this call: ${verdict.block}` };
         }
-        return deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal, userHosts);
+        const verdict = await deps.gate.check({ mission_id: missionId, tool: call.name, title: call.title, input: call.input }, signal, userHosts);
+        // The stack as it was before the mission's first change: a checkpoint, taken once.
+        if (verdict.allow && !demo && deps.beforeChange && !UNCHANGING_TOOLS.has(call.name)) {
+          checkpointed ??= deps.beforeChange({ mission_id: missionId, kind, text });
+          await checkpointed;
+        }
+        return verdict;
       };
       const afterTool: NonNullable<LoopOptions['afterTool']> = async (call, result, signal) => {
         if (!hooks?.any('PostToolUse', call.name)) return result;

@@ -296,19 +296,46 @@ export interface TasksWindow extends WindowBase {
   kind: 'tasks';
 }
 
+/** The stack's checkpoints, to restore or open as a new stack; its list comes from `list_checkpoints`. */
+export interface TimelineWindow extends WindowBase {
+  kind: 'timeline';
+  /** A checkpoint the agent proposed to go back to, with its reason; only the user restores. */
+  proposed?: { checkpoint_id: string; reason: string };
+}
+
+/** A checkpoint as the timeline shows it: when, why, what changed since the one before, its room. */
+export interface CheckpointInfo {
+  id: string;
+  created_at: number;
+  reason: 'mission' | 'manual' | 'scheduled' | 'before_restore';
+  label: string;
+  changes: { added: string[]; removed: string[]; changed: string[]; computer: boolean; databases: boolean };
+  /** Bytes it added to the checkpoints' room; the stack's whole size at that point. */
+  added_bytes: number;
+  total_bytes: number;
+}
+
+export interface CheckpointList {
+  checkpoints: CheckpointInfo[];
+  /** The room every checkpoint takes together (they share what did not change). */
+  bytes: number;
+  /** The rule old ones are pruned by, in words. */
+  rule: string;
+}
+
 /** The subagents of this stack's missions, running and finished; its list comes from `subagent_*` events. */
 export interface BoardWindow extends WindowBase {
   kind: 'board';
 }
 
-export type CanvasWindow = NotesWindow | TableWindow | ChartWindow | DocumentWindow | TerminalWindow | TasksWindow | BoardWindow;
+export type CanvasWindow = NotesWindow | TableWindow | ChartWindow | DocumentWindow | TerminalWindow | TasksWindow | BoardWindow | TimelineWindow;
 
 /**
  * A change to one window. Tables change by rows, so a cell edit in a 10k-row table sends one row,
  * not the table. Applied the same way in the worker and the app (`applyWindowPatch`).
  */
 export type WindowPatch =
-  | { op: 'set'; title?: string; content?: string; chart?: ChartType; source?: ChartSource; path?: string; mime?: string }
+  | { op: 'set'; title?: string; content?: string; chart?: ChartType; source?: ChartSource; path?: string; mime?: string; proposed?: { checkpoint_id: string; reason: string } }
   | { op: 'set_columns'; columns: TableColumn[] }
   | { op: 'upsert_rows'; rows: TableRow[] }
   | { op: 'delete_rows'; row_ids: string[] };
@@ -387,7 +414,12 @@ export interface RequestMap {
   /** A table window as a file to download, made by the worker (the one place exports are made). */
   export_window: { params: { window_id: string; format: 'csv' | 'json' | 'xlsx' }; result: { filename: string; mime: string; bytes: Uint8Array } };
   /** The user opens a window themselves (the subbar's +); the agent hears of it. */
-  open_window: { params: { kind: 'notes' | 'terminal' | 'tasks' | 'board'; title: string } | { kind: 'document'; path: string }; result: CanvasWindow };
+  open_window: { params: { kind: 'notes' | 'terminal' | 'tasks' | 'board' | 'timeline'; title: string } | { kind: 'document'; path: string }; result: CanvasWindow };
+  /** The stack's checkpoints, newest first, the room they take and the rule that prunes them. */
+  list_checkpoints: { params: Record<string, never>; result: CheckpointList };
+  /** "Checkpoint now": the whole stack as it stands; `layout`: the page's window places. */
+  take_checkpoint: { params: { label?: string; layout?: string | null }; result: CheckpointInfo };
+  delete_checkpoint: { params: { checkpoint_id: string }; result: CheckpointList };
   /** Stops one subagent (the `task` tool's); its mission goes on and the agent is told. */
   cancel_subagent: { params: { subagent_id: string }; result: { cancelled: boolean } };
   /**
@@ -626,6 +658,9 @@ export type StackEventBody =
   /** A scheduled task was created or changed, or one of its runs moved on. */
   | { type: 'task_changed'; task: TaskInfo }
   | { type: 'task_removed'; task_id: string }
+  /** A checkpoint was taken (`checkpoint`), or one failed (`error`); the timeline asks for the list again. */
+  | { type: 'checkpoint_taken'; checkpoint: CheckpointInfo }
+  | { type: 'checkpoint_failed'; mission_id: string | null; error: ErrorShape }
   /** A subagent started, moved on (its activity, its spend) or ended. */
   | { type: 'subagent_changed'; subagent: SubagentInfo }
   /** A step of a subagent's work, for its transcript on the task board. */
@@ -759,6 +794,14 @@ export interface StacksApi {
   saveResetPoint(stackId: string, options: { heldByCaller: boolean }): Promise<StacksResult<{ bytes: number }>>;
   resetToPoint(stackId: string, options: { heldByCaller: boolean }): Promise<StacksResult<{ bytes: number }>>;
   dropResetPoint(stackId: string): Promise<StacksResult<null>>;
+  /**
+   * Makes the still stack what it was at checkpoint `checkpointId` (the caller holds its lock
+   * and closed its worker), keeping it as it is now as a checkpoint first (`layout`: its window
+   * places then). Returns the checkpoint's layout.
+   */
+  restoreCheckpoint(stackId: string, checkpointId: string, options: { heldByCaller: boolean; layout: string | null }): Promise<StacksResult<{ layout: string | null }>>;
+  /** Makes a new stack named `name` of a checkpoint of a stack (open or not), leaving that stack as it is. */
+  stackFromCheckpoint(stackId: string, checkpointId: string, name: string): Promise<StacksResult<{ stack: StackSummary; layout: string | null }>>;
   /** Stops an export or import under way; it then fails with code `aborted`. */
   cancel(job: string): Promise<void>;
   /** Removes the file an export made for downloading, once the page has it. */

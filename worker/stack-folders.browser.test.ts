@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stackLockName } from './protocol.ts';
 import { copyFolder, createStackFolders, folderSize, webStackLocks, type StackFolders } from './stack-folders.ts';
 import type { StorageEstimateLike } from './storage-full.ts';
+import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.ts';
+import { checkpointSources } from './checkpoints/sources.ts';
 
 let area = '';
 let estimate: StorageEstimateLike | undefined;
@@ -194,5 +196,85 @@ describe('stack folders', () => {
     controller.abort(new Error('taken over'));
     await expect(copyFolder(await (await stacksDir()).getDirectoryHandle('default'), target, controller.signal)).rejects.toThrow('taken over');
     expect(await folderSize(target)).toBe(0);
+  });
+
+  describe('checkpoints', () => {
+    /** A still stack's checkpoint, taken as the stack worker takes one (its files as they lie). */
+    async function checkpoint(stackId: string, label: string) {
+      const dir = await (await stacksDir()).getDirectoryHandle(stackId);
+      const store = await openCheckpointStore(dir);
+      const newest = (await store.list())[0];
+      const sources = await checkpointSources(dir, { databaseCopies: null, capture: null, ...(newest ? { previous: newest.files } : {}) });
+      return store.take({ reason: 'manual', label, layout: `{"label":"${label}"}`, sources, ...checkpointKinds });
+    }
+
+    beforeEach(async () => {
+      await put('default/.os/config/stack.json', JSON.stringify({ name: 'Work', created_at: 1 }));
+      await put('default/.os/config/secrets.json', '{"api_key":"test-key-1"}');
+      await put('default/documents/a.txt', 'the original');
+      await put('default/.os/memory/transcript.db', new Uint8Array(4096).fill(1));
+      await put('default/.os/vm/machine.json', JSON.stringify({ imageHash: 'abc12345', state: 'g1', disk: 'g1' }));
+      await put('default/.os/vm/state.bin', new Uint8Array(200_000).fill(5));
+      await put('default/.os/vm/overlay.data', new Uint8Array(150_000).fill(6));
+      await put('default/.os/vm/overlay.map', new Uint8Array(100).fill(7));
+    });
+
+    it('restores a still stack whole, keeping it as it was as a checkpoint first, its name and secrets untouched', async () => {
+      const first = await checkpoint('default', 'first');
+      await put('default/documents/a.txt', 'changed');
+      await put('default/documents/new.txt', 'made after');
+      await put('default/.os/memory/transcript.db', new Uint8Array(4096).fill(2));
+      await put('default/.os/vm/overlay.data', new Uint8Array(150_000).fill(8));
+      await put('default/.os/vm/machine.json', JSON.stringify({ imageHash: 'abc12345', state: 'g1', disk: null }));
+      await put('default/.os/config/secrets.json', '{"api_key":"test-key-2"}');
+
+      await expect(folders.restoreCheckpoint('default', first.id, { heldByCaller: false, layout: '{"now":1}' })).resolves.toEqual({ layout: '{"label":"first"}' });
+      expect(await read('default/documents/a.txt')).toBe('the original');
+      expect(await read('default/documents/new.txt')).toBeNull();
+      expect((await read('default/.os/memory/transcript.db'))!.charCodeAt(0)).toBe(1);
+      expect((await read('default/.os/vm/overlay.data'))!.charCodeAt(0)).toBe(6);
+      expect(JSON.parse((await read('default/.os/vm/machine.json'))!)).toMatchObject({ state: 'g1', disk: 'g1' });
+      expect(await read('default/.os/config/secrets.json')).toBe('{"api_key":"test-key-2"}');
+      expect(JSON.parse((await read('default/.os/config/stack.json'))!)).toMatchObject({ name: 'Work' });
+
+      // What the restore replaced is a checkpoint of its own: going back to it undoes the restore.
+      const store = await openCheckpointStore(await (await stacksDir()).getDirectoryHandle('default'));
+      const [before] = await store.list();
+      expect(before).toMatchObject({ reason: 'before_restore', layout: '{"now":1}' });
+      expect(before!.changes.changed).toEqual(['documents/a.txt']);
+      expect(before!.changes.added).toEqual(['documents/new.txt']);
+      // The disk moved on after its save: that state was not kept, so the computer would cold boot.
+      expect(before!.files['.os/vm/state.bin']).toBeUndefined();
+      await folders.restoreCheckpoint('default', before!.id, { heldByCaller: false, layout: null });
+      expect(await read('default/documents/new.txt')).toBe('made after');
+      expect(await read('default/.os/vm/state.bin')).toBeNull();
+    });
+
+    it('will not restore a stack open in another tab, nor a checkpoint that is gone', async () => {
+      const first = await checkpoint('default', 'first');
+      await holdElsewhere('default');
+      await expect(folders.restoreCheckpoint('default', first.id, { heldByCaller: false, layout: null })).rejects.toMatchObject({ shape: { code: 'busy' } });
+      await expect(folders.restoreCheckpoint('default', 'c-0-000000', { heldByCaller: true, layout: null })).rejects.toMatchObject({ shape: { code: 'not_found' } });
+      expect(await read('default/documents/a.txt')).toBe('the original');
+    });
+
+    it('opens a checkpoint as a new stack, leaving the stack itself as it is (even while open elsewhere)', async () => {
+      const first = await checkpoint('default', 'first');
+      await put('default/documents/a.txt', 'changed');
+      await holdElsewhere('default');
+      const made = await folders.stackFromCheckpoint('default', first.id, 'Work, before');
+      expect(made).toMatchObject({ stack: { id: 's-copy1', name: 'Work, before' }, layout: '{"label":"first"}' });
+      expect(await read('s-copy1/documents/a.txt')).toBe('the original');
+      expect(await read('s-copy1/.os/vm/overlay.data')).not.toBeNull();
+      expect(await read('s-copy1/.os/config/secrets.json')).toBeNull();
+      const made1 = await (await stacksDir()).getDirectoryHandle('s-copy1');
+      await expect((await made1.getDirectoryHandle('.os')).getDirectoryHandle('checkpoints')).rejects.toThrow(); // it starts its own
+      expect(await read('default/documents/a.txt')).toBe('changed');
+      // Duplicates do not carry checkpoints either.
+      releases.splice(0).forEach((release) => release());
+      await folders.duplicate('default', 'Copy', false);
+      const copy = await (await stacksDir()).getDirectoryHandle('s-copy2');
+      await expect((await copy.getDirectoryHandle('.os')).getDirectoryHandle('checkpoints')).rejects.toThrow();
+    });
   });
 });

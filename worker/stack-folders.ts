@@ -6,6 +6,9 @@ import type { ErrorShape, StackSummary, StacksReport } from './protocol.ts';
 import { exportStack } from './stack-file/export.ts';
 import { SNAPSHOT_DIR, StackFileError, totalSize } from './stack-file/format.ts';
 import { importStackFile } from './stack-file/import.ts';
+import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.ts';
+import { checkpointSources, keptThroughRestore } from './checkpoints/sources.ts';
+import { CheckpointError } from './checkpoints/store.ts';
 import { isStorageFull, noRoomMessage, storageFullMessage, type StorageEstimateLike } from './storage-full.ts';
 
 /** The stack's own record, `.os/config/stack.json`; `copying` while a duplicate is being made. */
@@ -17,6 +20,8 @@ interface StackMeta {
 
 const META_DIR = ['.os', 'config'] as const;
 const META_FILE = 'stack.json';
+/** A stack's checkpoints: never copied with it (a duplicate or a kiosk starts its own). */
+const CHECKPOINTS_PATH = '.os/checkpoints';
 const DEFAULT_NAME = 'My stack';
 /** A stack id is a folder name: a safe alphabet (app/stacks.ts and storage.ts agree). */
 const STACK_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -68,6 +73,14 @@ export interface StackFolders {
   resetToPoint(stackId: string, heldByCaller: boolean): Promise<{ bytes: number }>;
   /** Forgets a stack's reset point (kiosk mode ended). */
   dropResetPoint(stackId: string): Promise<void>;
+  /**
+   * Makes a still stack what it was at one of its checkpoints. The stack as it is now is kept
+   * first as a checkpoint of its own (`layout`: its window places), so a restore can be undone.
+   * Returns the checkpoint's layout.
+   */
+  restoreCheckpoint(stackId: string, checkpointId: string, options: { heldByCaller: boolean; layout: string | null }): Promise<{ layout: string | null }>;
+  /** Makes a new stack, named `name`, of a stack's checkpoint; the stack itself is not touched (it may be open). */
+  stackFromCheckpoint(stackId: string, checkpointId: string, name: string): Promise<{ stack: StackSummary; layout: string | null }>;
 }
 
 export interface StackExportOptions {
@@ -213,7 +226,7 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
           try {
             // Marked first: a copy cut short is never taken for a stack (list() removes it).
             await writeMeta(target, { name: clean, created_at: now(), copying: true });
-            await copyFolder(source, target, signal, [...META_DIR, META_FILE].join('/'));
+            await copyFolder(source, target, signal, [[...META_DIR, META_FILE].join('/'), CHECKPOINTS_PATH]);
             await writeMeta(target, { name: clean, created_at: now() });
           } catch (error) {
             await stacks.removeEntry(id, { recursive: true }).catch(() => {});
@@ -284,7 +297,7 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
         await points.removeEntry(stackId, { recursive: true }).catch(() => {});
         const point = await points.getDirectoryHandle(stackId, { create: true });
         try {
-          await copyFolder(dir, point, signal);
+          await copyFolder(dir, point, signal, [CHECKPOINTS_PATH]);
           // Written last: a point cut short has no mark and is never reset to.
           await (await point.getFileHandle(POINT_DONE, { create: true })).createWritable().then((writable) => writable.close());
         } catch (error) {
@@ -315,6 +328,63 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
       await (await resetPoints()).removeEntry(stackId, { recursive: true }).catch((error: unknown) => {
         if (!isNotFound(error)) throw error;
       });
+    },
+
+    async restoreCheckpoint(stackId, checkpointId, options) {
+      const dir = await folder(stackId);
+      const { name } = await summary(stackId, dir);
+      return whileStill(stackId, name, options.heldByCaller, 'restore', async (signal) => {
+        const store = await openCheckpointStore(dir, { now });
+        const target = await store.get(checkpointId).catch(checkpointRefusal);
+        const refusal = noRoomMessage(`"${name}" was not restored`, target.total_bytes, await deps.estimate());
+        if (refusal) throw new StackFolderError({ code: 'storage', message: refusal });
+        // The stack as it is now, kept first: what the restore replaces can be brought back.
+        const newest = (await store.list())[0];
+        const sources = await checkpointSources(dir, { databaseCopies: null, capture: null, ...(newest ? { previous: newest.files } : {}) });
+        const before = await store
+          .take({ reason: 'before_restore', label: `Before going back to ${new Date(target.created_at).toLocaleString()}`, layout: options.layout, sources, ...checkpointKinds })
+          .catch((error: unknown) => Promise.reject(fullOr(error, `"${name}" was not restored (the stack as it is now could not be kept first)`)));
+        const replaceWith = async (id: string) => {
+          await clearForRestore(dir, '', releaseWaitMs);
+          await store.restoreInto(id, dir, { signal });
+        };
+        try {
+          await replaceWith(checkpointId);
+        } catch (error) {
+          // Half a restore is no stack: put back what it was.
+          await replaceWith(before.id).catch(() => {});
+          if (error instanceof CheckpointError) checkpointRefusal(error);
+          throw fullOr(error, `"${name}" was not restored; it is as it was`);
+        }
+        return { layout: target.layout };
+      });
+    },
+
+    async stackFromCheckpoint(stackId, checkpointId, name) {
+      const clean = checkName(name);
+      const source = await folder(stackId);
+      // A reader: the stack may be open, its worker taking checkpoints beside this.
+      const store = await openCheckpointStore(source, { now, owner: false });
+      const record = await store.get(checkpointId).catch(checkpointRefusal);
+      const refusal = noRoomMessage(`"${clean}" was not made`, record.total_bytes, await deps.estimate());
+      if (refusal) throw new StackFolderError({ code: 'storage', message: refusal });
+      const id = newId();
+      const stacks = await deps.stacksDir();
+      const made = await deps.locks.withLock(id, async (signal) => {
+        const target = await stacks.getDirectoryHandle(id, { create: true });
+        try {
+          await writeMeta(target, { name: clean, created_at: now(), copying: true });
+          await store.restoreInto(checkpointId, target, { signal, skip: keptThroughRestore });
+          await writeMeta(target, { name: clean, created_at: now() });
+        } catch (error) {
+          await removeWhenReleased(stacks, id, releaseWaitMs).catch(() => {});
+          if (error instanceof CheckpointError) checkpointRefusal(error);
+          throw fullOr(error, `"${clean}" was not made`);
+        }
+        return { stack: await summary(id, target), layout: record.layout };
+      });
+      if (!made.held) throw new StackFolderError({ code: 'internal', message: 'The new stack id is in use; try again.' });
+      return made.value;
     },
 
     async remove(stackId, heldByCaller) {
@@ -388,11 +458,11 @@ export async function folderSize(dir: FileSystemDirectoryHandle): Promise<number
  * computer's disk and state), streaming each file; `skip` is a path not to copy. Stops when
  * `signal` aborts.
  */
-export async function copyFolder(from: FileSystemDirectoryHandle, to: FileSystemDirectoryHandle, signal: AbortSignal, skip = '', prefix = ''): Promise<void> {
+export async function copyFolder(from: FileSystemDirectoryHandle, to: FileSystemDirectoryHandle, signal: AbortSignal, skip: string | string[] = [], prefix = ''): Promise<void> {
   for await (const [name, handle] of entriesOf(from)) {
     if (signal.aborted) throw signal.reason;
     const path = prefix ? `${prefix}/${name}` : name;
-    if (path === skip) continue;
+    if (typeof skip === 'string' ? path === skip : skip.includes(path)) continue;
     if (handle.kind === 'directory') {
       await copyFolder(handle as FileSystemDirectoryHandle, await to.getDirectoryHandle(name, { create: true }), signal, skip, path);
       continue;
@@ -406,6 +476,23 @@ export async function copyFolder(from: FileSystemDirectoryHandle, to: FileSystem
       await writable.abort().catch(() => {});
       throw error;
     }
+  }
+}
+
+function checkpointRefusal(error: unknown): never {
+  if (error instanceof CheckpointError) throw new StackFolderError({ code: error.code === 'not_found' ? 'not_found' : 'storage', message: error.message });
+  throw error;
+}
+
+/** Removes every file and folder of a stack a restore replaces (all but its record, secrets and checkpoints). */
+async function clearForRestore(dir: FileSystemDirectoryHandle, prefix: string, waitMs: number): Promise<void> {
+  const children: [string, FileSystemHandle][] = [];
+  for await (const entry of entriesOf(dir)) children.push(entry);
+  for (const [name, handle] of children) {
+    const path = prefix ? `${prefix}/${name}` : name;
+    if (keptThroughRestore(path)) continue;
+    if (handle.kind === 'directory' && (path === '.os' || path === '.os/config')) await clearForRestore(handle as FileSystemDirectoryHandle, path, waitMs);
+    else await removeWhenReleased(dir, name, waitMs);
   }
 }
 

@@ -29,6 +29,9 @@ import { ruleHandlers } from './handlers/rules.ts';
 import { settingsHandlers } from './handlers/settings.ts';
 import { skillHandlers } from './handlers/skills.ts';
 import { taskHandlers } from './handlers/tasks.ts';
+import { checkpointHandlers } from './handlers/checkpoints.ts';
+import { createCheckpoints } from './checkpoints/checkpoints.ts';
+import { createListCheckpointsTool, createProposeRestoreTool } from './tools/checkpoints.ts';
 import { createSkills } from './skills.ts';
 import { createScheduler, scheduledPrompt, TaskError } from './tasks.ts';
 import { createScheduleTaskTool } from './tools/schedule-task.ts';
@@ -42,6 +45,7 @@ import {
   type ErrorShape,
   type EventListener,
   type Method,
+  type MissionKind,
   type MissionStatus,
   type ModelStatus,
   type ResultOf,
@@ -105,7 +109,9 @@ export interface StackDeps {
   maxRetries?: number;
   compaction?: CompactionPolicy;
   /** Consistent copies of both databases for an export (`.os/snapshot/`), replacing older ones. */
-  snapshotDatabases?: () => Promise<void>;
+  snapshotDatabases?: (into?: string) => Promise<void>;
+  /** The stack's folder in OPFS; with snapshotDatabases, the stack keeps checkpoints there. */
+  stackDir?: () => Promise<FileSystemDirectoryHandle>;
 }
 
 /** A network ticket is renewed this long before it ends (the proxy's last 12 h). */
@@ -294,10 +300,38 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     model: () => settings.model,
     ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
   });
+  // Checkpoints: the whole stack before each mission's first change, and on demand.
+  const checkpoints =
+    deps.stackDir && deps.snapshotDatabases
+      ? createCheckpoints({ stackDir: deps.stackDir, snapshotDatabases: deps.snapshotDatabases, computer, emit })
+      : null;
+  if (checkpoints) {
+    tools.push(
+      createListCheckpointsTool(() => checkpoints.list()),
+      createProposeRestoreTool(async (checkpointId, reason) => {
+        const known = (await checkpoints.list()).checkpoints.some((checkpoint) => checkpoint.id === checkpointId);
+        if (!known) throw new Error(`there is no checkpoint ${checkpointId}; list_checkpoints names them`);
+        const proposed = { checkpoint_id: checkpointId, reason };
+        const open = canvas.windows().find((win) => win.kind === 'timeline');
+        if (open) await canvas.patchWindow(open.id, { op: 'set', proposed });
+        else await canvas.openWindow({ kind: 'timeline', title: 'Timeline', proposed });
+      }),
+    );
+  }
+  const beforeChange = async (mission: { mission_id: string; kind: MissionKind; text: string }) => {
+    try {
+      await checkpoints!.take(mission.kind === 'scheduled' ? 'scheduled' : 'mission', mission.text);
+    } catch (error) {
+      // The mission goes on: a checkpoint that could not be taken is said, not fatal.
+      console.warn('a checkpoint could not be taken', error);
+      emit({ type: 'checkpoint_failed', mission_id: mission.mission_id, error: isStorageFull(error) ? { code: 'storage', message: storageFullMessage('No checkpoint was taken before this') } : toErrorShape(error) });
+    }
+  };
   const missions = createMissions({
     emit,
     newId,
     tools,
+    ...(checkpoints ? { beforeChange } : {}),
     subagents,
     // A server still starting gets a moment; one not up by then joins at a later mission.
     moreTools: () => mcp.tools(20_000),
@@ -402,6 +436,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     ...computerHandlers(context),
     ...skillHandlers(skills),
     ...taskHandlers(tasks),
+    ...checkpointHandlers(checkpoints),
     // Makes the stack's files still for a copy: the last thing this worker does.
     async close(params) {
       if (missions.active > 0) throw new RequestError({ code: 'busy', message: 'The agent is working in this stack: wait for it to finish (or stop it), then try again.' });
@@ -411,6 +446,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       await mcp.close();
       if (ticketRefresh) clearTimeout(ticketRefresh);
       await pipeline.idle();
+      await checkpoints?.idle();
       // A computer that ran this session is saved and stopped: its disk and state are then a pair.
       if (computer && !['off', 'unavailable', 'suspended'].includes(computer.status.state)) await computer.control('suspend');
       await checking;

@@ -70,6 +70,9 @@ const api: StacksApi = {
   checkDuplicate: (stackId, options) => result(async () => (await folders.checkDuplicate(stackId, options?.heldByCaller === true), null)),
   duplicate: (stackId, name, options) => result(() => folders.duplicate(stackId, name, options?.heldByCaller === true)),
   remove: (stackId, options) => result(() => folders.remove(stackId, options?.heldByCaller === true)),
+  restoreCheckpoint: (stackId, checkpointId, options) =>
+    result(() => folders.restoreCheckpoint(stackId, checkpointId, { heldByCaller: options?.heldByCaller === true, layout: typeof options?.layout === 'string' ? options.layout : null })),
+  stackFromCheckpoint: (stackId, checkpointId, name) => result(() => folders.stackFromCheckpoint(stackId, checkpointId, name)),
   exportStack: (stackId, options, onProgress) =>
     result(() =>
       job(options.job, async (signal) => {

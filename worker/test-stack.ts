@@ -42,6 +42,7 @@ export function testComputer(exec: (request: ExecRequest) => Promise<Partial<VmE
     terminalResize: async () => {},
     networkUse: async () => ({ sent: 0, received: 0, online: true }),
     networkChanged: async () => {},
+    capture: async () => null,
   };
 }
 

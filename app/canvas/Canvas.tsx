@@ -18,6 +18,7 @@ import { NotesWindowNode } from './NotesWindowNode.tsx';
 import { TableWindowNode } from './TableWindowNode.tsx';
 import { BoardWindowNode } from './BoardWindowNode.tsx';
 import { TasksWindowNode } from './TasksWindowNode.tsx';
+import { TimelineWindowNode } from './TimelineWindowNode.tsx';
 import { TerminalWindowNode } from './TerminalWindowNode.tsx';
 import { MIN_ZOOM, useFocusPan } from './useFocusPan.ts';
 import { useCover } from './useCover.ts';
@@ -34,6 +35,7 @@ const nodeTypes = {
   document: DocumentWindowNode,
   terminal: TerminalWindowNode,
   tasks: TasksWindowNode,
+  timeline: TimelineWindowNode,
   board: BoardWindowNode,
 } satisfies Record<WindowNode['type'], unknown>;
 

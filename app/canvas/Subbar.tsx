@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
-import { TERMINAL_HIDDEN } from '../kiosk.ts';
+import { PAGE_KIOSK, TERMINAL_HIDDEN } from '../kiosk.ts';
 import { useAppStore } from '../store.ts';
 import { AddWindowMenu } from './AddWindowMenu.tsx';
 import { useOpenTerminal } from './useOpenTerminal.ts';
@@ -39,11 +39,16 @@ export function Subbar() {
     const opened = await client.call('open_window', { kind: 'board', title: 'Task board' });
     focusWindow(opened.id);
   });
+  const openTimeline = attempt(async () => {
+    const opened = await client.call('open_window', { kind: 'timeline', title: 'Timeline' });
+    focusWindow(opened.id);
+  });
   const choices = [
     { label: 'Notes', icon: KIND_ICONS.notes, choose: () => void addNotes() },
     ...(TERMINAL_HIDDEN ? [] : [{ label: 'Terminal', icon: KIND_ICONS.terminal, choose: () => void attempt(openTerminal)() }]),
     { label: 'Tasks', icon: KIND_ICONS.tasks, choose: () => void openTasks() },
     { label: 'Task board', icon: KIND_ICONS.board, choose: () => void openBoard() },
+    ...(PAGE_KIOSK ? [] : [{ label: 'Timeline', icon: KIND_ICONS.timeline, choose: () => void openTimeline() }]),
   ];
   return (
     <nav class="subbar" aria-label="Windows">

@@ -8,8 +8,8 @@ import type { CanvasWindow } from '../../worker/protocol.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
 
-export const KIND_ICONS: Record<CanvasWindow['kind'], string> = { notes: '✎', table: '▦', chart: '◔', document: '▤', terminal: '❯', tasks: '◷', board: '☷' };
-const KIND_NAMES: Record<CanvasWindow['kind'], string> = { notes: 'Notes', table: 'Table', chart: 'Chart', document: 'Document', terminal: 'Terminal', tasks: 'Tasks', board: 'Task board' };
+export const KIND_ICONS: Record<CanvasWindow['kind'], string> = { notes: '✎', table: '▦', chart: '◔', document: '▤', terminal: '❯', tasks: '◷', board: '☷', timeline: '↺' };
+const KIND_NAMES: Record<CanvasWindow['kind'], string> = { notes: 'Notes', table: 'Table', chart: 'Chart', document: 'Document', terminal: 'Terminal', tasks: 'Tasks', board: 'Task board', timeline: 'Timeline' };
 
 interface Props {
   window: CanvasWindow;

@@ -38,6 +38,7 @@ export const DEFAULT_SIZE: Record<WindowKind, { width: number; height: number }>
   terminal: { width: 680, height: 460 },
   tasks: { width: 480, height: 400 },
   board: { width: 480, height: 420 },
+  timeline: { width: 500, height: 440 },
 };
 
 const ORIGIN = 40;

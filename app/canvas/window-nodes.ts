@@ -1,7 +1,7 @@
 // Canvas windows as xyflow nodes: a typed union by kind, and how the store's windows and the
 // user's layout become nodes (reusing what did not change, so memoised windows do not redraw).
 import type { Node } from '@xyflow/react';
-import type { BoardWindow, CanvasWindow, ChartWindow, DocumentWindow, NotesWindow, TableWindow, TasksWindow, TerminalWindow } from '../../worker/protocol.ts';
+import type { BoardWindow, CanvasWindow, ChartWindow, DocumentWindow, NotesWindow, TableWindow, TasksWindow, TerminalWindow, TimelineWindow } from '../../worker/protocol.ts';
 import type { Geometry, Layout } from './layout.ts';
 
 export type NotesWindowNodeType = Node<{ window: NotesWindow }, 'notes'>;
@@ -11,7 +11,8 @@ export type DocumentWindowNodeType = Node<{ window: DocumentWindow }, 'document'
 export type TerminalWindowNodeType = Node<{ window: TerminalWindow }, 'terminal'>;
 export type TasksWindowNodeType = Node<{ window: TasksWindow }, 'tasks'>;
 export type BoardWindowNodeType = Node<{ window: BoardWindow }, 'board'>;
-export type WindowNode = NotesWindowNodeType | TableWindowNodeType | ChartWindowNodeType | DocumentWindowNodeType | TerminalWindowNodeType | TasksWindowNodeType | BoardWindowNodeType;
+export type TimelineWindowNodeType = Node<{ window: TimelineWindow }, 'timeline'>;
+export type WindowNode = NotesWindowNodeType | TableWindowNodeType | ChartWindowNodeType | DocumentWindowNodeType | TerminalWindowNodeType | TasksWindowNodeType | BoardWindowNodeType | TimelineWindowNodeType;
 
 /** Above every window the user stacked. */
 const MAXIMISED_Z = 100_000;

@@ -4,7 +4,7 @@ import { EXPORT_MIME, exportFileName, exportTable } from '../export/table-export
 import { RequestError, type Handlers, type StackContext } from './context.ts';
 import { isViewable } from './documents.ts';
 
-const WINDOW_TITLES = { terminal: 'Terminal', tasks: 'Tasks', board: 'Task board' } as const;
+const WINDOW_TITLES = { terminal: 'Terminal', tasks: 'Tasks', board: 'Task board', timeline: 'Timeline' } as const;
 
 export function canvasHandlers(ctx: StackContext): Handlers<'canvas_interaction' | 'open_window' | 'export_window'> {
   const { canvas, computer, deps } = ctx;
@@ -26,7 +26,7 @@ export function canvasHandlers(ctx: StackContext): Handlers<'canvas_interaction'
         await canvas.interact({ type: 'window_opened_by_user', window_id: opened.id });
         return opened;
       }
-      const kind = params?.kind === 'terminal' || params?.kind === 'tasks' || params?.kind === 'board' ? params.kind : 'notes';
+      const kind = params?.kind === 'terminal' || params?.kind === 'tasks' || params?.kind === 'board' || params?.kind === 'timeline' ? params.kind : 'notes';
       const fallback = kind === 'notes' ? 'Untitled notes' : WINDOW_TITLES[kind];
       const title = params && 'title' in params && typeof params.title === 'string' && params.title.trim() ? params.title.trim().slice(0, 120) : fallback;
       if (kind !== 'notes') {

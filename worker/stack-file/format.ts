@@ -16,12 +16,12 @@ export const MANIFEST_MAX_BYTES = 8 * 1024 * 1024;
 export const LAYOUT_MAX_BYTES = 1024 * 1024;
 
 /**
- * Files of a stack that never leave it: its own record (the importer writes a new one), the
+ * Files of a stack that never leave it: its own record (the importer writes a new one), its checkpoints, the
  * secrets (the user's API key), and what the databases and the export leave beside themselves.
  * The databases travel as consistent copies (`VACUUM INTO`), never as the live files.
  */
 export const SNAPSHOT_DIR = '.os/snapshot';
-export const NEVER_EXPORTED = [/^\.os\/config\/stack\.json$/, /^\.os\/config\/secrets\.json/, /-journal$/, /^\.os\/snapshot(\/|$)/, /^\.os\/memory\/(transcript|memory)\.db$/];
+export const NEVER_EXPORTED = [/^\.os\/config\/stack\.json$/, /^\.os\/config\/secrets\.json/, /-journal$/, /^\.os\/snapshot(\/|$)/, /^\.os\/memory\/(transcript|memory)\.db$/, /^\.os\/checkpoints(\/|$)/];
 
 export class StackFileError extends Error {
   override readonly name = 'StackFileError';

@@ -1,0 +1,125 @@
+// The open stack's checkpoints: taken before a mission's first change and on demand, listed for
+// the timeline and the agent, pruned by a visible rule. Restoring one, or opening it as a new
+// stack, needs the stack still, so the stacks worker does that (restore.ts).
+import type { Computer } from '../computer.ts';
+import type { CheckpointInfo, CheckpointList, StackEventBody } from '../protocol.ts';
+import { checkpointSources, isComputerFile, isDatabaseFile, isUserFile } from './sources.ts';
+import { CHECKPOINTS_DIR, checkpointStore, KEEP_RULE, type CheckpointReason, type CheckpointRecord, type CheckpointStore } from './store.ts';
+
+export interface CheckpointsDeps {
+  /** The stack's folder in OPFS. */
+  stackDir(): Promise<FileSystemDirectoryHandle>;
+  /** Consistent copies of the databases (VACUUM INTO) in a new folder `into` of the stack. */
+  snapshotDatabases(into: string): Promise<void>;
+  computer: Computer | undefined;
+  emit(event: StackEventBody): void;
+  now?: () => number;
+}
+
+export interface Checkpoints {
+  take(reason: CheckpointReason, label: string, layout?: string | null): Promise<CheckpointInfo>;
+  list(): Promise<CheckpointList>;
+  remove(id: string): Promise<CheckpointList>;
+  /** Resolves once no checkpoint is being taken (before the stack closes). */
+  idle(): Promise<void>;
+}
+
+/** Paths listed per change kind in a checkpoint's summary; the rest are counted by the page. */
+const LISTED = 50;
+export const KEEP_RULE_TEXT = `the newest ${KEEP_RULE.last}, and the newest of each day for ${KEEP_RULE.days} days`;
+
+export function checkpointInfo(record: CheckpointRecord): CheckpointInfo {
+  const { added, removed, changed, computer, databases } = record.changes;
+  return {
+    id: record.id,
+    created_at: record.created_at,
+    reason: record.reason,
+    label: record.label,
+    changes: { added: added.slice(0, LISTED), removed: removed.slice(0, LISTED), changed: changed.slice(0, LISTED), computer, databases },
+    added_bytes: record.added_bytes,
+    total_bytes: record.total_bytes,
+  };
+}
+
+/** The checkpoints of a stack folder (also the stacks worker's, for a still stack). */
+export async function openCheckpointStore(stack: FileSystemDirectoryHandle, options: { now?: () => number; owner?: boolean } = {}): Promise<CheckpointStore> {
+  const system = await stack.getDirectoryHandle('.os', { create: true });
+  return checkpointStore(await system.getDirectoryHandle(CHECKPOINTS_DIR, { create: true }), options);
+}
+
+/**
+ * Where the databases' copies for a checkpoint are made (beside an export's, never kept or
+ * exported), and removed after, and at the next open.
+ */
+const SNAPSHOTS = 'snapshot';
+const SYSTEM_DIR = '.os';
+
+async function removeTmp(stack: FileSystemDirectoryHandle): Promise<void> {
+  const folder = await (await stack.getDirectoryHandle(SYSTEM_DIR)).getDirectoryHandle(SNAPSHOTS).catch(() => null);
+  if (!folder) return;
+  const names: string[] = [];
+  for await (const [name, handle] of (folder as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) if (handle.kind === 'directory') names.push(name);
+  for (const name of names) await folder.removeEntry(name, { recursive: true }).catch(() => {});
+}
+
+export const checkpointKinds = { isUserFile, isComputer: isComputerFile, isDatabase: isDatabaseFile };
+
+export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
+  let store: Promise<CheckpointStore> | null = null;
+  const open = () =>
+    (store ??= deps.stackDir().then(async (dir) => {
+      await removeTmp(dir); // copies a killed tab left
+      return openCheckpointStore(dir, deps.now ? { now: deps.now } : {});
+    }));
+  /** The VM worker's capture behind the newest checkpoint: the next copies only what changed since. */
+  let lastCapture: { token: string; checkpoint: string } | null = null;
+  let latestLayout: string | null = null;
+  let taking: Promise<unknown> = Promise.resolve();
+
+  async function list(): Promise<CheckpointList> {
+    const kept = await open();
+    return { checkpoints: (await kept.list()).map(checkpointInfo), bytes: await kept.bytes(), rule: KEEP_RULE_TEXT };
+  }
+
+  async function takeNow(reason: CheckpointReason, label: string, layout: string | null | undefined): Promise<CheckpointInfo> {
+    if (layout !== undefined) latestLayout = layout;
+    const kept = await open();
+    const newest = (await kept.list())[0];
+    const since = lastCapture && newest && lastCapture.checkpoint === newest.id ? lastCapture.token : null;
+    // The computer first: its save brings the guest's /workspace changes into the folder.
+    const capture = deps.computer ? await deps.computer.capture(since) : null;
+    // A folder of its own each time: the database engine keeps a handle on each path it wrote (and
+    // takes paths of at most 64 characters).
+    const copies = `${SYSTEM_DIR}/${SNAPSHOTS}/${crypto.randomUUID().slice(0, 8)}`;
+    let record: CheckpointRecord;
+    try {
+      await deps.snapshotDatabases(copies);
+      const sources = await checkpointSources(await deps.stackDir(), { databaseCopies: copies, capture, ...(newest ? { previous: newest.files } : {}) });
+      record = await kept.take({ reason, label, layout: latestLayout, sources, ...checkpointKinds });
+    } finally {
+      await removeTmp(await deps.stackDir());
+    }
+    if (capture) lastCapture = { token: capture.token, checkpoint: record.id };
+    await kept.prune();
+    const info = checkpointInfo(record);
+    deps.emit({ type: 'checkpoint_taken', checkpoint: info });
+    return info;
+  }
+
+  return {
+    take(reason, label, layout) {
+      // One at a time: a second waits for the first (they share the computer's capture token).
+      const next = taking.then(() => takeNow(reason, label, layout));
+      taking = next.catch(() => {});
+      return next;
+    },
+    list,
+    async idle() {
+      await taking;
+    },
+    async remove(id) {
+      await (await open()).remove(id);
+      return list();
+    },
+  };
+}

@@ -1,0 +1,150 @@
+// What a checkpoint holds of a stack, read from its folder: every file of the stack but its own
+// record and secrets, the checkpoints themselves and what is made beside the databases; the
+// databases as consistent copies; the computer's four files (disk overlay, its map, the saved
+// state and machine.json) as the VM worker captured them, or as they lie when it is stopped.
+import { isPartialWrite } from '../../vm/opfs-write.ts';
+import { JOURNAL } from '../../vm/opfs-workspace.ts';
+import type { VmCapture } from '../../vm/protocol.ts';
+import { NEVER_EXPORTED } from '../stack-file/format.ts';
+import { CHANGE_CHUNK } from '../../vm/disk/overlay.ts';
+import { CHUNK_SIZE, type CheckpointFile, type CheckpointSource } from './store.ts';
+
+// The VM worker copies the disk in the chunks a checkpoint keeps.
+if (CHANGE_CHUNK !== CHUNK_SIZE) throw new Error('a checkpoint chunk must be the overlay change chunk');
+
+export const VM_DIR = '.os/vm';
+const VM_FILES = ['machine.json', 'state.bin', 'overlay.map', 'overlay.data', JOURNAL] as const;
+/** Paths a checkpoint never holds, and a restore never touches. */
+const NEVER_KEPT = [...NEVER_EXPORTED, /^\.os\/checkpoints(\/|$)/, /^\.os\/vm\//];
+
+export const isUserFile = (path: string) => !path.startsWith('.os/');
+export const isComputerFile = (path: string) => path.startsWith(`${VM_DIR}/`);
+export const isDatabaseFile = (path: string) => /^\.os\/memory\/[^/]+\.db$/.test(path);
+
+/** Whether a restore leaves this path of the stack as it is (the stack's record, its secrets, the checkpoints). */
+export function keptThroughRestore(path: string): boolean {
+  return /^\.os\/config\/(stack|secrets)\.json$/.test(path) || /^\.os\/checkpoints(\/|$)/.test(path);
+}
+
+type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
+
+/** A File read in chunks; `stamp` lets an unchanged file be taken from the last checkpoint unread. */
+function fileSource(path: string, file: File): CheckpointSource {
+  return {
+    path,
+    size: file.size,
+    stamp: `${file.size}:${file.lastModified}`,
+    read: async (at, length) => new Uint8Array(await file.slice(at, at + length).arrayBuffer()),
+  };
+}
+
+function bytesSource(path: string, bytes: Uint8Array): CheckpointSource {
+  return { path, size: bytes.byteLength, read: async (at, length) => bytes.subarray(at, at + length) };
+}
+
+async function walk(dir: FileSystemDirectoryHandle, prefix: string, found: CheckpointSource[]): Promise<void> {
+  for await (const [name, handle] of (dir as unknown as Entries).entries()) {
+    const path = prefix ? `${prefix}/${name}` : name;
+    if (handle.kind === 'directory') {
+      if (!NEVER_KEPT.some((rule) => rule.test(`${path}/`))) await walk(handle as FileSystemDirectoryHandle, path, found);
+      continue;
+    }
+    if (isPartialWrite(name) || NEVER_KEPT.some((rule) => rule.test(path))) continue;
+    found.push(fileSource(path, await (handle as FileSystemFileHandle).getFile()));
+  }
+}
+
+async function fileIn(dir: FileSystemDirectoryHandle, path: string): Promise<File | null> {
+  const parts = path.split('/');
+  try {
+    let folder = dir;
+    for (const part of parts.slice(0, -1)) folder = await folder.getDirectoryHandle(part);
+    return await (await folder.getFileHandle(parts.at(-1)!)).getFile();
+  } catch {
+    return null;
+  }
+}
+
+export interface SourceOptions {
+  /** The folder (in the stack) of the databases' consistent copies, taken in place of the live files; null: the live ones (a still stack). */
+  databaseCopies: string | null;
+  /** What the running computer's VM worker captured; null: its files are read as they lie. */
+  capture: VmCapture | null;
+  /** The newest checkpoint's computer files (a state unchanged since is taken from it). */
+  previous?: Record<string, CheckpointFile>;
+}
+
+/** Every file a checkpoint of the stack in `stack` holds. */
+export async function checkpointSources(stack: FileSystemDirectoryHandle, options: SourceOptions): Promise<CheckpointSource[]> {
+  const sources: CheckpointSource[] = [];
+  await walk(stack, '', sources);
+  for (const db of ['transcript', 'memory'] as const) {
+    const live = `.os/memory/${db}.db`;
+    const file = await fileIn(stack, options.databaseCopies ? `${options.databaseCopies}/${db}.db` : live);
+    if (file) sources.push({ ...fileSource(live, file), stamp: undefined });
+  }
+  if (options.capture) {
+    sources.push(...capturedComputer(options.capture, options.previous));
+    // Written by the save the capture made (or the last one): which /workspace files the guest holds.
+    const journal = options.capture.meta.state ? await fileIn(stack, `${VM_DIR}/${JOURNAL}`) : null;
+    if (journal) sources.push(fileSource(`${VM_DIR}/${JOURNAL}`, journal));
+  } else sources.push(...(await stillComputer(stack)));
+  return sources;
+}
+
+function capturedComputer(capture: VmCapture, previous: Record<string, CheckpointFile> | undefined): CheckpointSource[] {
+  const sources: CheckpointSource[] = [];
+  const lastState = previous?.[`${VM_DIR}/state.bin`];
+  const hasState = capture.state !== null || (capture.stateUnchanged && lastState !== undefined);
+  // Without its saved state, the restored computer cold boots from the disk.
+  const meta = hasState ? capture.meta : { ...capture.meta, state: null, disk: null };
+  sources.push(bytesSource(`${VM_DIR}/machine.json`, new TextEncoder().encode(JSON.stringify(meta))));
+  if (capture.state) sources.push(bytesSource(`${VM_DIR}/state.bin`, capture.state));
+  else if (hasState && lastState) {
+    sources.push({
+      path: `${VM_DIR}/state.bin`,
+      size: lastState.size,
+      unchanged: () => true,
+      read: () => Promise.reject(new Error('the saved state was to be unchanged')),
+    });
+  }
+  sources.push(bytesSource(`${VM_DIR}/overlay.map`, capture.map));
+  const chunks = new Map(capture.chunks.map((chunk) => [chunk.index, chunk.bytes]));
+  sources.push({
+    path: `${VM_DIR}/overlay.data`,
+    size: capture.dataSize,
+    unchanged: (index) => !capture.full && !chunks.has(index),
+    read: async (at, length) => {
+      const bytes = chunks.get(at / CHUNK_SIZE);
+      if (!bytes || bytes.byteLength < length) throw new Error(`the disk's bytes at ${at} were not captured`);
+      return bytes.subarray(0, length);
+    },
+  });
+  return sources;
+}
+
+/** The computer's files of a stopped computer: the saved state only when the disk still matches it. */
+async function stillComputer(stack: FileSystemDirectoryHandle): Promise<CheckpointSource[]> {
+  const sources: CheckpointSource[] = [];
+  const files = new Map<string, File>();
+  for (const name of VM_FILES) {
+    const file = await fileIn(stack, `${VM_DIR}/${name}`);
+    if (file) files.set(name, file);
+  }
+  const metaFile = files.get('machine.json');
+  if (!metaFile) return sources;
+  let meta: { state?: unknown; disk?: unknown } = {};
+  try {
+    meta = JSON.parse(await metaFile.text()) as typeof meta;
+  } catch {
+    // A torn machine.json trusts nothing: the computer cold boots from the disk.
+  }
+  const stateCounts = typeof meta.state === 'string' && meta.state === meta.disk;
+  if (stateCounts) sources.push(fileSource(`${VM_DIR}/machine.json`, metaFile));
+  else sources.push(bytesSource(`${VM_DIR}/machine.json`, new TextEncoder().encode(JSON.stringify({ ...meta, state: null, disk: null }))));
+  for (const name of ['state.bin', 'overlay.map', 'overlay.data', JOURNAL] as const) {
+    const file = files.get(name);
+    if (file && ((name !== 'state.bin' && name !== JOURNAL) || stateCounts)) sources.push(fileSource(`${VM_DIR}/${name}`, file));
+  }
+  return sources;
+}
