@@ -86,8 +86,10 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
     const kept = await open();
     const newest = (await kept.list())[0];
     const since = lastCapture && newest && lastCapture.checkpoint === newest.id ? lastCapture.token : null;
+    const started = performance.now();
     // The computer first: its save brings the guest's /workspace changes into the folder.
     const capture = deps.computer ? await deps.computer.capture(since) : null;
+    const captured = performance.now();
     // A folder of its own each time: the database engine keeps a handle on each path it wrote (and
     // takes paths of at most 64 characters).
     const copies = `${SYSTEM_DIR}/${SNAPSHOTS}/${crypto.randomUUID().slice(0, 8)}`;
@@ -101,6 +103,9 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
     }
     if (capture) lastCapture = { token: capture.token, checkpoint: record.id };
     await kept.prune();
+    console.info(
+      `checkpoint ${record.id} taken in ${Math.round(performance.now() - started)} ms (computer ${Math.round(captured - started)} ms${capture ? `, ${capture.full ? 'whole disk' : `${capture.chunks.length} disk chunks`}${capture.state ? `, state ${(capture.state.byteLength / 1e6).toFixed(1)} MB` : ''}` : ''}): ${(record.added_bytes / 1e6).toFixed(2)} MB added`,
+    );
     const info = checkpointInfo(record);
     deps.emit({ type: 'checkpoint_taken', checkpoint: info });
     return info;

@@ -38,8 +38,8 @@ function fileSource(path: string, file: File): CheckpointSource {
   };
 }
 
-function bytesSource(path: string, bytes: Uint8Array): CheckpointSource {
-  return { path, size: bytes.byteLength, read: async (at, length) => bytes.subarray(at, at + length) };
+function bytesSource(path: string, bytes: Uint8Array, contentDefined = false): CheckpointSource {
+  return { path, size: bytes.byteLength, read: async (at, length) => bytes.subarray(at, at + length), ...(contentDefined ? { bytes } : {}) };
 }
 
 async function walk(dir: FileSystemDirectoryHandle, prefix: string, found: CheckpointSource[]): Promise<void> {
@@ -99,14 +99,11 @@ function capturedComputer(capture: VmCapture, previous: Record<string, Checkpoin
   // Without its saved state, the restored computer cold boots from the disk.
   const meta = hasState ? capture.meta : { ...capture.meta, state: null, disk: null };
   sources.push(bytesSource(`${VM_DIR}/machine.json`, new TextEncoder().encode(JSON.stringify(meta))));
-  if (capture.state) sources.push(bytesSource(`${VM_DIR}/state.bin`, capture.state));
+  // The state is known by its generation: one unchanged since the last checkpoint is not read again.
+  const stamp = `generation:${capture.meta.state}`;
+  if (capture.state) sources.push({ ...bytesSource(`${VM_DIR}/state.bin`, capture.state, true), stamp });
   else if (hasState && lastState) {
-    sources.push({
-      path: `${VM_DIR}/state.bin`,
-      size: lastState.size,
-      unchanged: () => true,
-      read: () => Promise.reject(new Error('the saved state was to be unchanged')),
-    });
+    sources.push({ path: `${VM_DIR}/state.bin`, size: lastState.size, stamp, read: () => Promise.reject(new Error('the saved state was to be unchanged since the last checkpoint')) });
   }
   sources.push(bytesSource(`${VM_DIR}/overlay.map`, capture.map));
   const chunks = new Map(capture.chunks.map((chunk) => [chunk.index, chunk.bytes]));
@@ -144,7 +141,11 @@ async function stillComputer(stack: FileSystemDirectoryHandle): Promise<Checkpoi
   else sources.push(bytesSource(`${VM_DIR}/machine.json`, new TextEncoder().encode(JSON.stringify({ ...meta, state: null, disk: null }))));
   for (const name of ['state.bin', 'overlay.map', 'overlay.data', JOURNAL] as const) {
     const file = files.get(name);
-    if (file && ((name !== 'state.bin' && name !== JOURNAL) || stateCounts)) sources.push(fileSource(`${VM_DIR}/${name}`, file));
+    if (!file || ((name === 'state.bin' || name === JOURNAL) && !stateCounts)) continue;
+    if (name === 'state.bin') {
+      // Stamped and cut as a captured state is, so the same state is recognised either way.
+      sources.push({ ...bytesSource(`${VM_DIR}/${name}`, new Uint8Array(await file.arrayBuffer()), true), stamp: `generation:${String(meta.state)}` });
+    } else sources.push(fileSource(`${VM_DIR}/${name}`, file));
   }
   return sources;
 }

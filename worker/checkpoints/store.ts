@@ -64,6 +64,11 @@ export interface CheckpointSource {
   stamp?: string;
   /** Chunk `index` is the same as in the previous checkpoint's file of this path (known without reading). */
   unchanged?(index: number): boolean;
+  /**
+   * The whole file in memory (the computer's saved state): cut where its content says rather
+   * than every 64 KiB, so bytes moved along by something inserted before them still match.
+   */
+  bytes?: Uint8Array;
   read(at: number, length: number): Promise<Uint8Array>;
 }
 
@@ -209,8 +214,17 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
         const id = `c-${now().toString(36)}-${[...crypto.getRandomValues(new Uint8Array(3))].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
         const handle = await (await packs()).getFileHandle(`${id}.pack`, { create: true });
         const writable = await handle.createWritable();
+        const pack = batched(writable);
         let packed = 0;
         const files: Record<string, CheckpointFile> = {};
+        const spent = { read: 0, hash: 0, deflate: 0, write: 0, readBytes: 0, newBytes: 0 };
+        const newByPath = new Map<string, number>();
+        let mark = performance.now();
+        const lap = (what: 'read' | 'hash' | 'deflate' | 'write') => {
+          const now = performance.now();
+          spent[what] += now - mark;
+          mark = now;
+        };
         try {
           for (const source of options.sources) {
             const before = previous?.files[source.path];
@@ -219,35 +233,45 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
               continue;
             }
             const chunks: ChunkRef[] = [];
-            const count = Math.ceil(source.size / CHUNK_SIZE);
-            for (let index = 0; index < count; index++) {
-              const length = Math.min(CHUNK_SIZE, source.size - index * CHUNK_SIZE);
+            const spans = source.bytes ? contentSpans(source.bytes) : fixedSpans(source.size);
+            for (let index = 0; index < spans.length; index++) {
+              const [at, length] = spans[index]!;
               const old = before?.chunks[index];
-              // A chunk the source says is unchanged is reused only where it was whole before (or the size is the same).
+              // A fixed chunk the source says is unchanged is reused only where it was whole before (or the size is the same).
+              const count = spans.length;
               const wasWhole = old !== undefined && (before!.size === source.size || (index + 1) * CHUNK_SIZE <= before!.size);
-              if (old && wasWhole && index < count - 1 + (before!.size === source.size ? 1 : 0) && source.unchanged?.(index)) {
+              if (!source.bytes && old && wasWhole && index < count - 1 + (before!.size === source.size ? 1 : 0) && source.unchanged?.(index)) {
                 chunks.push(old);
                 continue;
               }
-              const bytes = await source.read(index * CHUNK_SIZE, length);
+              mark = performance.now();
+              const bytes = source.bytes ? source.bytes.subarray(at, at + length) : await source.read(at, length);
+              lap('read');
+              spent.readBytes += length;
               if (bytes.byteLength !== length) throw new Error(`${source.path} changed while it was read`);
               const hash = await sha256(bytes);
+              lap('hash');
               const have = known.get(hash);
               if (have) {
                 chunks.push(have);
                 continue;
               }
-              const deflated = deflateSync(bytes, { level: 1 });
-              const keep = deflated.byteLength < bytes.byteLength * 0.9;
+              const deflated = worthDeflating(bytes) ? deflateSync(bytes, { level: 1 }) : null;
+              lap('deflate');
+              spent.newBytes += length;
+              newByPath.set(source.path, (newByPath.get(source.path) ?? 0) + length);
+              const keep = deflated !== null && deflated.byteLength < bytes.byteLength * 0.9;
               const stored = keep ? deflated : bytes;
               const ref: ChunkRef = [hash, id, packed, stored.byteLength, keep ? 1 : 0];
-              await writable.write(stored as Uint8Array<ArrayBuffer>);
+              await pack.write(stored);
+              lap('write');
               packed += stored.byteLength;
               known.set(hash, ref);
               chunks.push(ref);
             }
             files[source.path] = { size: source.size, ...(source.stamp !== undefined ? { stamp: source.stamp } : {}), chunks };
           }
+          await pack.flush();
           await writable.close();
         } catch (error) {
           await writable.abort().catch(() => {});
@@ -255,6 +279,10 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
           throw error;
         }
         if (packed === 0) await (await packs()).removeEntry(`${id}.pack`).catch(() => {});
+        const ms = (value: number) => Math.round(value);
+        console.info(
+          `checkpoint ${id}: ${(spent.readBytes / 1e6).toFixed(1)} MB read (${ms(spent.read)} ms) and hashed (${ms(spent.hash)} ms), ${(spent.newBytes / 1e6).toFixed(1)} MB new, deflated (${ms(spent.deflate)} ms) to ${(packed / 1e6).toFixed(1)} MB, written (${ms(spent.write)} ms); new: ${[...newByPath].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([path, bytes]) => `${path} ${(bytes / 1e6).toFixed(1)} MB`).join(', ')}`,
+        );
 
         const record: CheckpointRecord = {
           format: FORMAT,
@@ -352,6 +380,88 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
       }
       return total;
     },
+  };
+}
+
+/** Fixed 64 KiB spans: [offset, length]. */
+function fixedSpans(size: number): [number, number][] {
+  const spans: [number, number][] = [];
+  for (let at = 0; at < size; at += CHUNK_SIZE) spans.push([at, Math.min(CHUNK_SIZE, size - at)]);
+  return spans;
+}
+
+/** A table of 256 pseudo-random words for the rolling hash below (fixed: cuts must be the same in every run). */
+const GEAR = (() => {
+  const table = new Uint32Array(256);
+  let state = 0x9e3779b9;
+  for (let i = 0; i < 256; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    table[i] = state >>> 0;
+  }
+  return table;
+})();
+const CDC_MIN = 8 * 1024;
+const CDC_MAX = 128 * 1024;
+/** A cut where the rolling hash's low 15 bits are zero: about every 32 KiB past the minimum. */
+const CDC_MASK = (1 << 15) - 1;
+
+/**
+ * Content-defined spans (a gear rolling hash, as in FastCDC): a cut depends only on the bytes
+ * just before it, so content that moved (a longer header before a memory image) is cut the same
+ * way and its chunks match the last checkpoint's.
+ */
+export function contentSpans(bytes: Uint8Array): [number, number][] {
+  const spans: [number, number][] = [];
+  let start = 0;
+  while (start < bytes.length) {
+    const end = Math.min(bytes.length, start + CDC_MAX);
+    let cut = end;
+    let hash = 0;
+    for (let i = start + CDC_MIN; i < end; i++) {
+      hash = ((hash << 1) + GEAR[bytes[i]!]!) | 0;
+      if ((hash & CDC_MASK) === 0) {
+        cut = i + 1;
+        break;
+      }
+    }
+    spans.push([start, cut - start]);
+    start = cut;
+  }
+  return spans;
+}
+
+/** Deflating what barely shrinks (compressed or random bytes) costs the most: a 4 KiB sample decides. */
+function worthDeflating(bytes: Uint8Array): boolean {
+  if (bytes.byteLength <= 8192) return true;
+  const sample = bytes.subarray(0, 4096);
+  return deflateSync(sample, { level: 1 }).byteLength < sample.byteLength * 0.9;
+}
+
+/** Writes in runs of about 4 MB: each write to an OPFS writable is a round trip. */
+function batched(writable: FileSystemWritableFileStream) {
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  const flush = async () => {
+    if (size === 0) return;
+    const joined = new Uint8Array(size);
+    let at = 0;
+    for (const part of parts) {
+      joined.set(part, at);
+      at += part.byteLength;
+    }
+    parts = [];
+    size = 0;
+    await writable.write(joined);
+  };
+  return {
+    async write(bytes: Uint8Array) {
+      parts.push(bytes);
+      size += bytes.byteLength;
+      if (size >= 4 << 20) await flush();
+    },
+    flush,
   };
 }
 
