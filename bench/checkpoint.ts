@@ -49,7 +49,7 @@ export async function benchCheckpoint(): Promise<void> {
     const page = await (await browser.newContext()).newPage();
     // What each checkpoint spent where (the stack worker's own account), beside the figures.
     page.on('console', (message) => {
-      if (message.text().startsWith('checkpoint ')) console.error(message.text());
+      if (/^(checkpoint|computer captured) /.test(message.text())) console.error(message.text());
     });
     await page.goto(stack.appUrl);
     await chatReady(page);

@@ -489,6 +489,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
           }
           copied = { map, dataSize, full: !continues, chunks };
         };
+        const began = performance.now();
         const meta = current.readMeta();
         const activity = checkpointTimer !== null;
         if (machine && status.state === 'ready' && (activity || meta.disk !== meta.state || meta.state === null)) {
@@ -509,6 +510,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         const stateUnchanged = valid && continues && lastCapture!.generation === after.state;
         const state = valid && !stateUnchanged ? (saved ?? (await current.store.readState())) : null;
         const token = crypto.randomUUID();
+        console.info(`computer captured in ${Math.round(performance.now() - began)} ms (${saved ? 'saved for it' : 'as last saved'}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''})`);
         lastCapture = { token, overlay, generation: valid ? after.state : null };
         const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, ...copied! };
         return Comlink.transfer(result, [...(state ? [state] : []), result.map.buffer, ...result.chunks.map((chunk) => chunk.bytes.buffer)]) as VmCapture;

@@ -87,24 +87,38 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
     const newest = (await kept.list())[0];
     const since = lastCapture && newest && lastCapture.checkpoint === newest.id ? lastCapture.token : null;
     const started = performance.now();
-    // The computer first: its save brings the guest's /workspace changes into the folder.
-    const capture = deps.computer ? await deps.computer.capture(since) : null;
-    const captured = performance.now();
     // A folder of its own each time: the database engine keeps a handle on each path it wrote (and
     // takes paths of at most 64 characters).
     const copies = `${SYSTEM_DIR}/${SNAPSHOTS}/${crypto.randomUUID().slice(0, 8)}`;
     let record: CheckpointRecord;
+    let captured = started;
+    const at: number[] = [];
     try {
-      await deps.snapshotDatabases(copies);
+      // The databases are copied here while the VM worker saves the computer. The files are listed
+      // after that save, which brings the guest's /workspace changes into the folder.
+      const copying = deps.snapshotDatabases(copies).then(() => at.push(performance.now()));
+      const capture = deps.computer
+        ? await deps.computer.capture(since).then(
+            (value) => ((captured = performance.now()), value),
+            async (error: unknown) => {
+              await copying.catch(() => {}); // the copies are not removed under the engine's feet
+              throw error;
+            },
+          )
+        : null;
+      await copying;
       const sources = await checkpointSources(await deps.stackDir(), { databaseCopies: copies, capture, ...(newest ? { previous: newest.files } : {}) });
+      at.push(performance.now());
       record = await kept.take({ reason, label, layout: latestLayout, sources, ...checkpointKinds });
+      at.push(performance.now());
+      if (capture) lastCapture = { token: capture.token, checkpoint: record.id };
     } finally {
       await removeTmp(await deps.stackDir());
     }
-    if (capture) lastCapture = { token: capture.token, checkpoint: record.id };
     await kept.prune();
+    const [copied, listed, stored] = at.map((t) => Math.round(t - started));
     console.info(
-      `checkpoint ${record.id} taken in ${Math.round(performance.now() - started)} ms (computer ${Math.round(captured - started)} ms${capture ? `, ${capture.full ? 'whole disk' : `${capture.chunks.length} disk chunks`}${capture.state ? `, state ${(capture.state.byteLength / 1e6).toFixed(1)} MB` : ''}` : ''}): ${(record.added_bytes / 1e6).toFixed(2)} MB added`,
+      `checkpoint ${record.id} taken in ${Math.round(performance.now() - started)} ms (computer saved ${Math.round(captured - started)}, databases copied ${copied}, files listed ${listed}, stored ${stored} ms after the start): ${(record.added_bytes / 1e6).toFixed(2)} MB added`,
     );
     const info = checkpointInfo(record);
     deps.emit({ type: 'checkpoint_taken', checkpoint: info });

@@ -402,10 +402,10 @@ const GEAR = (() => {
   }
   return table;
 })();
-const CDC_MIN = 8 * 1024;
-const CDC_MAX = 128 * 1024;
-/** A cut where the rolling hash's low 15 bits are zero: about every 32 KiB past the minimum. */
-const CDC_MASK = (1 << 15) - 1;
+const CDC_MIN = 4 * 1024;
+const CDC_MAX = 64 * 1024;
+/** A cut where the rolling hash's low 14 bits are zero: about every 16 KiB past the minimum. */
+const CDC_MASK = (1 << 14) - 1;
 
 /**
  * Content-defined spans (a gear rolling hash, as in FastCDC): a cut depends only on the bytes
