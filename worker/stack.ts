@@ -319,12 +319,17 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     );
   }
   const beforeChange = async (mission: { mission_id: string; kind: MissionKind; text: string }) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      await checkpoints!.take(mission.kind === 'scheduled' ? 'scheduled' : 'mission', mission.text);
+      // A checkpoint never holds a mission up for long: past 15 s the mission goes on, and says so.
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('it took longer than 15 s (it goes on in the background)')), 15_000)));
+      await Promise.race([checkpoints!.take(mission.kind === 'scheduled' ? 'scheduled' : 'mission', mission.text), late]);
     } catch (error) {
       // The mission goes on: a checkpoint that could not be taken is said, not fatal.
       console.warn('a checkpoint could not be taken', error);
       emit({ type: 'checkpoint_failed', mission_id: mission.mission_id, error: isStorageFull(error) ? { code: 'storage', message: storageFullMessage('No checkpoint was taken before this') } : toErrorShape(error) });
+    } finally {
+      clearTimeout(timer);
     }
   };
   const missions = createMissions({
