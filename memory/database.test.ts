@@ -243,3 +243,56 @@ describe('busy waiting', () => {
     await db.close();
   });
 });
+
+describe('connections sharing one module', () => {
+  it('never runs a finished statement again while another connection waits on its file system', async () => {
+    const runtime = await loadNodeSqlite();
+    const module = runtime.module as { retryOps: Promise<unknown>[] };
+    type Openable = {
+      jOpen(name: string | null, fileId: number, flags: number, out: DataView): number;
+      jClose(fileId: number): number;
+      mapIdToFile: Map<number, unknown>;
+      name: string;
+    };
+    const Base = MemoryVFS as unknown as new (name: string, module: unknown) => Openable;
+    // Like OPFSCoopSyncVFS: a database file seen for the first time is fetched asynchronously,
+    // the open answering BUSY with that work listed for wa-sqlite to wait for and retry.
+    const known = new Set<string>();
+    class AsyncOpenVFS extends Base {
+      override jOpen(name: string | null, fileId: number, flags: number, out: DataView): number {
+        if (name && /copy-\d+\.db$/.test(name) && !known.has(name)) {
+          module.retryOps.push(new Promise((resolve) => setTimeout(resolve, 1)).then(() => known.add(name)));
+          return SQLITE_BUSY;
+        }
+        return super.jOpen(name, fileId, flags, out);
+      }
+
+      override jClose(fileId: number): number {
+        return this.mapIdToFile.has(fileId) ? super.jClose(fileId) : 0; // SQLite closes an open that failed too
+      }
+    }
+    const vfs = new AsyncOpenVFS(`async-open-${Math.random().toString(36).slice(2)}`, runtime.module);
+    runtime.adoptVfs(vfs as unknown as SQLiteVFS, 'memory');
+    const dir = uniqueDbPath('shared');
+    const copier = await openDatabase(runtime, { path: `${dir}/source.db`, vfs: vfs.name });
+    const writer = await openDatabase(runtime, { path: `${dir}/writer.db`, vfs: vfs.name });
+    await copier.exec('CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1)');
+    await writer.exec('CREATE TABLE t (v INTEGER)');
+    // A checkpoint copies one database (VACUUM INTO a new file) while the other takes writes.
+    const copies = (async () => {
+      for (let i = 0; i < 20; i++) await copier.exec(`VACUUM INTO '${dir}/copy-${i}.db'`);
+    })();
+    const writes = (async () => {
+      for (let i = 0; i < 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 0)); // as a stack's writes come, between the file system's work
+        if (i % 2) await writer.run('INSERT INTO t VALUES (?)', [i]);
+        else await writer.transaction((tx) => tx.run('INSERT INTO t VALUES (?)', [i]));
+      }
+    })();
+    await Promise.all([copies, writes]);
+    expect(await writer.get('SELECT count(*) AS n, count(DISTINCT v) AS d FROM t')).toEqual({ n: 200, d: 200 });
+    expect(known.size).toBe(20);
+    await copier.close();
+    await writer.close();
+  });
+});

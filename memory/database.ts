@@ -74,7 +74,7 @@ export async function openDatabase(runtime: SqliteRuntime, options: OpenDatabase
   const { sqlite3 } = runtime;
   let handle: number;
   try {
-    handle = await sqlite3.open_v2(options.path, undefined, options.vfs);
+    handle = await runtime.exclusive(() => sqlite3.open_v2(options.path, undefined, options.vfs));
   } catch (error) {
     throw new DbOpenError(`${name}: cannot open ${options.path}: ${(error as Error).message}`, { cause: error });
   }
@@ -107,9 +107,12 @@ class Connection implements Database {
   #sleep: (ms: number) => Promise<void>;
 
   #takeVfsError: () => unknown;
+  /** One SQLite call at a time across the module's connections (see SqliteRuntime.exclusive). */
+  #exclusive: SqliteRuntime['exclusive'];
 
   constructor(runtime: SqliteRuntime, handle: number, name: string, options: OpenDatabaseOptions) {
     this.#sqlite3 = runtime.sqlite3;
+    this.#exclusive = (op) => runtime.exclusive(op);
     this.#takeVfsError = () => runtime.takeVfsError(options.vfs);
     this.#handle = handle;
     this.name = name;
@@ -183,13 +186,15 @@ class Connection implements Database {
     return this.#serial(async () => {
       if (this.#closed) return;
       this.#closed = true;
-      for (const stmt of this.#statements.values()) await this.#sqlite3.finalize(stmt);
-      this.#statements.clear();
-      try {
-        await this.#sqlite3.close(this.#handle);
-      } catch (error) {
-        throw this.#typed(error, `${this.name}: close`);
-      }
+      await this.#exclusive(async () => {
+        for (const stmt of this.#statements.values()) await this.#sqlite3.finalize(stmt);
+        this.#statements.clear();
+        try {
+          await this.#sqlite3.close(this.#handle);
+        } catch (error) {
+          throw this.#typed(error, `${this.name}: close`);
+        }
+      });
     }, true);
   }
 
@@ -244,13 +249,17 @@ class Connection implements Database {
 
   async #exec(sql: string): Promise<void> {
     try {
-      await this.#sqlite3.exec(this.#handle, sql);
+      await this.#exclusive(() => this.#sqlite3.exec(this.#handle, sql));
     } catch (error) {
       throw this.#typed(error, `${this.name}: ${shorten(sql)}`);
     }
   }
 
-  async #step(sql: string, params: readonly SqlValue[], onRow: ((row: Row) => void) | undefined): Promise<void> {
+  #step(sql: string, params: readonly SqlValue[], onRow: ((row: Row) => void) | undefined): Promise<void> {
+    return this.#exclusive(() => this.#stepNow(sql, params, onRow));
+  }
+
+  async #stepNow(sql: string, params: readonly SqlValue[], onRow: ((row: Row) => void) | undefined): Promise<void> {
     const sqlite3 = this.#sqlite3;
     const stmt = await this.#prepare(sql);
     try {

@@ -21,6 +21,14 @@ export interface SqliteRuntime {
    * itself only learns "I/O error"), then forgets it. Undefined when there is none.
    */
   takeVfsError(name: string): unknown;
+  /**
+   * Runs one SQLite call (with the VFS work it waits for) while no other connection of this
+   * module runs one. wa-sqlite lists a VFS's pending asynchronous work once per module, and runs a
+   * call again when work is listed after it returned: a statement on one connection that finished
+   * just as another connection's call listed work was run twice (an INSERT stored twice, a BEGIN
+   * met "cannot start a transaction within a transaction").
+   */
+  exclusive<T>(op: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -46,6 +54,7 @@ export async function loadSqlite(options: LoadSqliteOptions = {}): Promise<Sqlit
   const registered = new Map<string, VfsKind>();
   const instances = new Map<string, SQLiteVFS>();
   const pending = new Map<string, Promise<string>>();
+  let turn: Promise<unknown> = Promise.resolve();
 
   async function create(kind: VfsKind, name: string): Promise<string> {
     const vfs = kind === 'memory' ? await createMemoryVfs(name, module) : await createOpfsVfs(name, module);
@@ -78,6 +87,11 @@ export async function loadSqlite(options: LoadSqliteOptions = {}): Promise<Sqlit
       registered.set(vfs.name, kind);
       instances.set(vfs.name, vfs);
       return vfs.name;
+    },
+    exclusive(op) {
+      const next = turn.then(op);
+      turn = next.catch(() => {});
+      return next;
     },
     takeVfsError(name) {
       const vfs = instances.get(name) as { lastError?: unknown } | undefined;

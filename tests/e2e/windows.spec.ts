@@ -48,8 +48,7 @@ test('table, chart, document and notes windows; a cell edit reaches the agent', 
   await page.getByLabel('Attach files').setInputFiles([{ name: 'plain-1.pdf', mimeType: 'application/pdf', buffer: fixture('plain-1.pdf') }]);
   await expect(page.locator('[data-role=notice]').filter({ hasText: 'Added plain-1.pdf' })).toBeVisible();
   await send(page, 'show me my invoices');
-  // The stack's first checkpoint is taken before the first window opens (the upload may still be read).
-  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Everything is on the canvas.', { timeout: 30_000 });
+  await expect(page.locator('[data-role=assistant]').last()).toHaveText('Everything is on the canvas.');
 
   const table = page.getByRole('region', { name: 'Table window: Invoices' });
   await expect(table.getByRole('row')).toHaveCount(4);
