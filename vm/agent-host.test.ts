@@ -108,8 +108,18 @@ describe.skipIf(!hasPython)('the guest agent, on this machine', () => {
     expect(r.stdout).toBe('still here\n');
   });
 
+  /** Until the warm runner is up: it starts after the agent, and a loaded machine starts it slowly. */
+  const warmed = async () => {
+    const deadline = Date.now() + 30_000;
+    while (!(await client.ping(5_000)).pythonWarm) {
+      if (Date.now() > deadline) throw new Error(`the warm Python runner did not start in 30 s:\n${log}`);
+      await idle(100);
+    }
+    await idle(); // its first child forks and warms up once it is up
+  };
+
   it('runs Python snippets on a warm child like python3 -c', async () => {
-    await idle();
+    await warmed();
     const r = await client.exec({ python: 'import os, sys; print(os.getcwd(), sys.argv, os.getpgid(0) == os.getpid(), os.environ["FOO"]); sys.exit(4)', args: ['a'], cwd: dir, env: { FOO: 'x' } });
     expect(r).toMatchObject({ code: 4, runner: 'warm', stdout: `${dir} ['-c', 'a'] True x\n` });
     await idle();
