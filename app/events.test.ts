@@ -94,7 +94,7 @@ describe('applyEvents', () => {
 
   it('marks each checkpoint taken (the timeline reads again) and says in the chat when one could not be taken', () => {
     seq = 0;
-    const changes = { added: [], removed: [], changed: [], computer: false, databases: true };
+    const changes = { added: [], removed: [], changed: [], counts: { added: 0, removed: 0, changed: 0 }, computer: false, databases: true };
     const view = applyEvents(emptyView, [
       ev({ type: 'mission_started', mission_id: 'm', request_id: 'r', kind: 'chat', text: 'tidy up' }),
       ev({ type: 'checkpoint_taken', checkpoint: { id: 'c-1-abcdef', created_at: 1, reason: 'mission', label: 'tidy up', changes, added_bytes: 10, total_bytes: 20 } }),
@@ -103,6 +103,12 @@ describe('applyEvents', () => {
     const failed = applyEvents(view, [ev({ type: 'checkpoint_failed', mission_id: 'm', error: { code: 'storage', message: "the browser's storage is full" } })]);
     expect(failed.chat.at(-1)).toMatchObject({ kind: 'notice', mission_id: 'm', text: "No checkpoint was taken before this: the browser's storage is full" });
     expect(failed.checkpointSeq).toBe(2);
+    // The worker's storage-full message says what was not done itself: not said twice.
+    const full = "No checkpoint was taken before this: the browser's storage for Stackdocs is full.";
+    const again = applyEvents(failed, [ev({ type: 'checkpoint_failed', mission_id: 'm', error: { code: 'storage', message: full } })]);
+    expect(again.chat.at(-1)).toMatchObject({ kind: 'notice', text: full });
+    // One the user asked for (no mission) is said by the timeline that asked: the chat stays as it is.
+    expect(applyEvents(again, [ev({ type: 'checkpoint_failed', mission_id: null, error: { code: 'internal', message: 'x' } })]).chat).toEqual(again.chat);
   });
 
   it('shows a queued mission until it starts', () => {

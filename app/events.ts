@@ -170,6 +170,12 @@ function watchBeats(view: StackView, event: StackEvent): StackView {
 
 const SNAPSHOT_STATE = new Set<StackEvent['type']>(['window_opened', 'window_patched', 'window_closed', 'settings_changed', 'model_status', 'computer_status', 'permission_rules_changed']);
 
+/** The chat's notice for a checkpoint not taken before a mission; a storage-full message already says so itself. */
+function checkpointFailedText(message: string): string {
+  const said = 'No checkpoint was taken before this';
+  return message.startsWith(said) ? message : `${said}: ${message}`;
+}
+
 /**
  * Adds a mission's entry to the chat: after what came before it, but above the messages still
  * queued behind it, so a reply reads on in one piece while later messages wait below.
@@ -368,7 +374,7 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       return { ...view, checkpointSeq: event.seq };
     case 'checkpoint_failed':
       return event.mission_id
-        ? { ...view, chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `No checkpoint was taken before this: ${event.error.message}` }) }
+        ? { ...view, chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: checkpointFailedText(event.error.message) }) }
         : view;
     case 'subagent_changed': {
       const info = event.subagent;

@@ -126,4 +126,18 @@ describe('stack actions', () => {
     await actions.openCheckpoint('c-1-abcdef', 'Then');
     expect(calls).toEqual(['ask to keep', 'from checkpoint default c-1-abcdef', 'remember s-then Then', 'open s-then']);
   });
+
+  it('gives a stack made of a checkpoint the window places it was taken with', async () => {
+    const { actions, calls } = setup({
+      stackFromCheckpoint: async (id, checkpointId, name) => (calls.push(`from checkpoint ${id} ${checkpointId}`), { stack: stack('s-then', name), layout: '{"then":1}' }),
+    });
+    await actions.openCheckpoint('c-1-abcdef', 'Then');
+    expect(calls).toEqual(['ask to keep', 'from checkpoint default c-1-abcdef', 'layout s-then {"then":1}', 'remember s-then Then', 'open s-then']);
+  });
+
+  it('keeps the layout as it is when the restored checkpoint has none', async () => {
+    const { actions, calls } = setup({ restoreCheckpoint: async (id) => (calls.push(`restore ${id}`), { layout: null }) });
+    await actions.restoreCheckpoint('c-1-abcdef');
+    expect(calls).toEqual(['close current (copy)', 'restore default', 'open default']);
+  });
 });

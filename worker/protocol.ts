@@ -309,7 +309,8 @@ export interface CheckpointInfo {
   created_at: number;
   reason: 'mission' | 'manual' | 'scheduled' | 'before_restore';
   label: string;
-  changes: { added: string[]; removed: string[]; changed: string[]; computer: boolean; databases: boolean };
+  /** The paths (the first 50 of each kind), how many of each kind in all, and whether the computer and the databases changed. */
+  changes: { added: string[]; removed: string[]; changed: string[]; counts: { added: number; removed: number; changed: number }; computer: boolean; databases: boolean };
   /** Bytes it added to the checkpoints' room; the stack's whole size at that point. */
   added_bytes: number;
   total_bytes: number;

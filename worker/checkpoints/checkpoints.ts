@@ -35,7 +35,14 @@ export function checkpointInfo(record: CheckpointRecord): CheckpointInfo {
     created_at: record.created_at,
     reason: record.reason,
     label: record.label,
-    changes: { added: added.slice(0, LISTED), removed: removed.slice(0, LISTED), changed: changed.slice(0, LISTED), computer, databases },
+    changes: {
+      added: added.slice(0, LISTED),
+      removed: removed.slice(0, LISTED),
+      changed: changed.slice(0, LISTED),
+      counts: { added: added.length, removed: removed.length, changed: changed.length },
+      computer,
+      databases,
+    },
     added_bytes: record.added_bytes,
     total_bytes: record.total_bytes,
   };

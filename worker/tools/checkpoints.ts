@@ -39,11 +39,13 @@ export function createProposeRestoreTool(propose: (checkpointId: string, reason:
 }
 
 function describe(checkpoint: CheckpointInfo): string {
-  const { added, removed, changed, computer, databases } = checkpoint.changes;
+  const { added, removed, changed, counts, computer, databases } = checkpoint.changes;
+  // The paths are the first few of each kind; the counts are all of them.
+  const named = (verb: string, paths: string[], count: number) => (count === 0 ? '' : `${verb} ${paths.join(', ')}${count > paths.length ? ` and ${count - paths.length} more` : ''}`);
   const parts = [
-    added.length ? `added ${added.join(', ')}` : '',
-    removed.length ? `removed ${removed.join(', ')}` : '',
-    changed.length ? `changed ${changed.join(', ')}` : '',
+    named('added', added, counts.added),
+    named('removed', removed, counts.removed),
+    named('changed', changed, counts.changed),
     computer ? 'the computer changed' : '',
     databases ? 'chat or tables changed' : '',
   ].filter(Boolean);
