@@ -1,7 +1,7 @@
 // VmApi over a fake OPFS (in memory) and a fake emulator: first start, boot, suspend, wake, image
 // change, quota, the shared base and its offline download.
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { SyncAccessHandleLike } from './disk.ts';
 import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
 import { sha256Hex } from './image.ts';
@@ -292,6 +292,28 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     // A token it did not give (another tab's, or before a reset): the whole overlay.
     const other = await api.capture('not-mine');
     expect(other.ok && other.value?.full).toBe(true);
+    await api.suspend();
+  });
+
+  it('saves itself after quiet time again once a checkpoint captured it', async () => {
+    const root = new MemDir();
+    const created: FakeEmulator[] = [];
+    const api = makeApi(root, await image('h1'), created, 50);
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    const emulator = created.at(-1)!;
+    await api.exec('x1', { command: 'echo hello' });
+    const captured = await api.capture(null);
+    expect(captured.ok).toBe(true);
+    const saves = emulator.saves;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      await api.exec('x2', { command: 'echo later' });
+      // At most one save every 15 s: the one after this command comes when that has passed.
+      await vi.advanceTimersByTimeAsync(16_000);
+    } finally {
+      vi.useRealTimers();
+    }
+    await vi.waitFor(() => expect(emulator.saves).toBe(saves + 1));
     await api.suspend();
   });
 

@@ -498,7 +498,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
           checkpointTimer = null;
           lastCheckpoint = Date.now();
           const saving = machine.checkpoint(copy);
-          checkpointing = saving.catch(() => {});
+          // Cleared once done, as the quiet-time save's: the next quiet-time save and /workspace flush wait only while it runs.
+          checkpointing = saving.catch(() => {}).finally(() => (checkpointing = null));
           await saving;
         } else {
           // Stopped, or nothing ran since the last save: the files stand still enough (a disk
