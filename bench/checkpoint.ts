@@ -2,8 +2,9 @@
 // typical mission (the agent runs Python in the computer writing a 1 MB CSV, writes a file and
 // opens a table), through the timeline of the production build with the computer running.
 // take_ms: "Checkpoint now" clicked to the checkpoint listed (the computer saved, everything that
-// changed since the last checkpoint stored); size_mb: the room that checkpoint added; restore_ms:
-// "Restore" confirmed to the chat usable again in the reopened stack, and `to_shell_ms` to the
+// changed since the last checkpoint stored); hold_ms: with missions back to back, how long the
+// next one waits for its checkpoint before its first change (the stack worker's log); size_mb:
+// the room that checkpoint added; restore_ms: "Restore" confirmed to the chat usable again in the reopened stack, and `to_shell_ms` to the
 // computer ready. Needs the computer image.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -48,8 +49,11 @@ export async function benchCheckpoint(): Promise<void> {
   try {
     const page = await (await browser.newContext()).newPage();
     // What each checkpoint spent where (the stack worker's own account), beside the figures.
+    const logged: string[] = [];
     page.on('console', (message) => {
-      if (/^(checkpoint|computer captured) /.test(message.text())) console.error(message.text());
+      if (!/^(checkpoint|computer captured) /.test(message.text())) return;
+      console.error(message.text());
+      logged.push(message.text());
     });
     await page.goto(stack.appUrl);
     await chatReady(page);
@@ -59,8 +63,9 @@ export async function benchCheckpoint(): Promise<void> {
 
     const takes: number[] = [];
     const sizes: number[] = [];
-    for (let round_ = 1; round_ <= ROUNDS; round_++) {
-      // A typical mission: Python in the computer writes a CSV, the agent writes a note and opens a table.
+    const holds: number[] = [];
+    // A typical mission: Python in the computer writes a CSV, the agent writes a note and opens a table.
+    const mission = async (round_: number) => {
       await fake.load({
         name: `checkpoint bench ${round_}`,
         turns: [
@@ -83,6 +88,9 @@ export async function benchCheckpoint(): Promise<void> {
       await send(page, `run ${round_}`);
       await page.locator('[data-role=assistant]').filter({ hasText: `Run ${round_} done.` }).waitFor({ timeout: 300_000 });
       await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached' });
+    };
+    for (let round_ = 1; round_ <= ROUNDS; round_++) {
+      await mission(round_);
       const before = await timeline(page).getByRole('listitem').count();
       const started = Date.now();
       await timeline(page).getByRole('button', { name: 'Checkpoint now' }).click();
@@ -90,13 +98,26 @@ export async function benchCheckpoint(): Promise<void> {
       takes.push(Date.now() - started);
       sizes.push((await newestRecord(page)).added_bytes / 1e6);
     }
+    // Missions back to back: each one's checkpoint, before its first change, keeps what the one
+    // before it did. The mission waits until the checkpoint holds the stack, not until it is stored.
+    for (let round_ = ROUNDS + 1; round_ <= 2 * ROUNDS + 1; round_++) {
+      const from = logged.length;
+      await mission(round_);
+      if (round_ === ROUNDS + 1) continue; // the first follows a "Checkpoint now"
+      const deadline = Date.now() + 120_000;
+      let line: string | undefined;
+      while (!(line = logged.slice(from).find((text) => /^checkpoint \S+ taken in .* held \d+/.test(text))) && Date.now() < deadline) await page.waitForTimeout(200);
+      if (!line) throw new Error('no checkpoint held the stack before the mission');
+      holds.push(Number(/held (\d+)/.exec(line)![1]));
+    }
     const record = await newestRecord(page);
     report(summarise('checkpoint.take_ms', 'ms', takes, { goal: 1000, after: 'a mission: Python wrote a 1.2 MB CSV, a note, a table; computer running' }));
+    report(summarise('checkpoint.hold_ms', 'ms', holds, { goal: 1000, after: 'the same mission, back to back: how long the next one waits for its checkpoint before changing anything' }));
     report(summarise('checkpoint.size_mb', 'MB', sizes, { goal: 10, stack_mb: round(record.total_bytes / 1e6) }));
 
     // Restore the checkpoint taken after the second mission (its computer wakes from its state).
-    const entries = timeline(page).getByRole('listitem');
-    await entries.nth(2).getByRole('button', { name: 'Restore…' }).click();
+    const manual = timeline(page).getByRole('listitem').filter({ has: page.locator('.task-title', { hasText: /^Checkpoint now$/ }) });
+    await manual.nth(1).getByRole('button', { name: 'Restore…' }).click();
     const started = Date.now();
     await timeline(page).getByRole('button', { name: 'Restore', exact: true }).click();
     await page.waitForURL((url) => url.searchParams.get('stack') === 'default', { timeout: 300_000 }).catch(() => {});

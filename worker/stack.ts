@@ -319,15 +319,26 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     );
   }
   const beforeChange = async (mission: { mission_id: string; kind: MissionKind; text: string }) => {
+    // The mission goes on: a checkpoint that could not be taken is said, not fatal.
+    let said = false;
+    const failed = (error: unknown) => {
+      if (said) return;
+      said = true;
+      console.warn('a checkpoint could not be taken', error);
+      emit({ type: 'checkpoint_failed', mission_id: mission.mission_id, error: isStorageFull(error) ? { code: 'storage', message: storageFullMessage('No checkpoint was taken before this') } : toErrorShape(error) });
+    };
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let held!: () => void;
+    const fixed = new Promise<void>((resolve) => (held = resolve));
+    // The mission waits until what the checkpoint holds is fixed, not until it is stored.
+    const taken = checkpoints!.take(mission.kind === 'scheduled' ? 'scheduled' : 'mission', mission.text, undefined, held);
+    taken.catch(failed);
     try {
       // A checkpoint never holds a mission up for long: past 15 s the mission goes on, and says so.
       const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('it took longer than 15 s (it goes on in the background)')), 15_000)));
-      await Promise.race([checkpoints!.take(mission.kind === 'scheduled' ? 'scheduled' : 'mission', mission.text), late]);
+      await Promise.race([fixed, taken, late]);
     } catch (error) {
-      // The mission goes on: a checkpoint that could not be taken is said, not fatal.
-      console.warn('a checkpoint could not be taken', error);
-      emit({ type: 'checkpoint_failed', mission_id: mission.mission_id, error: isStorageFull(error) ? { code: 'storage', message: storageFullMessage('No checkpoint was taken before this') } : toErrorShape(error) });
+      failed(error);
     } finally {
       clearTimeout(timer);
     }

@@ -4,7 +4,7 @@
 import type { Computer } from '../computer.ts';
 import type { CheckpointInfo, CheckpointList, StackEventBody } from '../protocol.ts';
 import { checkpointSources, isComputerFile, isDatabaseFile, isUserFile } from './sources.ts';
-import { CHECKPOINTS_DIR, checkpointStore, KEEP_RULE, type CheckpointReason, type CheckpointRecord, type CheckpointStore } from './store.ts';
+import { CHECKPOINTS_DIR, checkpointStore, KEEP_RULE, type CheckpointFile, type CheckpointReason, type CheckpointRecord, type CheckpointSource, type CheckpointStore } from './store.ts';
 
 export interface CheckpointsDeps {
   /** The stack's folder in OPFS. */
@@ -17,11 +17,47 @@ export interface CheckpointsDeps {
 }
 
 export interface Checkpoints {
-  take(reason: CheckpointReason, label: string, layout?: string | null): Promise<CheckpointInfo>;
+  /**
+   * Takes a checkpoint; resolves once it is stored. `held` is called as soon as what it holds is
+   * fixed (the computer saved, the databases copied, every file changed since the last checkpoint
+   * read): the stack may change from then on while it is being stored.
+   */
+  take(reason: CheckpointReason, label: string, layout?: string | null, held?: () => void): Promise<CheckpointInfo>;
   list(): Promise<CheckpointList>;
   remove(id: string): Promise<CheckpointList>;
   /** Resolves once no checkpoint is being taken (before the stack closes). */
   idle(): Promise<void>;
+}
+
+/**
+ * What a checkpoint reads into memory before the stack may change again (the files changed since
+ * the last one); past it, the stack waits for the whole checkpoint to be stored instead.
+ */
+const HOLD_IN_MEMORY = 256 * 1024 * 1024;
+
+/**
+ * The sources with every file changed since `previous` read into memory, so that the stack can
+ * change while they are stored; null when that would be more than HOLD_IN_MEMORY. Unchanged files
+ * (same stamp) are taken from the last checkpoint unread; the databases' copies and the computer's
+ * capture belong to this checkpoint alone.
+ */
+export async function fixedSources(sources: CheckpointSource[], previous: Record<string, CheckpointFile> | undefined): Promise<CheckpointSource[] | null> {
+  const changing = sources.filter((source) => {
+    if (source.stamp === undefined || source.bytes || source.stamp.startsWith('generation:')) return false;
+    const before = previous?.[source.path];
+    return !(before && before.stamp === source.stamp && before.size === source.size);
+  });
+  if (changing.reduce((sum, source) => sum + source.size, 0) > HOLD_IN_MEMORY) return null;
+  const read = new Map<CheckpointSource, Uint8Array>();
+  for (const source of changing) {
+    const bytes = await source.read(0, source.size);
+    if (bytes.byteLength !== source.size) throw new Error(`${source.path} changed while it was read`);
+    read.set(source, bytes);
+  }
+  return sources.map((source) => {
+    const bytes = read.get(source);
+    return bytes ? { ...source, read: async (at: number, length: number) => bytes.subarray(at, at + length) } : source;
+  });
 }
 
 /** Paths listed per change kind in a checkpoint's summary; the rest are counted by the page. */
@@ -62,7 +98,8 @@ const SNAPSHOTS = 'snapshot';
 const SYSTEM_DIR = '.os';
 
 async function removeTmp(stack: FileSystemDirectoryHandle): Promise<void> {
-  const folder = await (await stack.getDirectoryHandle(SYSTEM_DIR)).getDirectoryHandle(SNAPSHOTS).catch(() => null);
+  const system = await stack.getDirectoryHandle(SYSTEM_DIR).catch(() => null);
+  const folder = system && (await system.getDirectoryHandle(SNAPSHOTS).catch(() => null));
   if (!folder) return;
   const names: string[] = [];
   for await (const [name, handle] of (folder as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) if (handle.kind === 'directory') names.push(name);
@@ -88,7 +125,7 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
     return { checkpoints: (await kept.list()).map(checkpointInfo), bytes: await kept.bytes(), rule: KEEP_RULE_TEXT };
   }
 
-  async function takeNow(reason: CheckpointReason, label: string, layout: string | null | undefined): Promise<CheckpointInfo> {
+  async function takeNow(reason: CheckpointReason, label: string, layout: string | null | undefined, held: (() => void) | undefined): Promise<CheckpointInfo> {
     if (layout !== undefined) latestLayout = layout;
     const kept = await open();
     const newest = (await kept.list())[0];
@@ -99,6 +136,7 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
     const copies = `${SYSTEM_DIR}/${SNAPSHOTS}/${crypto.randomUUID().slice(0, 8)}`;
     let record: CheckpointRecord;
     let captured = started;
+    let heldAt: number | null = null;
     const at: number[] = [];
     try {
       // The databases are copied here while the VM worker saves the computer. The files are listed
@@ -114,18 +152,25 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
           )
         : null;
       await copying;
-      const sources = await checkpointSources(await deps.stackDir(), { databaseCopies: copies, capture, ...(newest ? { previous: newest.files } : {}) });
+      const listed = await checkpointSources(await deps.stackDir(), { databaseCopies: copies, capture, ...(newest ? { previous: newest.files } : {}) });
       at.push(performance.now());
-      record = await kept.take({ reason, label, layout: latestLayout, sources, ...checkpointKinds });
+      const sources = held ? await fixedSources(listed, newest?.files) : null;
+      if (sources) {
+        heldAt = performance.now();
+        held!();
+      }
+      record = await kept.take({ reason, label, layout: latestLayout, sources: sources ?? listed, ...checkpointKinds });
       at.push(performance.now());
       if (capture) lastCapture = { token: capture.token, checkpoint: record.id };
     } finally {
       await removeTmp(await deps.stackDir());
     }
     await kept.prune();
+    if (heldAt === null) held?.(); // stored whole: it held the stack until now
     const [copied, listed, stored] = at.map((t) => Math.round(t - started));
+    const holding = heldAt === null ? '' : `, held ${Math.round(heldAt - started)}`;
     console.info(
-      `checkpoint ${record.id} taken in ${Math.round(performance.now() - started)} ms (computer saved ${Math.round(captured - started)}, databases copied ${copied}, files listed ${listed}, stored ${stored} ms after the start): ${(record.added_bytes / 1e6).toFixed(2)} MB added`,
+      `checkpoint ${record.id} taken in ${Math.round(performance.now() - started)} ms (computer saved ${Math.round(captured - started)}, databases copied ${copied}, files listed ${listed}${holding}, stored ${stored} ms after the start): ${(record.added_bytes / 1e6).toFixed(2)} MB added`,
     );
     const info = checkpointInfo(record);
     deps.emit({ type: 'checkpoint_taken', checkpoint: info });
@@ -133,9 +178,9 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
   }
 
   return {
-    take(reason, label, layout) {
+    take(reason, label, layout, held) {
       // One at a time: a second waits for the first (they share the computer's capture token).
-      const next = taking.then(() => takeNow(reason, label, layout));
+      const next = taking.then(() => takeNow(reason, label, layout, held));
       taking = next.catch(() => {});
       return next;
     },
