@@ -317,6 +317,27 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     await api.suspend();
   });
 
+  it('saves itself after quiet time when the guest wrote its disk on its own (no command, no keystroke)', async () => {
+    const root = new MemDir();
+    const created: FakeEmulator[] = [];
+    const api = makeApi(root, await image('h1', undefined, 8), created, 50);
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    const emulator = created.at(-1)!;
+    const disk = emulator.options.hda as { set(offset: number, bytes: Uint8Array, done: () => void): void };
+    const saves = emulator.saves;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      await new Promise<void>((resolve) => disk.set(0, new Uint8Array(4096).fill(5), resolve));
+      expect(meta(root).disk).toBeNull(); // the saved state no longer matches the disk
+      await vi.advanceTimersByTimeAsync(16_000);
+    } finally {
+      vi.useRealTimers();
+    }
+    await vi.waitFor(() => expect(emulator.saves).toBe(saves + 1));
+    expect(meta(root).state).toBe(meta(root).disk);
+    await api.suspend();
+  });
+
   it('counts the network card’s traffic over a boot, a suspend and a wake, and none while it runs offline', async () => {
     const root = new MemDir();
     const created: FakeEmulator[] = [];

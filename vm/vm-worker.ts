@@ -92,16 +92,18 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
    * After activity: once the machine has been quiet for a while, save it where it stands (at
    * most every 15 s: a save writes ~100 MB), so a reload or a killed tab still wakes in a second.
    */
-  const scheduleCheckpoint = () => {
+  /** `activity`: the user's or the agent's (it also puts off the idle suspend); the guest's own disk writes are not. */
+  const scheduleCheckpoint = (activity = true) => {
     const quiet = deps.checkpointAfterMs ?? 4000;
     const after = quiet && Math.max(quiet, lastCheckpoint + 15_000 - Date.now());
     if (checkpointTimer) clearTimeout(checkpointTimer);
     checkpointTimer = null;
-    scheduleIdleSuspend();
+    if (activity) scheduleIdleSuspend();
     if (!after) return;
     checkpointTimer = setTimeout(() => {
       checkpointTimer = null;
-      if (!machine || activeExecs > 0 || status.state !== 'ready' || checkpointing) return;
+      if (!machine || activeExecs > 0 || status.state !== 'ready') return; // the command's end schedules it again
+      if (checkpointing) return scheduleCheckpoint(false); // a save under way may have begun before the last write
       const current = machine;
       lastCheckpoint = Date.now();
       checkpointing = current
@@ -199,7 +201,15 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     const next = new Machine({
       files: boot,
       disk: new LayeredDisk(overlay!, base),
-      store: machineFiles.store,
+      store: {
+        ...machineFiles.store,
+        // The guest writing its disk on its own (no command, no keystroke) makes the saved state
+        // stale too: it is saved again after quiet time, so a reload still wakes where it was.
+        markDiskDirty() {
+          machineFiles.store.markDiskDirty();
+          if (status.state === 'ready' && !checkpointTimer) scheduleCheckpoint(false);
+        },
+      },
       wasmPath: deps.wasmPath ?? wasmUrl,
       ...(deps.wasmModule ? { wasmFn: instantiateFrom(deps.wasmModule) } : {}),
       ...(deps.createEmulator ? { createEmulator: deps.createEmulator } : {}),

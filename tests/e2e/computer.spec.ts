@@ -568,8 +568,20 @@ test('a file written in the VM survives a reload, and the computer wakes where i
   test.setTimeout(4 * 60_000);
   await openTerminal();
   await run('clear; echo kept-7f3a > /root/keep.txt && sync && echo WROTE', /WROTE/);
-  // The machine saves itself a few seconds after the last command (at most every 15 s).
-  await page.waitForTimeout(20_000);
+  // The machine saves itself a few seconds after the last command or disk write (at most every
+  // 15 s): the reload comes once its saved state matches its disk (machine.json says so).
+  await expect
+    .poll(
+      () =>
+        page.evaluate(async () => {
+          let dir = await navigator.storage.getDirectory();
+          for (const name of ['stacks', 'default', '.os', 'vm']) dir = await dir.getDirectoryHandle(name);
+          const meta = JSON.parse(await (await (await dir.getFileHandle('machine.json')).getFile()).text()) as { state: string | null; disk: string | null };
+          return meta.state !== null && meta.state === meta.disk && !meta.state.startsWith('pristine-');
+        }),
+      { timeout: 60_000, intervals: [1_000] },
+    )
+    .toBe(true);
   await page.reload();
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
   const status = await waitReady(60_000);
