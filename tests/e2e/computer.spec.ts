@@ -569,17 +569,24 @@ test('a file written in the VM survives a reload, and the computer wakes where i
   await openTerminal();
   await run('clear; echo kept-7f3a > /root/keep.txt && sync && echo WROTE', /WROTE/);
   // The machine saves itself a few seconds after the last command or disk write (at most every
-  // 15 s): the reload comes once its saved state matches its disk (machine.json says so).
+  // 15 s). The reload comes once it is at rest: its saved state has matched its disk for 10 s
+  // (machine.json says so). The guest may write once more a few seconds after a save, and a reload
+  // in that moment cold boots: the page cannot wait for a save while it unloads.
+  let still: { generation: string; since: number } | null = null;
   await expect
     .poll(
-      () =>
-        page.evaluate(async () => {
+      async () => {
+        const generation = await page.evaluate(async () => {
           let dir = await navigator.storage.getDirectory();
           for (const name of ['stacks', 'default', '.os', 'vm']) dir = await dir.getDirectoryHandle(name);
           const meta = JSON.parse(await (await (await dir.getFileHandle('machine.json')).getFile()).text()) as { state: string | null; disk: string | null };
-          return meta.state !== null && meta.state === meta.disk && !meta.state.startsWith('pristine-');
-        }),
-      { timeout: 60_000, intervals: [1_000] },
+          return meta.state !== null && meta.state === meta.disk && !meta.state.startsWith('pristine-') ? meta.state : null;
+        });
+        if (generation === null) still = null;
+        else if (still?.generation !== generation) still = { generation, since: Date.now() };
+        return still !== null && Date.now() - still.since >= 10_000;
+      },
+      { timeout: 90_000, intervals: [1_000] },
     )
     .toBe(true);
   await page.reload();
