@@ -151,6 +151,17 @@ const vmDir = (root: MemDir) => root.dirs.get('stacks')!.dirs.get('s1')!.dirs.ge
 const baseFiles = (root: MemDir) => [...(root.dirs.get('base')?.files.keys() ?? [])];
 const meta = (root: MemDir) => JSON.parse(new TextDecoder().decode(vmDir(root).files.get('machine.json')!.data)) as Record<string, unknown>;
 
+/** Runs `act` on a fake clock, then lets 16 s pass: past the quiet time and the 15 s between saves. */
+async function afterQuietTime(act: () => Promise<unknown>): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  try {
+    await act();
+    await vi.advanceTimersByTimeAsync(16_000);
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe('VmApi (fake OPFS, fake emulator)', () => {
   it('starts a stack on an empty overlay over the shared image, boots, runs, suspends, and wakes in a new worker', async () => {
     const root = new MemDir();
@@ -305,14 +316,8 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     const captured = await api.capture(null);
     expect(captured.ok).toBe(true);
     const saves = emulator.saves;
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
-      await api.exec('x2', { command: 'echo later' });
-      // At most one save every 15 s: the one after this command comes when that has passed.
-      await vi.advanceTimersByTimeAsync(16_000);
-    } finally {
-      vi.useRealTimers();
-    }
+    // At most one save every 15 s: the one after this command comes when that has passed.
+    await afterQuietTime(() => api.exec('x2', { command: 'echo later' }));
     await vi.waitFor(() => expect(emulator.saves).toBe(saves + 1));
     await api.suspend();
   });
@@ -325,14 +330,10 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     const emulator = created.at(-1)!;
     const disk = emulator.options.hda as { set(offset: number, bytes: Uint8Array, done: () => void): void };
     const saves = emulator.saves;
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
+    await afterQuietTime(async () => {
       await new Promise<void>((resolve) => disk.set(0, new Uint8Array(4096).fill(5), resolve));
       expect(meta(root).disk).toBeNull(); // the saved state no longer matches the disk
-      await vi.advanceTimersByTimeAsync(16_000);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
     await vi.waitFor(() => expect(emulator.saves).toBe(saves + 1));
     expect(meta(root).state).toBe(meta(root).disk);
     await api.suspend();
