@@ -45,7 +45,7 @@ export default defineConfig({
         plugins: [vmImageModule()],
         worker: { format: 'es', plugins: () => [vmImageModule()] },
         optimizeDeps: {
-          include: ['@anthropic-ai/sdk', 'zod', 'comlink', 'fflate', 'hash-wasm', 'eventsource-parser', 'papaparse', 'pdfjs-dist', 'picomatch', 'tesseract.js', 'write-excel-file/universal', 'file-type', '@xterm/xterm', '@xterm/addon-fit', 'yaml', 'croner', 'read-excel-file/universal', 'mammoth', 'utif2', 'fast-png', '@modelcontextprotocol/sdk/client/index.js', '@modelcontextprotocol/sdk/client/streamableHttp.js', '@modelcontextprotocol/sdk/shared/stdio.js', '@modelcontextprotocol/sdk/validation/cfworker-provider.js'],
+          include: ['@anthropic-ai/sdk', 'zod', 'comlink', 'fflate', 'hash-wasm', 'eventsource-parser', 'papaparse', 'pdfjs-dist', 'pdf-lib', 'crc-32', 'picomatch', 'tesseract.js', 'write-excel-file/universal', 'file-type', '@xterm/xterm', '@xterm/addon-fit', 'yaml', 'croner', 'read-excel-file/universal', 'mammoth', 'utif2', 'fast-png', '@modelcontextprotocol/sdk/client/index.js', '@modelcontextprotocol/sdk/client/streamableHttp.js', '@modelcontextprotocol/sdk/shared/stdio.js', '@modelcontextprotocol/sdk/validation/cfworker-provider.js'],
           exclude: ['@journeyapps/wa-sqlite'],
         },
         test: {

@@ -1,5 +1,9 @@
-// pdfjs on the main thread, loaded only when a PDF window opens; its own worker parses the file.
-import type { PDFDocumentProxy, RenderTask } from 'pdfjs-dist';
+// PDF pages for the document windows, drawn in the PDF view worker
+// (worker/documents/pdf-view-worker.ts) and shown as bitmaps: the page's main thread only posts a
+// request and puts the finished picture in place, so typing stays answered while a large page
+// draws. The worker starts with the first PDF window and ends a minute after the last one closes.
+import * as Comlink from 'comlink';
+import type { PdfViewApi } from '../../worker/documents/pdf-view-worker.ts';
 
 export interface PdfHandle {
   pages: number;
@@ -10,54 +14,89 @@ export interface PdfHandle {
   destroy(): Promise<void>;
 }
 
-let pdfjs: Promise<typeof import('pdfjs-dist')> | undefined;
+/** How long the worker stays once no PDF is open, so a window closed and opened again starts at once. */
+const IDLE_END_MS = 60_000;
 
-function loadPdfjs() {
-  pdfjs ??= (async () => {
-    const [lib, worker] = await Promise.all([import('pdfjs-dist'), import('pdfjs-dist/build/pdf.worker.min.mjs?url')]);
-    lib.GlobalWorkerOptions.workerSrc = worker.default;
-    // Evaluating pdfjs (400 kB) is a long task of its own (68 ms in a loaded run); opening the
-    // document waits for the next task, so a key pressed meanwhile is answered between the two
-    // rather than after both (101 ms in one frame).
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    return lib;
-  })();
-  return pdfjs;
+let viewer: { worker: Worker; api: Comlink.Remote<PdfViewApi> } | null = null;
+let open = 0;
+let idleEnd: ReturnType<typeof setTimeout> | undefined;
+
+function view(): Comlink.Remote<PdfViewApi> {
+  clearTimeout(idleEnd);
+  if (!viewer) {
+    const worker = new Worker(new URL('../../worker/documents/pdf-view-worker.ts', import.meta.url), { type: 'module', name: 'pdf-view' });
+    viewer = { worker, api: Comlink.wrap<PdfViewApi>(worker) };
+  }
+  return viewer.api;
 }
 
-/** Rejects with pdfjs's reason for a damaged or password-protected file. */
+function released(): void {
+  if (--open > 0) return;
+  clearTimeout(idleEnd);
+  idleEnd = setTimeout(() => {
+    viewer?.worker.terminate();
+    viewer = null;
+  }, IDLE_END_MS);
+}
+
+// Each canvas is named to the worker by a number, so a new drawing for it replaces the last.
+const targets = new WeakMap<HTMLCanvasElement, number>();
+let nextTarget = 1;
+const targetOf = (canvas: HTMLCanvasElement) => targets.get(canvas) ?? (targets.set(canvas, nextTarget++), nextTarget - 1);
+
+const dataUrl = (path: string) => new URL(`${import.meta.env.BASE_URL}pdfjs/${path}/`, document.baseURI).href;
+
+/**
+ * Opens a PDF for showing. The bytes are handed to the worker (their buffer is transferred when
+ * they fill it, else copied). Rejects with pdfjs's reason for a damaged or password-protected file.
+ */
 export async function openPdf(bytes: Uint8Array): Promise<PdfHandle> {
-  const lib = await loadPdfjs();
-  // pdfjs takes ownership of the buffer it is given, so it gets a copy.
-  const doc: PDFDocumentProxy = await lib.getDocument({
-    data: bytes.slice(),
-    standardFontDataUrl: new URL(`${import.meta.env.BASE_URL}pdfjs/standard_fonts/`, document.baseURI).href,
-    cMapUrl: new URL(`${import.meta.env.BASE_URL}pdfjs/cmaps/`, document.baseURI).href,
-    cMapPacked: true,
-    wasmUrl: new URL(`${import.meta.env.BASE_URL}pdfjs/wasm/`, document.baseURI).href,
-  }).promise;
-  const tasks = new WeakMap<HTMLCanvasElement, RenderTask>();
+  const api = view();
+  open++;
+  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+  let id: number;
+  let pages: number;
+  try {
+    ({ id, pages } = await api.open(Comlink.transfer(own, [own.buffer as ArrayBuffer]), { standardFontDataUrl: dataUrl('standard_fonts'), cMapUrl: dataUrl('cmaps'), wasmUrl: dataUrl('wasm') }));
+  } catch (error) {
+    released();
+    throw error;
+  }
+  let closed = false;
+  // The latest drawing asked for each canvas: an older one that finishes late is dropped.
+  const latest = new WeakMap<HTMLCanvasElement, number>();
+  let asked = 0;
   return {
-    pages: doc.numPages,
-    pageWidth: async (pageNumber) => (await doc.getPage(pageNumber)).getViewport({ scale: 1 }).width,
-    async render(pageNumber, scale, canvas) {
-      tasks.get(canvas)?.cancel();
-      const page = await doc.getPage(pageNumber);
-      const viewport = page.getViewport({ scale: scale * (globalThis.devicePixelRatio || 1) });
-      canvas.width = viewport.width;
-      canvas.height = viewport.height;
-      canvas.style.width = `${viewport.width / (globalThis.devicePixelRatio || 1)}px`;
-      const task = page.render({ canvas, viewport });
-      tasks.set(canvas, task);
-      try {
-        await task.promise;
-      } catch (error) {
-        if ((error as { name?: string }).name !== 'RenderingCancelledException') throw error;
+    pages,
+    pageWidth: (page) => api.pageWidth(id, page),
+    async render(page, scale, canvas) {
+      const mine = ++asked;
+      latest.set(canvas, mine);
+      const ratio = globalThis.devicePixelRatio || 1;
+      const bitmap = await api.render(id, page, scale * ratio, targetOf(canvas));
+      if (!bitmap) return;
+      if (latest.get(canvas) !== mine || closed) {
+        bitmap.close();
+        return;
       }
+      canvas.width = bitmap.width;
+      canvas.height = bitmap.height;
+      canvas.style.width = `${bitmap.width / ratio}px`;
+      canvas.getContext('bitmaprenderer')!.transferFromImageBitmap(bitmap);
     },
     cancel(canvas) {
-      if (canvas) tasks.get(canvas)?.cancel();
+      if (!canvas || !targets.has(canvas)) return;
+      latest.delete(canvas);
+      void api.cancel(targets.get(canvas)!);
     },
-    destroy: () => doc.destroy(),
+    async destroy() {
+      if (closed) return;
+      closed = true;
+      try {
+        await api.close(id);
+      } finally {
+        released();
+      }
+    },
   };
 }

@@ -1,7 +1,8 @@
 // pdfjs inside a dedicated worker: it gets its own nested worker for parsing, and draws pages on
-// OffscreenCanvas (there is no DOM here) when a scanned PDF's pages must be OCRed.
+// OffscreenCanvas (there is no DOM here): a scanned PDF's pages for OCR in the stack worker, and a
+// document window's pages in the PDF view worker (pdf-view-worker.ts).
 // Worker only (it creates a Worker and OffscreenCanvas).
-import { getDocument, GlobalWorkerOptions, OPS } from 'pdfjs-dist';
+import { getDocument, GlobalWorkerOptions, OPS, type PDFDocumentProxy } from 'pdfjs-dist';
 import pdfWorkerUrl from 'pdfjs-dist/build/pdf.worker.min.mjs?url';
 import { greyPgm } from './orientation.ts';
 import { scanScale, type PdfOpener, type PdfPageRenderer } from './pdf-text.ts';
@@ -25,12 +26,22 @@ class OffscreenCanvasFactory {
   }
 }
 
-export const openPdfInWorker: PdfOpener = (bytes) => {
+/** Where pdfjs finds the fonts, character maps and decoders a faithful drawing needs (absolute URLs). */
+export interface PdfDataUrls {
+  standardFontDataUrl: string;
+  cMapUrl: string;
+  wasmUrl: string;
+}
+
+/** Opens a PDF in this worker; with `urls`, pages draw with the data files text and images may need. */
+export function openPdfDocument(bytes: Uint8Array, urls?: PdfDataUrls): Promise<PDFDocumentProxy> {
   // Without an explicit port pdfjs would fall back to a "fake worker" that takes over onmessage.
   port ??= new Worker(pdfWorkerUrl, { type: 'module' });
   GlobalWorkerOptions.workerPort = port;
-  return getDocument({ data: bytes, useWorkerFetch: false, isEvalSupported: false, isOffscreenCanvasSupported: true, CanvasFactory: OffscreenCanvasFactory }).promise;
-};
+  return getDocument({ data: bytes, useWorkerFetch: false, isEvalSupported: false, isOffscreenCanvasSupported: true, CanvasFactory: OffscreenCanvasFactory, ...(urls && { ...urls, cMapPacked: true }) }).promise;
+}
+
+export const openPdfInWorker: PdfOpener = (bytes) => openPdfDocument(bytes);
 
 /** Draws each page at its scan's resolution (144-216 dpi, see scanScale) and hands it over as a greyscale PGM. */
 export const renderPdfPagesInWorker: PdfPageRenderer = async (bytes, onPage) => {

@@ -1,0 +1,74 @@
+// The PDF view worker, started by the page (app/canvas/pdf.ts): document windows' pages are drawn
+// here, on OffscreenCanvas, and handed to the page as bitmaps. Drawing a page is tens to hundreds
+// of milliseconds of script and painting; on the page's main thread it held keys typed meanwhile
+// past 100 ms on two cores.
+import * as Comlink from 'comlink';
+import type { PDFDocumentProxy, RenderTask } from 'pdfjs-dist';
+import { openPdfDocument, type PdfDataUrls } from './pdfjs-worker.ts';
+
+export interface PdfViewApi {
+  /** Rejects with pdfjs's reason (its name kept) for a damaged or password-protected file. */
+  open(bytes: Uint8Array, urls: PdfDataUrls): Promise<{ id: number; pages: number }>;
+  /** A page's width at scale 1, in PDF points (CSS pixels). */
+  pageWidth(id: number, page: number): Promise<number>;
+  /** The page drawn at `scale`, or null when a later drawing for the same `target` took its place. */
+  render(id: number, page: number, scale: number, target: number): Promise<ImageBitmap | null>;
+  /** Stops the drawing under way for `target`, if any. */
+  cancel(target: number): void;
+  close(id: number): Promise<void>;
+}
+
+const documents = new Map<number, PDFDocumentProxy>();
+const drawing = new Map<number, RenderTask>();
+let next = 1;
+
+function opened(id: number): PDFDocumentProxy {
+  const doc = documents.get(id);
+  if (!doc) throw new Error(`PDF ${id} is not open (its window was closed).`);
+  return doc;
+}
+
+const api: PdfViewApi = {
+  async open(bytes, urls) {
+    const doc = await openPdfDocument(bytes, urls);
+    const id = next++;
+    documents.set(id, doc);
+    return { id, pages: doc.numPages };
+  },
+
+  async pageWidth(id, page) {
+    return (await opened(id).getPage(page)).getViewport({ scale: 1 }).width;
+  },
+
+  async render(id, pageNumber, scale, target) {
+    drawing.get(target)?.cancel();
+    const page = await opened(id).getPage(pageNumber);
+    const viewport = page.getViewport({ scale });
+    const canvas = new OffscreenCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
+    const context = canvas.getContext('2d')!;
+    const task = page.render({ canvas: null, canvasContext: context as unknown as CanvasRenderingContext2D, viewport });
+    drawing.set(target, task);
+    try {
+      await task.promise;
+    } catch (error) {
+      if ((error as { name?: string }).name === 'RenderingCancelledException') return null;
+      throw error;
+    } finally {
+      if (drawing.get(target) === task) drawing.delete(target);
+    }
+    const bitmap = canvas.transferToImageBitmap();
+    return Comlink.transfer(bitmap, [bitmap]);
+  },
+
+  cancel(target) {
+    drawing.get(target)?.cancel();
+  },
+
+  async close(id) {
+    const doc = documents.get(id);
+    documents.delete(id);
+    await doc?.destroy();
+  },
+};
+
+Comlink.expose(api);
