@@ -43,7 +43,7 @@ export async function benchVm(): Promise<void> {
     beforeSave: async () => {
       await mirror.flush();
     },
-    saved: async (generation) => {
+    saving: async (generation) => {
       journal = mirror.snapshotJournal(generation);
     },
   };

@@ -1,5 +1,5 @@
 // The lifecycle decisions (wake or cold boot, generations, watchdog) over a fake emulator.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SyncFileDisk, type SyncFile } from './disk.ts';
 import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
 import { Machine, type MachineStatus, type MachineStore } from './machine.ts';
@@ -21,7 +21,7 @@ function memoryStore(): MachineStore & { state: ArrayBuffer | null; gen: { state
     state: null,
     gen: { state: null, disk: null },
     async readState() { return this.state; },
-    async writeState(state, generation) { this.state = state; this.gen = { state: generation, disk: generation }; },
+    async writeState(state, generation, diskMovedOn) { this.state = state; this.gen = { state: generation, disk: diskMovedOn?.() ? null : generation }; },
     async readGeneration() { return { ...this.gen }; },
     markDiskDirty() { this.gen.disk = null; },
     async clearState() { this.state = null; this.gen = { state: null, disk: null }; },
@@ -61,6 +61,50 @@ describe('Machine lifecycle (fake emulator)', () => {
     expect(store.gen.disk).toBeNull();
     expect(await machine.start()).toBe('booted');
     expect(created[1]!.options.initial_state).toBeUndefined();
+  });
+
+  it('a checkpoint lets the guest run on before its state is written; a disk write meanwhile leaves that state stale', async () => {
+    const store = memoryStore();
+    let finish = () => {};
+    const write = store.writeState.bind(store);
+    store.writeState = (state, generation, diskMovedOn) => new Promise<void>((resolve) => (finish = resolve)).then(() => write(state, generation, diskMovedOn));
+    const { machine, disk } = setup(store);
+    await machine.start();
+    const order: string[] = [];
+    const saving = machine.checkpoint(
+      () => void order.push('copied while stopped'),
+      () => void order.push('ran on'),
+    );
+    await vi.waitFor(() => expect(order).toEqual(['copied while stopped', 'ran on']));
+    expect(store.gen.state).toBeNull(); // not written yet
+    disk.set(0, new Uint8Array([1]), () => {}); // the guest writes its disk meanwhile
+    finish();
+    const generation = await saving;
+    expect(store.gen).toEqual({ state: generation, disk: null });
+  });
+
+  it('a checkpoint with no disk write while its state is written leaves a state the next start wakes from', async () => {
+    const { machine, store, created } = setup();
+    await machine.start();
+    const generation = await machine.checkpoint();
+    expect(store.gen).toEqual({ state: generation, disk: generation });
+    await machine.shutdown();
+    expect(await machine.start()).toBe('woke');
+    expect(created[1]!.options.initial_state).toBeDefined();
+  });
+
+  it('a checkpoint whose state cannot be written says so, and the computer runs on', async () => {
+    const store = memoryStore();
+    store.writeState = async () => {
+      throw new DOMException('full', 'QuotaExceededError');
+    };
+    const { machine } = setup(store);
+    await machine.start();
+    let ranOn = false;
+    await expect(machine.checkpoint(undefined, () => (ranOn = true))).rejects.toMatchObject({ code: 'save_failed' });
+    expect(ranOn).toBe(true);
+    expect(machine.status.state).toBe('ready');
+    expect((await machine.exec({ command: 'echo hi' })).stdout).toBe('hi\n');
   });
 
   it('reports a boot that never reaches the agent as an error with a reboot offer', async () => {

@@ -27,8 +27,11 @@ export interface MachineBootFiles {
  */
 export interface MachineStore {
   readState(): Promise<ArrayBuffer | null>;
-  /** Writes the state atomically and records `generation` as both the state's and the disk's. */
-  writeState(state: ArrayBuffer, generation: string): Promise<void>;
+  /**
+   * Writes the state atomically and records `generation` as the state's and as the disk's, unless
+   * `diskMovedOn` (asked when the record is written) says the disk was written since.
+   */
+  writeState(state: ArrayBuffer, generation: string, diskMovedOn?: () => boolean): Promise<void>;
   readGeneration(): Promise<{ state: string | null; disk: string | null }>;
   /** Records that the disk moved on from any saved state. Synchronous: called from a disk write. */
   markDiskDirty(): void;
@@ -68,8 +71,19 @@ export interface MachineHooks {
   started?(emulator: EmulatorLike, how: 'booted' | 'woke'): Promise<void>;
   /** The emulator is stopped and about to be saved. */
   beforeSave?(): Promise<void>;
-  /** The state of `generation` is written. */
-  saved?(generation: string): Promise<void>;
+  /**
+   * The state of `generation` was just taken, the emulator still stopped: what belongs with it
+   * must be taken before the hook's first await, for the guest may run on while its promise (the
+   * writing) is pending. Written after the state or not at all is safe; it is not awaited to wake.
+   */
+  saving?(generation: string): Promise<void>;
+}
+
+interface Taken {
+  generation: string;
+  state: ArrayBuffer;
+  /** The `saving` hook's writing. */
+  recorded: Promise<void>;
 }
 
 export interface MachineOptions {
@@ -224,7 +238,12 @@ export class Machine {
    */
   async suspend(): Promise<void> {
     this.stopWatchdog();
-    await this.save(true);
+    this.requireRunning();
+    try {
+      await this.keep(await this.take());
+    } catch (cause) {
+      return this.fail(new MachineError('save_failed', 'the computer could not be saved', { cause }));
+    }
     await this.teardown();
     this.setStatus({ state: 'suspended' });
   }
@@ -233,42 +252,69 @@ export class Machine {
    * Saves the state like suspend() but keeps running: a tab closed or killed afterwards still
    * wakes in about a second, as long as the disk did not move on. Returns the generation.
    * `whileStopped` runs after the save and before the guest runs on (a checkpoint copies the disk).
+   * The state is written while the guest runs on (`ranOn` hears when it does, with the state);
+   * a disk write meanwhile leaves it marked stale, as any disk write after a save does.
    */
-  async checkpoint(whileStopped?: (generation: string, state: ArrayBuffer) => void | Promise<void>): Promise<string> {
-    const { generation, state } = await this.save(false);
+  async checkpoint(whileStopped?: (generation: string, state: ArrayBuffer) => void | Promise<void>, ranOn?: (generation: string, state: ArrayBuffer) => void): Promise<string> {
+    this.requireRunning();
+    let taken: Taken;
     try {
+      taken = await this.take();
+    } catch (cause) {
+      await this.emulator?.run();
+      throw new MachineError('save_failed', 'the computer could not be saved', { cause });
+    }
+    const { generation, state } = taken;
+    let written: Promise<void>;
+    try {
+      written = this.keep(taken);
+      written.catch(() => {}); // awaited below, once the guest runs on
       await whileStopped?.(generation, state);
     } finally {
       await this.emulator?.run();
     }
+    ranOn?.(generation, state);
+    try {
+      await written;
+    } catch (cause) {
+      throw new MachineError('save_failed', 'the computer could not be saved', { cause });
+    }
     return generation;
   }
 
-  /** `fatal`: a failure stops the machine (suspend); otherwise it runs on (checkpoint). */
-  private async save(fatal: boolean): Promise<{ generation: string; state: ArrayBuffer }> {
-    const { emulator, client } = this;
-    if (!emulator || !client || this.status.state !== 'ready') throw new MachineError('not_running', 'the computer is not running');
-    try {
-      await client.exec({ command: SYNC_AND_DROP, timeout: 60 });
-      await emulator.stop();
-      // A read still waiting for its chunk would be lost with the state: let it land first.
-      await this.options.disk.settled?.();
-      await this.options.hooks?.beforeSave?.();
-      const state = await emulator.save_state();
-      this.options.disk.flush();
-      const generation = crypto.randomUUID();
-      await this.options.store.writeState(state, generation);
-      this.options.disk.clearDirty();
-      await this.options.hooks?.saved?.(generation);
-      return { generation, state };
-    } catch (cause) {
-      const error = new MachineError('save_failed', 'the computer could not be saved', { cause });
-      if (fatal) return this.fail(error);
-      await emulator.run();
-      throw error;
-    }
+  /**
+   * Stops the guest with its disk synced and takes its state, in memory. The disk's dirty flag is
+   * cleared here, while nothing writes: the guest's next write marks this state stale.
+   */
+  private async take(): Promise<Taken> {
+    const { emulator, client } = this.requireRunning();
+    await client.exec({ command: SYNC_AND_DROP, timeout: 60 });
+    await emulator.stop();
+    // A read still waiting for its chunk would be lost with the state: let it land first.
+    await this.options.disk.settled?.();
+    await this.options.hooks?.beforeSave?.();
+    const state = await emulator.save_state();
+    this.options.disk.flush();
+    this.options.disk.clearDirty();
+    const generation = crypto.randomUUID();
+    // What belongs with the state is taken now, while the guest is stopped; it is written later.
+    const recorded = this.options.hooks?.saving?.(generation) ?? Promise.resolve();
+    recorded.catch(() => {});
+    return { generation, state, recorded };
   }
 
+  private requireRunning(): { emulator: EmulatorLike; client: AgentClient } {
+    const { emulator, client } = this;
+    if (!emulator || !client || this.status.state !== 'ready') throw new MachineError('not_running', 'the computer is not running');
+    return { emulator, client };
+  }
+
+  /** Writes a taken state; its generation is the disk's too unless the guest wrote since it was taken. */
+  private async keep({ generation, state, recorded }: Taken): Promise<void> {
+    const disk = this.options.disk;
+    await this.options.store.writeState(state, generation, () => disk.dirty);
+    await recorded;
+  }
   /** Runs a program in the computer (see AgentClient.exec). */
   async exec(request: ExecRequest, options?: ExecOptions): Promise<ExecResult> {
     const client = this.client;

@@ -51,10 +51,10 @@ export function createNodeMachineStore(dir: string): MachineStore {
         return null;
       }
     },
-    writeState: async (state, generation) => {
+    writeState: async (state, generation, diskMovedOn) => {
       writeFileSync(join(dir, 'state.bin.tmp'), new Uint8Array(state));
       renameSync(join(dir, 'state.bin.tmp'), join(dir, 'state.bin'));
-      write({ state: generation, disk: generation });
+      write({ state: generation, disk: diskMovedOn?.() ? null : generation });
     },
     readGeneration: async () => read(),
     markDiskDirty: () => {

@@ -104,10 +104,11 @@ export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: 
         return null;
       }
     },
-    async writeState(state, generation) {
+    async writeState(state, generation, diskMovedOn) {
       // Whole or not at all (a crash leaves the old state), its room reserved before it is written.
       await writeWholeFile(dir, 'state.bin', new Uint8Array(state));
-      writeMeta({ ...readMeta(), state: generation, disk: generation });
+      // In the same task as the check: a disk write cannot fall between the two.
+      writeMeta({ ...readMeta(), state: generation, disk: diskMovedOn?.() ? null : generation });
     },
     async readGeneration() {
       const { state, disk } = readMeta();

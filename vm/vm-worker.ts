@@ -238,7 +238,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       beforeSave: async () => {
         await mirror?.flush();
       },
-      saved: async (generation) => {
+      // The journal is taken at once (the guest is stopped) and written while it runs on.
+      saving: async (generation) => {
         if (mirror) await writeJournal(machineFiles.vmDir, mirror.snapshotJournal(generation));
       },
     };
@@ -481,9 +482,9 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         await checkpointing;
         const continues = since !== null && lastCapture?.token === since && lastCapture.overlay === overlay;
         let copied: Omit<VmCapture, 'state' | 'stateUnchanged' | 'meta' | 'token'> | null = null;
-        let saved: ArrayBuffer | null = null;
-        const copy = (_generation?: string, state?: ArrayBuffer) => {
-          saved = state ?? null;
+        let saved: { generation: string; state: ArrayBuffer } | null = null;
+        const copy = (generation?: string, state?: ArrayBuffer) => {
+          if (generation && state) saved = { generation, state };
           overlay.flush();
           const changed = overlay.takeChanges();
           const dataSize = current.overlay.data.size;
@@ -507,21 +508,28 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
           if (checkpointTimer) clearTimeout(checkpointTimer);
           checkpointTimer = null;
           lastCheckpoint = Date.now();
-          const saving = machine.checkpoint(copy);
-          // Cleared once done, as the quiet-time save's: the next quiet-time save and /workspace flush wait only while it runs.
-          checkpointing = saving.catch(() => {}).finally(() => (checkpointing = null));
-          await saving;
+          // The capture is done once the guest runs on; the state is written to storage meanwhile.
+          let ranOn = () => {};
+          const running = new Promise<void>((resolve) => (ranOn = resolve));
+          const saving = machine.checkpoint(copy, ranOn);
+          // Cleared once written, as the quiet-time save's: the next quiet-time save and /workspace flush wait only while it runs.
+          checkpointing = saving.catch((error: unknown) => console.warn('the computer was captured, but its state could not be written for a wake', error)).finally(() => (checkpointing = null));
+          await Promise.race([running, saving]);
         } else {
           // Stopped, or nothing ran since the last save: the files stand still enough (a disk
           // write after this copy would mark the state stale, which the meta below records).
           copy();
         }
-        const after = current.readMeta();
+        // A state saved for this capture matches the disk copied with it, whatever its writing does.
+        const recorded = current.readMeta();
+        const fresh = saved as { generation: string; state: ArrayBuffer } | null;
+        const after = fresh ? { ...recorded, state: fresh.generation, disk: fresh.generation } : recorded;
         const valid = after.state !== null && after.state === after.disk;
         const stateUnchanged = valid && continues && lastCapture!.generation === after.state;
-        const state = valid && !stateUnchanged ? (saved ?? (await current.store.readState())) : null;
+        // A copy of a fresh state: the original is still being written.
+        const state = valid && !stateUnchanged ? (fresh ? fresh.state.slice(0) : await current.store.readState()) : null;
         const token = crypto.randomUUID();
-        console.info(`computer captured in ${Math.round(performance.now() - began)} ms (${saved ? 'saved for it' : 'as last saved'}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''})`);
+        console.info(`computer captured in ${Math.round(performance.now() - began)} ms (${fresh ? 'saved for it' : 'as last saved'}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''})`);
         lastCapture = { token, overlay, generation: valid ? after.state : null };
         const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, ...copied! };
         return Comlink.transfer(result, [...(state ? [state] : []), result.map.buffer, ...result.chunks.map((chunk) => chunk.bytes.buffer)]) as VmCapture;
