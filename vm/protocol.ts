@@ -74,6 +74,12 @@ export interface VmCapture {
   /** state.bin; null when it is the one captured last (`stateUnchanged`) or there is none valid. */
   state: Uint8Array | null;
   stateUnchanged: boolean;
+  /**
+   * The /workspace journal (workspace.json) of a state saved for this capture, taken with it; null:
+   * the one in the stack's folder goes with the state (a state saved for a capture is still being
+   * written, its journal after it).
+   */
+  journal: Uint8Array | null;
   /** overlay.map, whole (4 bytes per block held). */
   map: Uint8Array;
   /** overlay.data: its size, and its chunks (CHANGE_CHUNK bytes) copied: all when `full`. */

@@ -280,6 +280,8 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     expect(first.value).toMatchObject({ full: true, stateUnchanged: false, dataSize: 4096 + 2 * 4096 });
     expect(first.value.state?.byteLength).toBe(8);
     expect(first.value.meta.state).toBe(first.value.meta.disk);
+    // The workspace journal taken with that save comes with it (its file may still be being written).
+    expect(JSON.parse(new TextDecoder().decode(first.value.journal!))).toMatchObject({ generation: first.value.meta.state });
     expect(first.value.chunks.map((chunk) => chunk.index)).toEqual([0]);
     expect(first.value.map.byteLength).toBe(64 + 2 * 4);
 
@@ -287,7 +289,7 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     const quiet = await api.capture(first.value.token);
     if (!quiet.ok || !quiet.value) throw new Error('no capture');
     expect(emulator.saves).toBe(1);
-    expect(quiet.value).toMatchObject({ full: false, stateUnchanged: true, state: null, chunks: [] });
+    expect(quiet.value).toMatchObject({ full: false, stateUnchanged: true, state: null, journal: null, chunks: [] });
 
     // 20 more blocks (a second 64 KiB chunk of the data file), then a rewrite of block 0.
     for (let block = 3; block < 23; block++) await write(block, 3);

@@ -10,7 +10,7 @@ import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, type Ima
 import { Machine, MachineError, type EmulatorLike, type MachineBootFiles, type MachineOptions } from './machine.ts';
 import { openBaseDir, openOpfsMachine, readWarmSet, writeWarmSet, type OpfsMachineFiles } from './opfs-store.ts';
 import { opfsWorkspaceStore, readJournal, writeJournal } from './opfs-workspace.ts';
-import { WorkspaceMirror, type Fs9pLike } from './workspace.ts';
+import { WorkspaceMirror, type Fs9pLike, type WorkspaceJournal } from './workspace.ts';
 import type { DnsNotice } from './network.ts';
 import { installNetworkLink, type LinkScope } from './network-link.ts';
 import { createTrafficCounter } from './traffic.ts';
@@ -63,6 +63,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   /** The disk's overlay in use, and what the last capture() took of it (its token, the state's generation). */
   let overlayInUse: Overlay | null = null;
   let lastCapture: { token: string; overlay: Overlay; generation: string | null } | null = null;
+  /** The /workspace journal taken with the last state saved (its generation inside). */
+  let savedJournal: WorkspaceJournal | null = null;
 
   // The guest's DNS goes to the proxy's resolver with the current network ticket.
   // Each refusal is told where the command came from: in the bash tool's result for the agent's
@@ -240,7 +242,10 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       },
       // The journal is taken at once (the guest is stopped) and written while it runs on.
       saving: async (generation) => {
-        if (mirror) await writeJournal(machineFiles.vmDir, mirror.snapshotJournal(generation));
+        if (!mirror) return;
+        const journal = mirror.snapshotJournal(generation);
+        savedJournal = journal;
+        await writeJournal(machineFiles.vmDir, journal);
       },
     };
   }
@@ -481,7 +486,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         if (!current || !overlay) return null;
         await checkpointing;
         const continues = since !== null && lastCapture?.token === since && lastCapture.overlay === overlay;
-        let copied: Omit<VmCapture, 'state' | 'stateUnchanged' | 'meta' | 'token'> | null = null;
+        let copied: Omit<VmCapture, 'state' | 'stateUnchanged' | 'meta' | 'token' | 'journal'> | null = null;
         let saved: { generation: string; state: ArrayBuffer } | null = null;
         const copy = (generation?: string, state?: ArrayBuffer) => {
           if (generation && state) saved = { generation, state };
@@ -528,11 +533,12 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         const stateUnchanged = valid && continues && lastCapture!.generation === after.state;
         // A copy of a fresh state: the original is still being written.
         const state = valid && !stateUnchanged ? (fresh ? fresh.state.slice(0) : await current.store.readState()) : null;
+        const journal = fresh && savedJournal?.generation === fresh.generation ? new TextEncoder().encode(JSON.stringify(savedJournal)) : null;
         const token = crypto.randomUUID();
         console.info(`computer captured in ${Math.round(performance.now() - began)} ms (${fresh ? 'saved for it' : 'as last saved'}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''})`);
         lastCapture = { token, overlay, generation: valid ? after.state : null };
-        const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, ...copied! };
-        return Comlink.transfer(result, [...(state ? [state] : []), result.map.buffer, ...result.chunks.map((chunk) => chunk.bytes.buffer)]) as VmCapture;
+        const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, journal, ...copied! };
+        return Comlink.transfer(result, [...(state ? [state] : []), ...(journal ? [journal.buffer] : []), result.map.buffer, ...result.chunks.map((chunk) => chunk.bytes.buffer)]) as VmCapture;
       });
     },
     async workspaceChanged(path) {

@@ -85,9 +85,10 @@ export async function checkpointSources(stack: FileSystemDirectoryHandle, option
   }
   if (options.capture) {
     sources.push(...capturedComputer(options.capture, options.previous));
-    // Written by the save the capture made (or the last one): which /workspace files the guest holds.
-    const journal = options.capture.meta.state ? await fileIn(stack, `${VM_DIR}/${JOURNAL}`) : null;
-    if (journal) sources.push(fileSource(`${VM_DIR}/${JOURNAL}`, journal));
+    // Which /workspace files the guest holds: taken with the save the capture made, or written by the last one.
+    const journal = options.capture.journal ?? (options.capture.meta.state ? await fileIn(stack, `${VM_DIR}/${JOURNAL}`) : null);
+    if (journal instanceof Uint8Array) sources.push(bytesSource(`${VM_DIR}/${JOURNAL}`, journal));
+    else if (journal) sources.push(fileSource(`${VM_DIR}/${JOURNAL}`, journal));
   } else sources.push(...(await stillComputer(stack)));
   return sources;
 }
