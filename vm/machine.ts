@@ -315,6 +315,7 @@ export class Machine {
     await this.options.store.writeState(state, generation, () => disk.dirty);
     await recorded;
   }
+
   /** Runs a program in the computer (see AgentClient.exec). */
   async exec(request: ExecRequest, options?: ExecOptions): Promise<ExecResult> {
     const client = this.client;

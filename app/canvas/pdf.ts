@@ -42,7 +42,11 @@ function released(): void {
 // Each canvas is named to the worker by a number, so a new drawing for it replaces the last.
 const targets = new WeakMap<HTMLCanvasElement, number>();
 let nextTarget = 1;
-const targetOf = (canvas: HTMLCanvasElement) => targets.get(canvas) ?? (targets.set(canvas, nextTarget++), nextTarget - 1);
+function targetOf(canvas: HTMLCanvasElement): number {
+  let target = targets.get(canvas);
+  if (target === undefined) targets.set(canvas, (target = nextTarget++));
+  return target;
+}
 
 const dataUrl = (path: string) => new URL(`${import.meta.env.BASE_URL}pdfjs/${path}/`, document.baseURI).href;
 
