@@ -40,13 +40,13 @@ export default defineConfig({
       {
         // Pre-bundled up front: a mid-run re-optimisation reloads the page under a running test.
         // Everything the stack worker imports is listed, so a fresh clone's first run does not
-        // discover one mid-test; wa-sqlite stays out so its wasm is found beside its module.
+        // discover one mid-test; wa-sqlite and zstd stay out so their wasm is found beside their modules.
         // The stack worker imports `virtual:vm-image` (where the computer's image is served).
         plugins: [vmImageModule()],
         worker: { format: 'es', plugins: () => [vmImageModule()] },
         optimizeDeps: {
           include: ['@anthropic-ai/sdk', 'zod', 'comlink', 'fflate', 'hash-wasm', 'eventsource-parser', 'papaparse', 'pdfjs-dist', 'pdf-lib', 'crc-32', 'picomatch', 'tesseract.js', 'write-excel-file/universal', 'file-type', '@xterm/xterm', '@xterm/addon-fit', 'yaml', 'croner', 'read-excel-file/universal', 'mammoth', 'utif2', 'fast-png', '@modelcontextprotocol/sdk/client/index.js', '@modelcontextprotocol/sdk/client/streamableHttp.js', '@modelcontextprotocol/sdk/shared/stdio.js', '@modelcontextprotocol/sdk/validation/cfworker-provider.js'],
-          exclude: ['@journeyapps/wa-sqlite'],
+          exclude: ['@journeyapps/wa-sqlite', '@bokuweb/zstd-wasm'],
         },
         test: {
           name: 'browser',

@@ -121,6 +121,8 @@ export class MachineError extends Error {
 const SYNC_AND_DROP = 'sync; echo 3 > /proc/sys/vm/drop_caches';
 
 export class Machine {
+  /** Where the last save's time went: the guest's sync and cache drop, stopping it, save_state. */
+  lastSave: { syncMs: number; stopMs: number; saveStateMs: number } | null = null;
   private emulator: EmulatorLike | null = null;
   private client: AgentClient | null = null;
   private readonly statusListeners = new Set<(status: MachineStatus) => void>();
@@ -288,14 +290,18 @@ export class Machine {
    */
   private async take(): Promise<Taken> {
     const { emulator, client } = this.requireRunning();
+    const began = performance.now();
     await client.exec({ command: SYNC_AND_DROP, timeout: 60 });
+    const synced = performance.now();
     await emulator.stop();
     // A read still waiting for its chunk would be lost with the state: let it land first.
     await this.options.disk.settled?.();
     await this.options.hooks?.beforeSave?.();
+    const stopped = performance.now();
     const state = await emulator.save_state();
     this.options.disk.flush();
     this.options.disk.clearDirty();
+    this.lastSave = { syncMs: synced - began, stopMs: stopped - synced, saveStateMs: performance.now() - stopped };
     const generation = crypto.randomUUID();
     // What belongs with the state is taken now, while the guest is stopped; it is written later.
     const recorded = this.options.hooks?.saving?.(generation) ?? Promise.resolve();

@@ -535,7 +535,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         const state = valid && !stateUnchanged ? (fresh ? fresh.state.slice(0) : await current.store.readState()) : null;
         const journal = fresh && savedJournal?.generation === fresh.generation ? new TextEncoder().encode(JSON.stringify(savedJournal)) : null;
         const token = crypto.randomUUID();
-        console.info(`computer captured in ${Math.round(performance.now() - began)} ms (${fresh ? 'saved for it' : 'as last saved'}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''})`);
+        const phases = fresh && machine?.lastSave ? `: sync ${Math.round(machine.lastSave.syncMs)}, stop ${Math.round(machine.lastSave.stopMs)}, save_state ${Math.round(machine.lastSave.saveStateMs)} ms` : '';
+        console.info(`computer captured in ${Math.round(performance.now() - began)} ms (${fresh ? 'saved for it' : 'as last saved'}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''}${phases})`);
         lastCapture = { token, overlay, generation: valid ? after.state : null };
         const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, journal, ...copied! };
         return Comlink.transfer(result, [...(state ? [state] : []), ...(journal ? [journal.buffer] : []), result.map.buffer, ...result.chunks.map((chunk) => chunk.bytes.buffer)]) as VmCapture;

@@ -3,8 +3,11 @@
 // `unchanged` says) still holds; the changes list added, removed and changed user files and flag
 // the computer and the databases; pruning keeps the newest 20 and the newest of each of the last
 // 7 days and removes only the packs nothing kept names; a torn take's pack and a corrupt record are
-// swept or ignored on open; a missing pack is reported as damage; bytes() is the folder's size.
+// swept or ignored on open; a missing pack or a damaged chunk is reported as damage; packs an
+// earlier version deflated are still restored; bytes() is the folder's size.
+import { deflateSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFLATED, STORED, ZSTD } from './codec.ts';
 import { CHUNK_SIZE, CheckpointError, checkpointStore, type CheckpointSource, type TakeOptions } from './store.ts';
 
 type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
@@ -103,7 +106,7 @@ async function put(dir: FileSystemDirectoryHandle, name: string, content: string
 }
 
 describe('checkpoint store', () => {
-  it('restores every file byte for byte at its nested path, the big one deduplicated and deflated', async () => {
+  it('restores every file byte for byte at its nested path, the big one deduplicated and compressed', async () => {
     const files = new Map<string, Uint8Array>([
       ['workspace/notes.txt', new TextEncoder().encode('hello checkpoints')],
       ['workspace/deep/er/big.bin', bigFile()],
@@ -117,9 +120,9 @@ describe('checkpoint store', () => {
     const big = record.files['workspace/deep/er/big.bin']!.chunks;
     expect(big).toHaveLength(5);
     expect(big[1]).toEqual(big[3]); // the two zero chunks are one stored chunk
-    expect(big[1]![4]).toBe(1); // deflated
-    expect(big[0]![4]).toBe(0); // random bytes are stored as they are
-    expect(record.added_bytes).toBeLessThan(3 * CHUNK_SIZE + 1 + 1234 + 17 + 1000); // the zero chunk deflates to almost nothing
+    expect(big[1]![4]).toBe(ZSTD);
+    expect(big[0]![4]).toBe(STORED); // random bytes are stored as they are
+    expect(record.added_bytes).toBeLessThan(3 * CHUNK_SIZE + 1 + 1234 + 17 + 1000); // the zero chunk packs to almost nothing
     expect(record.added_bytes).toBeGreaterThan(3 * CHUNK_SIZE);
 
     expect(await restored(store, record.id)).toEqual(files);
@@ -264,6 +267,34 @@ describe('checkpoint store', () => {
     expect(error).toBeInstanceOf(CheckpointError);
     expect(error).toMatchObject({ code: 'damaged' });
     await expect(store.restoreInto('c-nope-000000', into)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('restores a checkpoint whose chunks an earlier version deflated', async () => {
+    const text = new TextEncoder().encode('a line an older checkpoint deflated\n'.repeat(3000));
+    const one = await checkpointStore(storeDir).take(take([source('workspace/log.txt', text)]));
+    // The same checkpoint as the version before zstd wrote it: its pack's chunks deflated.
+    const chunks = one.files['workspace/log.txt']!.chunks;
+    const parts = chunks.map((_, i) => deflateSync(text.subarray(i * CHUNK_SIZE, (i + 1) * CHUNK_SIZE), { level: 1 }));
+    let at = 0;
+    const older = { ...one, files: { 'workspace/log.txt': { size: text.byteLength, chunks: chunks.map((chunk, i) => [chunk[0], one.id, (at += parts[i]!.byteLength) - parts[i]!.byteLength, parts[i]!.byteLength, DEFLATED]) } } };
+    const pack = new Uint8Array(at);
+    parts.reduce((offset, part) => (pack.set(part, offset), offset + part.byteLength), 0);
+    await put(await packs(), `${one.id}.pack`, pack);
+    await put(storeDir, `${one.id}.json`, JSON.stringify(older));
+
+    expect(await restored(checkpointStore(storeDir), one.id)).toEqual(new Map([['workspace/log.txt', text]]));
+  });
+
+  it('refuses to restore a checkpoint with a damaged chunk, as damaged', async () => {
+    const store = checkpointStore(storeDir);
+    const one = await store.take(take([source('workspace/zeros.bin', new Uint8Array(3 * CHUNK_SIZE))]));
+    const chunk = one.files['workspace/zeros.bin']!.chunks[0]!;
+    expect(chunk[4]).toBe(ZSTD);
+    const pack = new Uint8Array(await (await (await (await packs()).getFileHandle(`${one.id}.pack`)).getFile()).arrayBuffer());
+    pack.fill(0x5a, chunk[2], chunk[2] + chunk[3]);
+    await put(await packs(), `${one.id}.pack`, pack);
+
+    await expect(checkpointStore(storeDir).restoreInto(one.id, await root.getDirectoryHandle('out', { create: true }))).rejects.toMatchObject({ code: 'damaged' });
   });
 
   it('counts its bytes as the sum of its files', async () => {

@@ -3,23 +3,25 @@
 // checkpoint is not stored again, so a checkpoint costs only what changed since the ones kept —
 // the computer's memory pages and disk blocks a mission touched, the files it wrote.
 //
-//   .os/checkpoints/packs/<id>.pack   the chunks new in checkpoint <id>, each deflated when that
-//                                     pays, one after another (written once, never changed)
+//   .os/checkpoints/packs/<id>.pack   the chunks new in checkpoint <id>, each compressed (zstd;
+//                                     deflate in older packs) when that pays, one after another
+//                                     (written once, never changed)
 //   .os/checkpoints/<id>.json         the checkpoint: every file with its size and its chunks
-//                                     (hash, pack, offset, stored length, deflated or not)
+//                                     (hash, pack, offset, stored length, how it is packed)
 //
 // A checkpoint's JSON is written last: one cut short (a killed tab) leaves only a pack nobody
 // names, which the next open removes. Pruning removes the JSON first, then every pack no kept
 // checkpoint names.
-import { deflateSync, inflateSync } from 'fflate';
+import { packer, STORED, unpack, ZSTD, type Packing } from './codec.ts';
+import { stateSpans } from './spans.ts';
 
 export const CHUNK_SIZE = 64 * 1024;
 export const CHECKPOINTS_DIR = 'checkpoints';
 const PACKS = 'packs';
 const FORMAT = 1;
 
-/** Where a chunk's bytes are: [hash, pack id, offset in the pack, stored bytes, 1 if deflated]. */
-export type ChunkRef = [hash: string, pack: string, at: number, length: number, deflated: 0 | 1];
+/** Where a chunk's bytes are: [hash, pack id, offset in the pack, stored bytes, how they are packed (codec.ts)]. */
+export type ChunkRef = [hash: string, pack: string, at: number, length: number, packing: Packing];
 
 export interface CheckpointFile {
   size: number;
@@ -65,8 +67,9 @@ export interface CheckpointSource {
   /** Chunk `index` is the same as in the previous checkpoint's file of this path (known without reading). */
   unchanged?(index: number): boolean;
   /**
-   * The whole file in memory (the computer's saved state): cut where its content says rather
-   * than every 64 KiB, so bytes moved along by something inserted before them still match.
+   * The whole file in memory (the computer's saved state): cut where its layout and content say
+   * rather than every 64 KiB, so bytes moved along by something inserted before them still match
+   * (spans.ts).
    */
   bytes?: Uint8Array;
   read(at: number, length: number): Promise<Uint8Array>;
@@ -189,7 +192,12 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
     }
     const stored = new Uint8Array(await file.slice(ref[2], ref[2] + ref[3]).arrayBuffer());
     if (stored.byteLength !== ref[3]) throw new CheckpointError('damaged', `A part of this checkpoint is cut short (${ref[1]}); it cannot be restored.`);
-    return ref[4] ? inflateSync(stored) : stored;
+    try {
+      return await unpack(stored, ref[4]);
+    } catch (error) {
+      if (ref[4] === STORED || /decompressor/.test(String(error))) throw error;
+      throw new CheckpointError('damaged', `A part of this checkpoint is damaged (${ref[1]}); it cannot be restored.`);
+    }
   }
 
   return {
@@ -217,14 +225,15 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
         const pack = batched(writable);
         let packed = 0;
         const files: Record<string, CheckpointFile> = {};
-        const spent = { read: 0, hash: 0, deflate: 0, write: 0, readBytes: 0, newBytes: 0 };
+        const spent = { cut: 0, read: 0, hash: 0, pack: 0, write: 0, readBytes: 0, newBytes: 0 };
         const newByPath = new Map<string, number>();
         let mark = performance.now();
-        const lap = (what: 'read' | 'hash' | 'deflate' | 'write') => {
+        const lap = (what: 'cut' | 'read' | 'hash' | 'pack' | 'write') => {
           const now = performance.now();
           spent[what] += now - mark;
           mark = now;
         };
+        const packing = await packer();
         try {
           for (const source of options.sources) {
             const before = previous?.files[source.path];
@@ -233,7 +242,13 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
               continue;
             }
             const chunks: ChunkRef[] = [];
-            const spans = source.bytes ? contentSpans(source.bytes) : fixedSpans(source.size);
+            mark = performance.now();
+            const spans = source.bytes ? stateSpans(source.bytes) : fixedSpans(source.size);
+            lap('cut');
+            // A file in memory (the computer's state, thousands of chunks) is hashed all at once:
+            // one digest after another would wait on each.
+            const hashes = source.bytes ? await Promise.all(spans.map(([at, length]) => sha256(source.bytes!.subarray(at, at + length)))) : null;
+            lap('hash');
             for (let index = 0; index < spans.length; index++) {
               const [at, length] = spans[index]!;
               const old = before?.chunks[index];
@@ -249,20 +264,21 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
               lap('read');
               spent.readBytes += length;
               if (bytes.byteLength !== length) throw new Error(`${source.path} changed while it was read`);
-              const hash = await sha256(bytes);
+              const hash = hashes ? hashes[index]! : await sha256(bytes);
               lap('hash');
               const have = known.get(hash);
               if (have) {
                 chunks.push(have);
                 continue;
               }
-              const deflated = worthDeflating(bytes) ? deflateSync(bytes, { level: 1 }) : null;
-              lap('deflate');
+              const compressed = packing.pack(bytes);
+              lap('pack');
               spent.newBytes += length;
               newByPath.set(source.path, (newByPath.get(source.path) ?? 0) + length);
-              const keep = deflated !== null && deflated.byteLength < bytes.byteLength * 0.9;
-              const stored = keep ? deflated : bytes;
-              const ref: ChunkRef = [hash, id, packed, stored.byteLength, keep ? 1 : 0];
+              // What barely shrinks (compressed or random bytes) is kept as it is.
+              const keep = compressed.byteLength < bytes.byteLength * 0.9;
+              const stored = keep ? compressed : bytes;
+              const ref: ChunkRef = [hash, id, packed, stored.byteLength, keep ? packing.packing : STORED];
               await pack.write(stored);
               lap('write');
               packed += stored.byteLength;
@@ -281,7 +297,7 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
         if (packed === 0) await (await packs()).removeEntry(`${id}.pack`).catch(() => {});
         const ms = (value: number) => Math.round(value);
         console.info(
-          `checkpoint ${id}: ${(spent.readBytes / 1e6).toFixed(1)} MB read (${ms(spent.read)} ms) and hashed (${ms(spent.hash)} ms), ${(spent.newBytes / 1e6).toFixed(1)} MB new, deflated (${ms(spent.deflate)} ms) to ${(packed / 1e6).toFixed(1)} MB, written (${ms(spent.write)} ms); new: ${[...newByPath].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([path, bytes]) => `${path} ${(bytes / 1e6).toFixed(1)} MB`).join(', ')}`,
+          `checkpoint ${id}: ${(spent.readBytes / 1e6).toFixed(1)} MB cut (${ms(spent.cut)} ms), read (${ms(spent.read)} ms) and hashed (${ms(spent.hash)} ms), ${(spent.newBytes / 1e6).toFixed(1)} MB new, packed (${packing.packing === ZSTD ? 'zstd' : 'deflate'}, ${ms(spent.pack)} ms) to ${(packed / 1e6).toFixed(1)} MB, written (${ms(spent.write)} ms); new: ${[...newByPath].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([path, bytes]) => `${path} ${(bytes / 1e6).toFixed(1)} MB`).join(', ')}`,
         );
 
         const record: CheckpointRecord = {
@@ -388,55 +404,6 @@ function fixedSpans(size: number): [number, number][] {
   const spans: [number, number][] = [];
   for (let at = 0; at < size; at += CHUNK_SIZE) spans.push([at, Math.min(CHUNK_SIZE, size - at)]);
   return spans;
-}
-
-/** A table of 256 pseudo-random words for the rolling hash below (fixed: cuts must be the same in every run). */
-const GEAR = (() => {
-  const table = new Uint32Array(256);
-  let state = 0x9e3779b9;
-  for (let i = 0; i < 256; i++) {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    table[i] = state >>> 0;
-  }
-  return table;
-})();
-const CDC_MIN = 4 * 1024;
-const CDC_MAX = 64 * 1024;
-/** A cut where the rolling hash's low 14 bits are zero: about every 16 KiB past the minimum. */
-const CDC_MASK = (1 << 14) - 1;
-
-/**
- * Content-defined spans (a gear rolling hash, as in FastCDC): a cut depends only on the bytes
- * just before it, so content that moved (a longer header before a memory image) is cut the same
- * way and its chunks match the last checkpoint's.
- */
-export function contentSpans(bytes: Uint8Array): [number, number][] {
-  const spans: [number, number][] = [];
-  let start = 0;
-  while (start < bytes.length) {
-    const end = Math.min(bytes.length, start + CDC_MAX);
-    let cut = end;
-    let hash = 0;
-    for (let i = start + CDC_MIN; i < end; i++) {
-      hash = ((hash << 1) + GEAR[bytes[i]!]!) | 0;
-      if ((hash & CDC_MASK) === 0) {
-        cut = i + 1;
-        break;
-      }
-    }
-    spans.push([start, cut - start]);
-    start = cut;
-  }
-  return spans;
-}
-
-/** Deflating what barely shrinks (compressed or random bytes) costs the most: a 4 KiB sample decides. */
-function worthDeflating(bytes: Uint8Array): boolean {
-  if (bytes.byteLength <= 8192) return true;
-  const sample = bytes.subarray(0, 4096);
-  return deflateSync(sample, { level: 1 }).byteLength < sample.byteLength * 0.9;
 }
 
 /** Writes in runs of about 4 MB: each write to an OPFS writable is a round trip. */

@@ -1,0 +1,124 @@
+// How a checkpoint cuts a saved state: the memory v86 packs (its non-zero pages beside a bitmap)
+// by address window, so a changed page, a page turned to zero or a longer info block before the
+// memory leaves every other window's chunk as it was; the spans tile the file; anything that is
+// not such a state is cut by content.
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { contentSpans, stateSpans, WINDOW_PAGES } from './spans.ts';
+
+const PAGE = 4096;
+const PAGES = 256; // 1 MiB of guest memory
+
+/** A page of bytes from a seed (never all zero). */
+function page(seed: number): Uint8Array {
+  const bytes = new Uint8Array(PAGE);
+  let state = seed * 2654435761 + 1;
+  for (let i = 0; i < PAGE; i++) {
+    state = (state * 1103515245 + 12345) >>> 0;
+    bytes[i] = state >>> 24;
+  }
+  return bytes;
+}
+
+/** A state as v86 0.5 writes it: header, info block (JSON), then buffers aligned to 4 bytes. */
+function v86State(memory: Map<number, Uint8Array>, note = ''): Uint8Array {
+  const bitmap = new Uint8Array(PAGES / 8);
+  const indices = [...memory.keys()].sort((a, b) => a - b);
+  for (const index of indices) bitmap[index >> 3]! |= 1 << (index & 7);
+  const packed = new Uint8Array(indices.length * PAGE);
+  indices.forEach((index, i) => packed.set(memory.get(index)!, i * PAGE));
+  const buffers = [new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]), packed, bitmap, page(999).subarray(0, 3000)];
+  const infos: { offset: number; length: number }[] = [];
+  let total = 0;
+  for (const buffer of buffers) {
+    infos.push({ offset: total, length: buffer.length });
+    total = (total + buffer.length + 3) & ~3;
+  }
+  const info = new TextEncoder().encode(JSON.stringify({ buffer_infos: infos, state: { note } }));
+  const start = (16 + info.length + 3) & ~3;
+  const bytes = new Uint8Array(start + total);
+  const header = new DataView(bytes.buffer);
+  header.setInt32(0, -2039052682, true);
+  header.setInt32(4, 6, true);
+  header.setInt32(8, bytes.length, true);
+  header.setInt32(12, info.length, true);
+  bytes.set(info, 16);
+  buffers.forEach((buffer, i) => bytes.set(buffer, start + infos[i]!.offset));
+  return bytes;
+}
+
+/** Every chunk's content hash, in order. */
+function chunks(bytes: Uint8Array, spans = stateSpans(bytes)): string[] {
+  let at = 0;
+  for (const [offset, length] of spans) {
+    expect(offset).toBe(at);
+    expect(length).toBeGreaterThan(0);
+    at += length;
+  }
+  expect(at).toBe(bytes.length);
+  return spans.map(([offset, length]) => createHash('sha256').update(bytes.subarray(offset, offset + length)).digest('hex'));
+}
+
+/** Memory with most pages in use and some zero (absent), as a guest's is. */
+function memory(): Map<number, Uint8Array> {
+  const pages = new Map<number, Uint8Array>();
+  for (let index = 0; index < PAGES; index++) if (index % 5 !== 3) pages.set(index, page(index));
+  return pages;
+}
+
+const newChunks = (before: string[], after: string[]) => after.filter((hash) => !before.includes(hash)).length;
+
+/** Bytes of `state`'s chunks that `before` does not hold. */
+function newBytes(before: string[], state: Uint8Array, spans = stateSpans(state)): number {
+  const hashes = chunks(state, spans);
+  return spans.reduce((sum, [, length], i) => sum + (before.includes(hashes[i]!) ? 0 : length), 0);
+}
+
+describe('stateSpans', () => {
+  it('cuts the packed memory into one chunk per window of pages in use, and tiles the file', () => {
+    const pages = memory();
+    const state = v86State(pages);
+    const spans = stateSpans(state);
+    chunks(state, spans);
+    const memoryChunks = spans.filter(([, length]) => length % PAGE === 0 && length <= WINDOW_PAGES * PAGE && length >= PAGE);
+    const windows = new Set([...pages.keys()].map((index) => Math.floor(index / WINDOW_PAGES)));
+    expect(memoryChunks.length).toBeGreaterThanOrEqual(windows.size);
+  });
+
+  it('a changed page is one new chunk', () => {
+    const pages = memory();
+    const before = chunks(v86State(pages));
+    pages.set(100, page(5000));
+    expect(newChunks(before, chunks(v86State(pages)))).toBe(1);
+  });
+
+  it('a page turned to zero, or in use again, changes only its own window (and the small parts around the memory)', () => {
+    const pages = memory();
+    const first = v86State(pages);
+    const before = chunks(first);
+    const around = first.length - (pages.size * PAGE); // header, info block, bitmap and the other buffers
+    pages.delete(17); // every packed page after it moves back by 4 KiB
+    const second = v86State(pages);
+    expect(newBytes(before, second)).toBeLessThanOrEqual(WINDOW_PAGES * PAGE + around);
+    pages.set(3, page(4242)); // was zero
+    pages.set(17, page(17));
+    expect(newBytes(before, v86State(pages))).toBeLessThanOrEqual(WINDOW_PAGES * PAGE + around);
+    // Cut by content, the same changes cost more: most windows after page 17 are cut elsewhere.
+    expect(newBytes(chunks(first, contentSpans(first)), second, contentSpans(second))).toBeGreaterThan(newBytes(before, second));
+  });
+
+  it('keeps every memory chunk when the info block before the memory grows', () => {
+    const pages = memory();
+    const before = chunks(v86State(pages));
+    const after = chunks(v86State(pages, 'a longer info block, as a /workspace file added makes'));
+    expect(newChunks(before, after)).toBeLessThanOrEqual(3); // the header and info block, the buffers after the memory
+    expect(after.length).toBe(before.length);
+  });
+
+  it('cuts anything else by content', () => {
+    const state = v86State(memory());
+    for (const bytes of [page(1), state.subarray(0, state.length - 1), Uint8Array.from(state, (b, i) => (i < 4 ? 0 : b)), new Uint8Array(0)]) {
+      expect(stateSpans(bytes)).toEqual(contentSpans(bytes));
+    }
+  });
+});

@@ -1,0 +1,142 @@
+// Where a checkpoint cuts the computer's saved state. v86 saves the guest's memory packed: only
+// its non-zero 4 KiB pages, one after another, beside a bitmap of which pages those are. A page
+// that becomes zero (or stops being zero) moves every page after it along, so fixed cuts would
+// see the whole memory as new. Cut instead by address — each window of WINDOW_PAGES pages is one
+// chunk, whatever moved before it — so a mission that touched a few pages adds a few chunks, and
+// finding the cuts costs a walk over the bitmap rather than a rolling hash over 60 MB. Everything
+// around the memory (the header, the devices' state, the /workspace files) is cut by content.
+
+/** The state's header (v86's src/state.js): magic, version, total length, info block length. */
+const STATE_MAGIC = -2039052682;
+const STATE_VERSION = 6;
+const HEADER = 16;
+const PAGE = 4096;
+/** Pages per chunk of memory: 32 KiB of address space (measured: a third fewer new bytes than 64 KiB, as many chunks as content cuts). */
+export const WINDOW_PAGES = 8;
+const MAX_BITMAP = 1 << 20;
+
+interface Buffer {
+  at: number;
+  length: number;
+}
+
+/** The state's buffers (where each lies in the file), or null if it is not a state this knows. */
+function buffersOf(bytes: Uint8Array): Buffer[] | null {
+  if (bytes.byteLength < HEADER) return null;
+  const header = new DataView(bytes.buffer, bytes.byteOffset, HEADER);
+  if (header.getInt32(0, true) !== STATE_MAGIC || header.getInt32(4, true) !== STATE_VERSION || header.getInt32(8, true) !== bytes.byteLength) return null;
+  const infoLength = header.getInt32(12, true);
+  if (infoLength <= 0 || HEADER + infoLength > bytes.byteLength) return null;
+  let info: { buffer_infos?: { offset: number; length: number }[] };
+  try {
+    info = JSON.parse(new TextDecoder().decode(bytes.subarray(HEADER, HEADER + infoLength))) as typeof info;
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(info.buffer_infos)) return null;
+  const start = (HEADER + infoLength + 3) & ~3;
+  const buffers = info.buffer_infos.map(({ offset, length }) => ({ at: start + offset, length }));
+  return buffers.every(({ at, length }) => Number.isInteger(at) && Number.isInteger(length) && length >= 0 && at + length <= bytes.byteLength) ? buffers : null;
+}
+
+const BITS = new Uint8Array(256).map((_, byte) => {
+  let count = 0;
+  for (let v = byte; v; v >>= 1) count += v & 1;
+  return count;
+});
+
+function setBits(bytes: Uint8Array): number {
+  let count = 0;
+  for (let i = 0; i < bytes.length; i++) count += BITS[bytes[i]!]!;
+  return count;
+}
+
+/**
+ * The packed memory and its bitmap: the pair where the bitmap's set bits are the memory's pages
+ * (the largest such pair: small device buffers can pair by chance). Known by that alone, not by a
+ * place in v86's state, which changes between versions.
+ */
+function packedMemory(bytes: Uint8Array, buffers: Buffer[]): { memory: Buffer; bitmap: Buffer } | null {
+  const byLength = new Map<number, Buffer>();
+  for (const buffer of buffers) if (buffer.length >= PAGE && buffer.length % PAGE === 0) byLength.set(buffer.length, buffer);
+  let found: { memory: Buffer; bitmap: Buffer } | null = null;
+  for (const bitmap of buffers) {
+    // A bit per page: a bitmap is small (1 MiB covers 32 GiB).
+    if (bitmap.length < 16 || bitmap.length > MAX_BITMAP) continue;
+    const memory = byLength.get(setBits(bytes.subarray(bitmap.at, bitmap.at + bitmap.length)) * PAGE);
+    if (memory && memory !== bitmap && memory.length > (found?.memory.length ?? 0)) found = { memory, bitmap };
+  }
+  return found;
+}
+
+/** `contentSpans` over part of the file, at its offsets. */
+function contentSpansIn(bytes: Uint8Array, from: number, to: number): [number, number][] {
+  if (to <= from) return [];
+  return contentSpans(bytes.subarray(from, to)).map(([at, length]) => [from + at, length]);
+}
+
+/**
+ * The spans a saved state is cut into: its memory by address windows, the rest by content. Any
+ * other bytes (not a state of this v86) are cut by content alone.
+ */
+export function stateSpans(bytes: Uint8Array): [number, number][] {
+  const buffers = buffersOf(bytes);
+  const found = buffers && packedMemory(bytes, buffers);
+  if (!found) return contentSpans(bytes);
+  const { memory, bitmap } = found;
+  const bits = bytes.subarray(bitmap.at, bitmap.at + bitmap.length);
+  const spans = contentSpansIn(bytes, 0, memory.at);
+  let at = memory.at;
+  const pages = bits.length * 8;
+  for (let window = 0; window < pages; window += WINDOW_PAGES) {
+    let count = 0;
+    for (let page = window; page < window + WINDOW_PAGES && page < pages; page++) if (bits[page >> 3]! & (1 << (page & 7))) count++;
+    if (count === 0) continue;
+    spans.push([at, count * PAGE]);
+    at += count * PAGE;
+  }
+  spans.push(...contentSpansIn(bytes, memory.at + memory.length, bytes.byteLength));
+  return spans;
+}
+
+/** A table of 256 pseudo-random words for the rolling hash below (fixed: cuts must be the same in every run). */
+const GEAR = (() => {
+  const table = new Uint32Array(256);
+  let state = 0x9e3779b9;
+  for (let i = 0; i < 256; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    table[i] = state >>> 0;
+  }
+  return table;
+})();
+const CDC_MIN = 4 * 1024;
+const CDC_MAX = 64 * 1024;
+/** A cut where the rolling hash's low 14 bits are zero: about every 16 KiB past the minimum. */
+const CDC_MASK = (1 << 14) - 1;
+
+/**
+ * Content-defined spans (a gear rolling hash, as in FastCDC): a cut depends only on the bytes
+ * just before it, so content that moved (a longer header before a memory image) is cut the same
+ * way and its chunks match the last checkpoint's.
+ */
+export function contentSpans(bytes: Uint8Array): [number, number][] {
+  const spans: [number, number][] = [];
+  let start = 0;
+  while (start < bytes.length) {
+    const end = Math.min(bytes.length, start + CDC_MAX);
+    let cut = end;
+    let hash = 0;
+    for (let i = start + CDC_MIN; i < end; i++) {
+      hash = ((hash << 1) + GEAR[bytes[i]!]!) | 0;
+      if ((hash & CDC_MASK) === 0) {
+        cut = i + 1;
+        break;
+      }
+    }
+    spans.push([start, cut - start]);
+    start = cut;
+  }
+  return spans;
+}
