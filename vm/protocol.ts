@@ -86,6 +86,8 @@ export interface VmCapture {
   dataSize: number;
   full: boolean;
   chunks: { index: number; bytes: Uint8Array }[];
+  /** When (ms since the epoch, with fractions) the VM worker took the request up and sent the capture back. */
+  handled: { from: number; to: number };
 }
 
 export interface VmApi {

@@ -1,6 +1,7 @@
 // VmApi over a fake OPFS (in memory) and a fake emulator: first start, boot, suspend, wake, image
 // change, quota, the shared base and its offline download.
 import { gzipSync } from 'node:zlib';
+import * as Comlink from 'comlink';
 import { describe, expect, it, vi } from 'vitest';
 import type { SyncAccessHandleLike } from './disk.ts';
 import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
@@ -305,6 +306,33 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     // A token it did not give (another tab's, or before a reset): the whole overlay.
     const other = await api.capture('not-mine');
     expect(other.ok && other.value?.full).toBe(true);
+    await api.suspend();
+  });
+
+  it('moves a capture to the caller rather than copying it (the state is tens of MB)', async () => {
+    const api = makeApi(new MemDir(), await image('h1', undefined, 32), [], 60_000);
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    await api.exec('x1', { command: 'echo hello' });
+    // The API as the stack worker reaches it: through Comlink over a message channel.
+    const { port1, port2 } = new MessageChannel();
+    const sent: Transferable[][] = [];
+    const post = port1.postMessage.bind(port1);
+    port1.postMessage = ((message: unknown, transfer?: Transferable[]) => {
+      sent.push(transfer ?? []);
+      post(message, transfer ?? []);
+    }) as typeof port1.postMessage;
+    Comlink.expose(api, port1 as unknown as Comlink.Endpoint);
+    const remote = Comlink.wrap<typeof api>(port2 as unknown as Comlink.Endpoint);
+    try {
+      const captured = await remote.capture(null);
+      if (!captured.ok || !captured.value) throw new Error('no capture');
+      expect(captured.value.state?.byteLength).toBe(8);
+      // The state, the journal, the map and the disk chunk: each moved, none copied.
+      expect(sent.flat().filter((item) => item instanceof ArrayBuffer)).toHaveLength(3 + captured.value.chunks.length);
+    } finally {
+      port1.close();
+      port2.close();
+    }
     await api.suspend();
   });
 

@@ -480,13 +480,19 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       });
     },
     async capture(since) {
-      return guard(async () => {
+      // Moved, not copied (the state is 60-70 MB): what is sent back is the guard's result, so
+      // that is what is marked for transfer.
+      let moved: Transferable[] = [];
+      const outcome = await guard(async () => {
         const current = files;
         const overlay = overlayInUse;
         if (!current || !overlay) return null;
-        await checkpointing;
+        const asked = performance.now();
+        const wall = () => performance.timeOrigin + performance.now();
+        const from = wall();
+        await checkpointing; // a save under way (the quiet-time one) ends first
         const continues = since !== null && lastCapture?.token === since && lastCapture.overlay === overlay;
-        let copied: Omit<VmCapture, 'state' | 'stateUnchanged' | 'meta' | 'token' | 'journal'> | null = null;
+        let copied: Omit<VmCapture, 'state' | 'stateUnchanged' | 'meta' | 'token' | 'journal' | 'handled'> | null = null;
         let saved: { generation: string; state: ArrayBuffer } | null = null;
         const copy = (generation?: string, state?: ArrayBuffer) => {
           if (generation && state) saved = { generation, state };
@@ -536,11 +542,14 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         const journal = fresh && savedJournal?.generation === fresh.generation ? new TextEncoder().encode(JSON.stringify(savedJournal)) : null;
         const token = crypto.randomUUID();
         const phases = fresh && machine?.lastSave ? `: sync ${Math.round(machine.lastSave.syncMs)}, stop ${Math.round(machine.lastSave.stopMs)}, save_state ${Math.round(machine.lastSave.saveStateMs)} ms` : '';
-        console.info(`computer captured in ${Math.round(performance.now() - began)} ms (${fresh ? 'saved for it' : 'as last saved'}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''}${phases})`);
+        const waited = began - asked > 5 ? ` after waiting ${Math.round(began - asked)} ms for a save under way` : '';
+        console.info(`computer captured in ${Math.round(performance.now() - began)} ms${waited} (${fresh ? 'saved for it' : 'as last saved'}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''}${phases})`);
         lastCapture = { token, overlay, generation: valid ? after.state : null };
-        const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, journal, ...copied! };
-        return Comlink.transfer(result, [...(state ? [state] : []), ...(journal ? [journal.buffer] : []), result.map.buffer, ...result.chunks.map((chunk) => chunk.bytes.buffer)]) as VmCapture;
+        const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, journal, ...copied!, handled: { from, to: wall() } };
+        moved = [...(state ? [state] : []), ...(journal ? [journal.buffer] : []), result.map.buffer, ...result.chunks.map((chunk) => chunk.bytes.buffer)];
+        return result;
       });
+      return Comlink.transfer(outcome, moved);
     },
     async workspaceChanged(path) {
       // Recorded before its first await: an exec asked after it (in message order) waits for it.

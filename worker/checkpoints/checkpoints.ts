@@ -136,15 +136,23 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
     const copies = `${SYSTEM_DIR}/${SNAPSHOTS}/${crypto.randomUUID().slice(0, 8)}`;
     let record: CheckpointRecord;
     let captured = started;
+    let handover = '';
     let heldAt: number | null = null;
     const at: number[] = [];
     try {
       // The databases are copied here while the VM worker saves the computer. The files are listed
       // after that save, which brings the guest's /workspace changes into the folder.
       const copying = deps.snapshotDatabases(copies).then(() => at.push(performance.now()));
+      const wall = () => performance.timeOrigin + performance.now();
+      const asked = wall();
       const capture = deps.computer
         ? await deps.computer.capture(since).then(
-            (value) => ((captured = performance.now()), value),
+            (value) => {
+              captured = performance.now();
+              // Where the time went between this worker and the VM worker's.
+              if (value?.handled) handover = `: taken up after ${Math.round(value.handled.from - asked)} ms, captured in ${Math.round(value.handled.to - value.handled.from)}, back after ${Math.round(wall() - value.handled.to)}`;
+              return value;
+            },
             async (error: unknown) => {
               await copying.catch(() => {}); // the copies are not removed under the engine's feet
               throw error;
@@ -170,7 +178,7 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
     const [copied, listed, stored] = at.map((t) => Math.round(t - started));
     const holding = heldAt === null ? '' : `, held ${Math.round(heldAt - started)}`;
     console.info(
-      `checkpoint ${record.id} taken in ${Math.round(performance.now() - started)} ms (computer saved ${Math.round(captured - started)}, databases copied ${copied}, files listed ${listed}${holding}, stored ${stored} ms after the start): ${(record.added_bytes / 1e6).toFixed(2)} MB added`,
+      `checkpoint ${record.id} taken in ${Math.round(performance.now() - started)} ms (computer saved ${Math.round(captured - started)}${handover}, databases copied ${copied}, files listed ${listed}${holding}, stored ${stored} ms after the start): ${(record.added_bytes / 1e6).toFixed(2)} MB added`,
     );
     const info = checkpointInfo(record);
     deps.emit({ type: 'checkpoint_taken', checkpoint: info });

@@ -28,13 +28,21 @@ export function keptThroughRestore(path: string): boolean {
 
 type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
 
+/** Files up to this size are read at once (each read of a part waits its turn in a busy worker). */
+const READ_WHOLE = 32 * 1024 * 1024;
+
 /** A File read in chunks; `stamp` lets an unchanged file be taken from the last checkpoint unread. */
 function fileSource(path: string, file: File): CheckpointSource {
+  let whole: Promise<Uint8Array> | null = null;
   return {
     path,
     size: file.size,
     stamp: `${file.size}:${file.lastModified}`,
-    read: async (at, length) => new Uint8Array(await file.slice(at, at + length).arrayBuffer()),
+    read: async (at, length) => {
+      if (file.size > READ_WHOLE) return new Uint8Array(await file.slice(at, at + length).arrayBuffer());
+      whole ??= file.arrayBuffer().then((buffer) => new Uint8Array(buffer));
+      return (await whole).subarray(at, at + length);
+    },
   };
 }
 
