@@ -17,6 +17,11 @@ export interface Packer {
 
 type ZstdModule = typeof import('@bokuweb/zstd-wasm');
 
+/** The decompressor a chunk needs could not be loaded: the checkpoint is whole, this page cannot read it now. */
+export class CodecUnavailableError extends Error {
+  override readonly name = 'CodecUnavailableError';
+}
+
 /** How long the compressor may take to load before checkpoints fall back to deflate. */
 const LOAD_TIMEOUT_MS = 15_000;
 
@@ -62,7 +67,7 @@ export async function unpack(stored: Uint8Array, packing: Packing): Promise<Uint
     try {
       module = await zstd();
     } catch (cause) {
-      throw new Error('This checkpoint needs its decompressor (zstd), which could not be loaded; reload the page and try again.', { cause });
+      throw new CodecUnavailableError('This checkpoint needs its decompressor (zstd), which could not be loaded; reload the page and try again.', { cause });
     }
     return module.decompress(stored);
   }

@@ -12,7 +12,7 @@
 // A checkpoint's JSON is written last: one cut short (a killed tab) leaves only a pack nobody
 // names, which the next open removes. Pruning removes the JSON first, then every pack no kept
 // checkpoint names.
-import { packer, STORED, unpack, ZSTD, type Packing } from './codec.ts';
+import { CodecUnavailableError, packer, STORED, unpack, ZSTD, type Packing } from './codec.ts';
 import { stateSpans } from './spans.ts';
 
 export const CHUNK_SIZE = 64 * 1024;
@@ -195,7 +195,7 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
     try {
       return await unpack(stored, ref[4]);
     } catch (error) {
-      if (ref[4] === STORED || /decompressor/.test(String(error))) throw error;
+      if (ref[4] === STORED || error instanceof CodecUnavailableError) throw error;
       throw new CheckpointError('damaged', `A part of this checkpoint is damaged (${ref[1]}); it cannot be restored.`);
     }
   }
