@@ -15,13 +15,13 @@ const PAGE = 4096;
 export const WINDOW_PAGES = 8;
 const MAX_BITMAP = 1 << 20;
 
-interface Buffer {
+interface StateBuffer {
   at: number;
   length: number;
 }
 
 /** The state's buffers (where each lies in the file), or null if it is not a state this knows. */
-function buffersOf(bytes: Uint8Array): Buffer[] | null {
+function buffersOf(bytes: Uint8Array): StateBuffer[] | null {
   if (bytes.byteLength < HEADER) return null;
   const header = new DataView(bytes.buffer, bytes.byteOffset, HEADER);
   if (header.getInt32(0, true) !== STATE_MAGIC || header.getInt32(4, true) !== STATE_VERSION || header.getInt32(8, true) !== bytes.byteLength) return null;
@@ -56,10 +56,10 @@ function setBits(bytes: Uint8Array): number {
  * (the largest such pair: small device buffers can pair by chance). Known by that alone, not by a
  * place in v86's state, which changes between versions.
  */
-function packedMemory(bytes: Uint8Array, buffers: Buffer[]): { memory: Buffer; bitmap: Buffer } | null {
-  const byLength = new Map<number, Buffer>();
+function packedMemory(bytes: Uint8Array, buffers: StateBuffer[]): { memory: StateBuffer; bitmap: StateBuffer } | null {
+  const byLength = new Map<number, StateBuffer>();
   for (const buffer of buffers) if (buffer.length >= PAGE && buffer.length % PAGE === 0) byLength.set(buffer.length, buffer);
-  let found: { memory: Buffer; bitmap: Buffer } | null = null;
+  let found: { memory: StateBuffer; bitmap: StateBuffer } | null = null;
   for (const bitmap of buffers) {
     // A bit per page: a bitmap is small (1 MiB covers 32 GiB).
     if (bitmap.length < 16 || bitmap.length > MAX_BITMAP) continue;
