@@ -506,6 +506,26 @@ export async function poisonedDocumentsScenario(target: Target, pick: (documents
   return result;
 }
 
+/** Waits until some stack of the origin has a stored checkpoint (its record is written last). */
+async function checkpointStored(page: Page): Promise<void> {
+  await page.waitForFunction(
+    async () => {
+      type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
+      const stacks = await (await navigator.storage.getDirectory()).getDirectoryHandle('stacks').catch(() => null);
+      if (!stacks) return false;
+      for await (const [, stack] of (stacks as unknown as Entries).entries()) {
+        if (stack.kind !== 'directory') continue;
+        const records = await (stack as FileSystemDirectoryHandle).getDirectoryHandle('.os').then((os) => os.getDirectoryHandle('checkpoints')).catch(() => null);
+        if (!records) continue;
+        for await (const [name] of (records as unknown as Entries).entries()) if (name.endsWith('.json')) return true;
+      }
+      return false;
+    },
+    undefined,
+    { timeout: 120_000, polling: 500 },
+  );
+}
+
 /** The origin's storage use as the page sees it. */
 async function storageUsed(page: Page): Promise<number> {
   return page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
@@ -573,6 +593,9 @@ export async function quotaScenario(target: Target): Promise<ScenarioResult> {
     await page.getByLabel('Attach files').setInputFiles([{ name: 'small.txt', mimeType: 'text/plain', buffer: small }]);
     await page.locator('[data-role=notice]').filter({ hasText: 'Read small.txt' }).waitFor({ timeout: 60_000 });
     await say(page, 'Remember this, before the quota', 'Noted before the quota.');
+    // The first mission's checkpoint (before its command) is stored in the background: its
+    // megabytes are writes under way too, and must land before the quota drops.
+    await checkpointStored(page);
     // First half a megabyte of room: the chat's small writes fit, a file of megabytes does not.
     const used = await lowerQuota(page, cdp, origin, 512 * 1024);
     result.notes.push(`the stack held ${(used / 1e6).toFixed(0)} MB (the computer's disk included); the quota was set 0.5 MB over that, then 1 MB under it`);
