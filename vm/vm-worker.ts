@@ -488,8 +488,6 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         const overlay = overlayInUse;
         if (!current || !overlay) return null;
         const asked = performance.now();
-        const wall = () => performance.timeOrigin + performance.now();
-        const from = wall();
         await checkpointing; // a save under way (the quiet-time one) ends first
         const continues = since !== null && lastCapture?.token === since && lastCapture.overlay === overlay;
         let copied: Omit<VmCapture, 'state' | 'stateUnchanged' | 'meta' | 'token' | 'journal' | 'handled'> | null = null;
@@ -545,7 +543,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         const waited = began - asked > 5 ? ` after waiting ${Math.round(began - asked)} ms for a save under way` : '';
         console.info(`computer captured in ${Math.round(performance.now() - began)} ms${waited} (${fresh ? 'saved for it' : 'as last saved'}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''}${phases})`);
         lastCapture = { token, overlay, generation: valid ? after.state : null };
-        const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, journal, ...copied!, handled: { from, to: wall() } };
+        const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, journal, ...copied!, handled: { from: performance.timeOrigin + asked, to: performance.timeOrigin + performance.now() } };
         moved = [...(state ? [state] : []), ...(journal ? [journal.buffer] : []), result.map.buffer, ...result.chunks.map((chunk) => chunk.bytes.buffer)];
         return result;
       });
