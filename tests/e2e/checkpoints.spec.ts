@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from './test.ts';
-import { assistant, openApp, send } from './app.ts';
+import { assistant, openApp, send, typeInTerminal } from './app.ts';
 import { loadScript } from './fake.ts';
 
 const HAS_IMAGE = existsSync(join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json'));
@@ -38,8 +38,7 @@ async function run(page: Page, command: string, expected: RegExp): Promise<void>
     await page.getByRole('menuitem', { name: 'Terminal' }).click();
   }
   await expect(page.getByRole('status', { name: 'Computer' })).toContainText(/ready/i, { timeout: 180_000 });
-  await terminal(page).click();
-  await page.keyboard.type(`${command}\n`, { delay: 5 });
+  await typeInTerminal(page, terminal(page), `${command}\n`);
   await expect(terminal(page).locator('.xterm-rows')).toContainText(expected, { timeout: 120_000 });
 }
 

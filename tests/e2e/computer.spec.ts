@@ -12,7 +12,7 @@ import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
 import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import { E2E_APP_URL, E2E_PROXY_SECRET, E2E_PROXY_URL } from './ports.ts';
 import { fakeState, loadScript } from './fake.ts';
-import { send } from './app.ts';
+import { send, typeInTerminal } from './app.ts';
 import { bundleTestServer } from '../mcp/bundle.ts';
 
 // The build copies the image into dist/vm/ when it exists (vite.config.ts).
@@ -82,8 +82,7 @@ async function waitReady(timeout: number): Promise<string> {
 
 /** Types a command into the shell and waits for a line the command prints. */
 async function run(command: string, expected: RegExp, timeout = 60_000): Promise<string> {
-  await terminal().click();
-  await page.keyboard.type(`${command}\n`, { delay: 5 });
+  await typeInTerminal(page, terminal(), `${command}\n`);
   const rows = terminal().locator('.xterm-rows');
   await expect(rows).toContainText(expected, { timeout });
   return (await rows.textContent()) ?? '';

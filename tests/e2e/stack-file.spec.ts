@@ -13,7 +13,7 @@ import { chromium, expect, test, type BrowserContext, type Page } from './test.t
 import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
 import { E2E_APP_URL, E2E_PROXY_URL } from './ports.ts';
 import { fakeState, loadScript } from './fake.ts';
-import { send } from './app.ts';
+import { send, typeInTerminal } from './app.ts';
 import { putFile } from './opfs.ts';
 import { fixture, invoice } from '../support/fixtures.ts';
 
@@ -62,8 +62,7 @@ async function run(page: Page, command: string, expected: RegExp, timeout = 120_
   }
   // The first start copies the image in (or fetches what a wake reads); the shell is there once ready.
   await expect(page.getByRole('status', { name: 'Computer' })).toContainText(/ready/i, { timeout });
-  await terminal(page).click();
-  await page.keyboard.type(`${command}\n`, { delay: 5 });
+  await typeInTerminal(page, terminal(page), `${command}\n`);
   await expect(terminal(page).locator('.xterm-rows')).toContainText(expected, { timeout });
 }
 

@@ -11,6 +11,7 @@ import Papa from 'papaparse';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { buildApp } from '../../scripts/lib/serve.mjs';
 import { expect, test } from './test.ts';
+import { typeInTerminal } from './app.ts';
 import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
 import { fixture } from '../support/fixtures.ts';
 import { serveStatic, type StaticServer } from '../support/static-server.ts';
@@ -115,8 +116,7 @@ test('served from a sub-path: the terminal runs a command and a scan is read by 
   await page.getByRole('menuitem', { name: 'Terminal' }).click();
   const terminal = page.getByRole('region', { name: 'Terminal: root shell on the computer' });
   await expect(page.getByRole('status', { name: 'Computer' })).toContainText(/ready/i, { timeout: 5 * 60_000 });
-  await terminal.click();
-  await page.keyboard.type('echo SUBPATH-$((6*7))\n', { delay: 5 });
+  await typeInTerminal(page, terminal, 'echo SUBPATH-$((6*7))\n');
   await expect(terminal.locator('.xterm-rows')).toContainText('SUBPATH-42', { timeout: 60_000 });
   // The rest of the computer's system comes down in the background; the chip counts it until it
   // is all in this browser (the next test plays the demo offline, pandas and all, which proves it).
@@ -185,9 +185,8 @@ test('a new version published while the app is open: told, and "Restart" waits f
     await page.getByRole('menuitem', { name: 'Terminal' }).click();
   }
   await expect(chip).toContainText(/ready/i, { timeout: 3 * 60_000 });
-  await terminal.click();
   // The marker is printed after the file is written (quotes split it, so the typed line never matches).
-  await page.keyboard.type('clear; echo kept-across-the-update > /workspace/before-update.txt && echo WRO""TE\n', { delay: 5 });
+  await typeInTerminal(page, terminal, 'clear; echo kept-across-the-update > /workspace/before-update.txt && echo WRO""TE\n');
   await expect(terminal.locator('.xterm-rows')).toContainText('WROTE', { timeout: 60_000 });
   await page.getByRole('button', { name: 'Settings', exact: true }).click();
   const before = (await page.locator('.settings-version').textContent())!;
@@ -237,8 +236,7 @@ test('a new version published while the app is open: told, and "Restart" waits f
     await page.getByRole('menuitem', { name: 'Terminal' }).click();
   }
   await expect(chip).toContainText(/woke in/i, { timeout: 3 * 60_000 });
-  await terminal.click();
-  await page.keyboard.type('clear; sed "s/^/GOT=/" /workspace/before-update.txt\n', { delay: 5 });
+  await typeInTerminal(page, terminal, 'clear; sed "s/^/GOT=/" /workspace/before-update.txt\n');
   await expect(terminal.locator('.xterm-rows')).toContainText('GOT=kept-across-the-update', { timeout: 60_000 });
   expect(server.missing).toEqual([]);
 });
