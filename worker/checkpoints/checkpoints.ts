@@ -4,7 +4,7 @@
 import type { Computer } from '../computer.ts';
 import type { CheckpointInfo, CheckpointList, StackEventBody } from '../protocol.ts';
 import { checkpointSources, isComputerFile, isDatabaseFile, isUserFile } from './sources.ts';
-import { CHECKPOINTS_DIR, checkpointStore, KEEP_RULE, type CheckpointFile, type CheckpointReason, type CheckpointRecord, type CheckpointSource, type CheckpointStore } from './store.ts';
+import { CHECKPOINTS_DIR, checkpointStore, digestState, KEEP_RULE, type CheckpointFile, type CheckpointReason, type CheckpointRecord, type CheckpointSource, type CheckpointStore } from './store.ts';
 
 export interface CheckpointsDeps {
   /** The stack's folder in OPFS. */
@@ -159,8 +159,11 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
             },
           )
         : null;
+      // The state is cut and hashed while the databases' copies end and the files are listed.
+      const stateDigest = capture?.state ? digestState(capture.state) : undefined;
+      stateDigest?.catch(() => {}); // a listing that fails first is the error told
       await copying;
-      const listed = await checkpointSources(await deps.stackDir(), { databaseCopies: copies, capture, ...(newest ? { previous: newest.files } : {}) });
+      const listed = await checkpointSources(await deps.stackDir(), { databaseCopies: copies, capture, ...(newest ? { previous: newest.files } : {}), ...(stateDigest ? { stateDigest } : {}) });
       at.push(performance.now());
       const sources = held ? await fixedSources(listed, newest?.files) : null;
       if (sources) {

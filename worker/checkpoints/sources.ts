@@ -7,7 +7,7 @@ import { JOURNAL } from '../../vm/opfs-workspace.ts';
 import type { VmCapture } from '../../vm/protocol.ts';
 import { NEVER_EXPORTED } from '../stack-file/format.ts';
 import { CHANGE_CHUNK } from '../../vm/disk/overlay.ts';
-import { CHUNK_SIZE, type CheckpointFile, type CheckpointSource } from './store.ts';
+import { CHUNK_SIZE, type CheckpointFile, type CheckpointSource, type StateDigest } from './store.ts';
 
 // The VM worker copies the disk in the chunks a checkpoint keeps.
 if (CHANGE_CHUNK !== CHUNK_SIZE) throw new Error('a checkpoint chunk must be the overlay change chunk');
@@ -50,16 +50,22 @@ function bytesSource(path: string, bytes: Uint8Array, contentDefined = false): C
   return { path, size: bytes.byteLength, read: async (at, length) => bytes.subarray(at, at + length), ...(contentDefined ? { bytes } : {}) };
 }
 
-async function walk(dir: FileSystemDirectoryHandle, prefix: string, found: CheckpointSource[]): Promise<void> {
+/**
+ * Every file under `dir`, in the order of the folder's listing. Each file's details and each
+ * folder are asked for at once: one after another, each waits its turn in a busy storage.
+ */
+async function walk(dir: FileSystemDirectoryHandle, prefix: string): Promise<CheckpointSource[]> {
+  const found: Promise<CheckpointSource[]>[] = [];
   for await (const [name, handle] of (dir as unknown as Entries).entries()) {
     const path = prefix ? `${prefix}/${name}` : name;
     if (handle.kind === 'directory') {
-      if (!NEVER_KEPT.some((rule) => rule.test(`${path}/`))) await walk(handle as FileSystemDirectoryHandle, path, found);
+      if (!NEVER_KEPT.some((rule) => rule.test(`${path}/`))) found.push(walk(handle as FileSystemDirectoryHandle, path));
       continue;
     }
     if (isPartialWrite(name) || NEVER_KEPT.some((rule) => rule.test(path))) continue;
-    found.push(fileSource(path, await (handle as FileSystemFileHandle).getFile()));
+    found.push((handle as FileSystemFileHandle).getFile().then((file) => [fileSource(path, file)]));
   }
+  return (await Promise.all(found)).flat();
 }
 
 async function fileIn(dir: FileSystemDirectoryHandle, path: string): Promise<File | null> {
@@ -80,19 +86,20 @@ export interface SourceOptions {
   capture: VmCapture | null;
   /** The newest checkpoint's computer files (a state unchanged since is taken from it). */
   previous?: Record<string, CheckpointFile>;
+  /** The captured state's cuts and hashes, begun as it arrived (store.ts digestState). */
+  stateDigest?: Promise<StateDigest>;
 }
 
 /** Every file a checkpoint of the stack in `stack` holds. */
 export async function checkpointSources(stack: FileSystemDirectoryHandle, options: SourceOptions): Promise<CheckpointSource[]> {
-  const sources: CheckpointSource[] = [];
-  await walk(stack, '', sources);
+  const sources = await walk(stack, '');
   for (const db of ['transcript', 'memory'] as const) {
     const live = `.os/memory/${db}.db`;
     const file = await fileIn(stack, options.databaseCopies ? `${options.databaseCopies}/${db}.db` : live);
     if (file) sources.push({ ...fileSource(live, file), stamp: undefined });
   }
   if (options.capture) {
-    sources.push(...capturedComputer(options.capture, options.previous));
+    sources.push(...capturedComputer(options.capture, options.previous, options.stateDigest));
     // Which /workspace files the guest holds: taken with the save the capture made, or written by the last one.
     const journal = options.capture.journal ?? (options.capture.meta.state ? await fileIn(stack, `${VM_DIR}/${JOURNAL}`) : null);
     if (journal instanceof Uint8Array) sources.push(bytesSource(`${VM_DIR}/${JOURNAL}`, journal));
@@ -101,7 +108,7 @@ export async function checkpointSources(stack: FileSystemDirectoryHandle, option
   return sources;
 }
 
-function capturedComputer(capture: VmCapture, previous: Record<string, CheckpointFile> | undefined): CheckpointSource[] {
+function capturedComputer(capture: VmCapture, previous: Record<string, CheckpointFile> | undefined, digest: Promise<StateDigest> | undefined): CheckpointSource[] {
   const sources: CheckpointSource[] = [];
   const lastState = previous?.[`${VM_DIR}/state.bin`];
   const hasState = capture.state !== null || (capture.stateUnchanged && lastState !== undefined);
@@ -110,7 +117,7 @@ function capturedComputer(capture: VmCapture, previous: Record<string, Checkpoin
   sources.push(bytesSource(`${VM_DIR}/machine.json`, new TextEncoder().encode(JSON.stringify(meta))));
   // The state is known by its generation: one unchanged since the last checkpoint is not read again.
   const stamp = `generation:${capture.meta.state}`;
-  if (capture.state) sources.push({ ...bytesSource(`${VM_DIR}/state.bin`, capture.state, true), stamp });
+  if (capture.state) sources.push({ ...bytesSource(`${VM_DIR}/state.bin`, capture.state, true), stamp, ...(digest ? { digest } : {}) });
   else if (hasState && lastState) {
     sources.push({ path: `${VM_DIR}/state.bin`, size: lastState.size, stamp, read: () => Promise.reject(new Error('the saved state was to be unchanged since the last checkpoint')) });
   }

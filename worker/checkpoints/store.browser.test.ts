@@ -8,7 +8,7 @@
 import { deflateSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFLATED, STORED, ZSTD } from './codec.ts';
-import { CHUNK_SIZE, CheckpointError, checkpointStore, type CheckpointSource, type TakeOptions } from './store.ts';
+import { CHUNK_SIZE, CheckpointError, checkpointStore, digestState, type CheckpointSource, type TakeOptions } from './store.ts';
 
 type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
 const entries = (dir: FileSystemDirectoryHandle) => (dir as unknown as Entries).entries();
@@ -128,6 +128,20 @@ describe('checkpoint store', () => {
     expect(await restored(store, record.id)).toEqual(files);
     expect(await store.list()).toEqual([record]);
     expect(await checkpointStore(storeDir).get(record.id)).toEqual(record); // as written to its JSON
+  });
+
+  it('takes a state in memory by the cuts and hashes begun before it', async () => {
+    const state = bigFile();
+    const made = await digestState(state);
+    const plain = await checkpointStore(storeDir).take(take([source('.os/vm/state.bin', state, { bytes: state })]));
+    expect(plain.files['.os/vm/state.bin']!.chunks.map((chunk) => chunk[0])).toEqual(made.hashes);
+    // Begun with other cuts (the state whole): those are the ones kept.
+    const whole = [...new Uint8Array(await crypto.subtle.digest('SHA-256', state as Uint8Array<ArrayBuffer>)).subarray(0, 16)].map((b) => b.toString(16).padStart(2, '0')).join('');
+    const digest = Promise.resolve({ spans: [[0, state.byteLength]] as [number, number][], hashes: [whole], ms: { cut: 0, hash: 0 } });
+    const other = checkpointStore(await root.getDirectoryHandle('other', { create: true }));
+    const record = await other.take(take([source('.os/vm/state.bin', state, { bytes: state, digest })]));
+    expect(record.files['.os/vm/state.bin']!.chunks.map((chunk) => chunk[0])).toEqual([whole]);
+    expect((await restored(other, record.id)).get('.os/vm/state.bin')).toEqual(state);
   });
 
   it('stores only the changed chunk again, and never reads a file whose stamp still holds', async () => {

@@ -72,7 +72,28 @@ export interface CheckpointSource {
    * (spans.ts).
    */
   bytes?: Uint8Array;
+  /** The cuts of `bytes` and their hashes, when they were begun before the checkpoint (digestState). */
+  digest?: Promise<StateDigest>;
   read(at: number, length: number): Promise<Uint8Array>;
+}
+
+/** A saved state's cuts (spans.ts), the hash of each, and the time each took. */
+export interface StateDigest {
+  spans: [number, number][];
+  hashes: string[];
+  ms: { cut: number; hash: number };
+}
+
+/**
+ * Cuts and hashes a state in memory: all its chunks at once (one digest after another would wait
+ * on each). Begun as soon as the state is captured, it runs while the stack's files are listed.
+ */
+export async function digestState(bytes: Uint8Array): Promise<StateDigest> {
+  const began = performance.now();
+  const spans = stateSpans(bytes);
+  const cut = performance.now();
+  const hashes = await Promise.all(spans.map(([at, length]) => sha256(bytes.subarray(at, at + length))));
+  return { spans, hashes, ms: { cut: cut - began, hash: performance.now() - cut } };
 }
 
 export interface TakeOptions {
@@ -243,12 +264,15 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
             }
             const chunks: ChunkRef[] = [];
             mark = performance.now();
-            const spans = source.bytes ? stateSpans(source.bytes) : fixedSpans(source.size);
-            lap('cut');
-            // A file in memory (the computer's state, thousands of chunks) is hashed all at once:
-            // one digest after another would wait on each.
-            const hashes = source.bytes ? await Promise.all(spans.map(([at, length]) => sha256(source.bytes!.subarray(at, at + length)))) : null;
-            lap('hash');
+            const digest = source.bytes ? await (source.digest ?? digestState(source.bytes)) : null;
+            if (digest) {
+              // Its own time, spent (in part) before this checkpoint was stored.
+              spent.cut += digest.ms.cut;
+              spent.hash += digest.ms.hash;
+              mark = performance.now();
+            }
+            const spans = digest ? digest.spans : fixedSpans(source.size);
+            const hashes = digest ? digest.hashes : null;
             for (let index = 0; index < spans.length; index++) {
               const [at, length] = spans[index]!;
               const old = before?.chunks[index];
@@ -387,14 +411,12 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
 
     async bytes() {
       await load();
-      let total = 0;
-      for await (const [, handle] of entriesOf(dir)) {
-        if (handle.kind === 'file') total += (await (handle as FileSystemFileHandle).getFile()).size;
+      // Every file's size asked for at once: the timeline asks after each checkpoint.
+      const sizes: Promise<number>[] = [];
+      for (const folder of [dir, await packs()]) {
+        for await (const [, handle] of entriesOf(folder)) if (handle.kind === 'file') sizes.push((handle as FileSystemFileHandle).getFile().then((file) => file.size));
       }
-      for await (const [, handle] of entriesOf(await packs())) {
-        if (handle.kind === 'file') total += (await (handle as FileSystemFileHandle).getFile()).size;
-      }
-      return total;
+      return (await Promise.all(sizes)).reduce((sum, size) => sum + size, 0);
     },
   };
 }
