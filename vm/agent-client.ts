@@ -11,7 +11,7 @@ export interface AgentTransport {
 
 /** Codes the agent sends, plus the host's own (`timeout`, `agent_restarted`, `closed`, `aborted`). */
 export type AgentErrorCode =
-  | 'bad_request' | 'bad_cwd' | 'spawn_failed' | 'unknown_id' | 'unknown_type'
+  | 'bad_request' | 'bad_cwd' | 'spawn_failed' | 'unknown_id' | 'unknown_type' | 'settle_failed'
   | 'runner_unavailable' | 'runner_died' | 'bad_frame' | 'too_large'
   | 'timeout' | 'agent_restarted' | 'closed' | 'aborted';
 
@@ -147,6 +147,14 @@ export class AgentClient {
   async preload(modules: string[], timeoutMs?: number): Promise<PreloadResult> {
     const r = await this.request({ type: 'preload', modules }, timeoutMs);
     return { loaded: (r.loaded as string[]) ?? [], failed: (r.failed as Record<string, string>) ?? {}, ms: Number(r.ms ?? 0) };
+  }
+
+  /**
+   * Syncs the guest's disks and drops its caches, before a save (an agent older than this answers
+   * `unknown_type`).
+   */
+  async settle(timeoutMs?: number): Promise<void> {
+    await this.request({ type: 'settle' }, timeoutMs);
   }
 
   /** Tells programs on a terminal its size (SIGWINCH). */

@@ -25,6 +25,8 @@ export class FakeGuest implements AgentTransport {
   /** Delay before each frame is read and acknowledged (ms); 0 reads at once. */
   ackDelayMs = 0;
   bootId = 'fake-boot';
+  /** Whether it answers `settle` (an agent from before it existed answers `unknown_type`). */
+  settles = true;
 
   send(bytes: Uint8Array): void {
     if (bytes.length > 4096 || this.unread >= 16) {
@@ -90,6 +92,10 @@ export class FakeGuest implements AgentTransport {
       case 'settime':
         this.emit({ type: 'result', id });
         return;
+      case 'settle':
+        if (!this.settles) break;
+        this.emit({ type: 'result', id });
+        return;
       case 'preload':
         this.emit({ type: 'result', id, loaded: header.modules, failed: {}, ms: 5 });
         return;
@@ -104,9 +110,8 @@ export class FakeGuest implements AgentTransport {
         if (exec) this.finish(exec, { code: null, signal: 'SIGKILL', cancelled: true });
         return;
       }
-      default:
-        this.emit({ type: 'error', id, code: 'unknown_type', message: `unknown type ${header.type}` });
     }
+    this.emit({ type: 'error', id, code: 'unknown_type', message: `unknown type ${header.type}` });
   }
 
   /**

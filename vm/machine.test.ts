@@ -53,6 +53,17 @@ describe('Machine lifecycle (fake emulator)', () => {
     expect(statuses).toEqual(['off', 'booting', 'ready', 'suspended', 'waking', 'ready']);
   });
 
+  it('has the agent sync the disk and drop the caches before a save; an older agent does it on a shell', async () => {
+    const { machine, created } = setup();
+    await machine.start();
+    await machine.checkpoint();
+    const saves = (guest: FakeEmulator['guest']) => guest.received.filter((h) => h.type === 'settle' || h.type === 'exec').map((h) => h.type === 'exec' ? h.command : h.type);
+    expect(saves(created[0]!.guest)).toEqual(['settle']);
+    created[0]!.guest.settles = false;
+    await machine.suspend();
+    expect(saves(created[0]!.guest)).toEqual(['settle', 'settle', 'sync; echo 3 > /proc/sys/vm/drop_caches']);
+  });
+
   it('cold boots when the disk moved on after the save', async () => {
     const { machine, store, disk, created } = setup();
     await machine.start();

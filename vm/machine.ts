@@ -120,6 +120,20 @@ export class MachineError extends Error {
 
 const SYNC_AND_DROP = 'sync; echo 3 > /proc/sys/vm/drop_caches';
 
+/**
+ * The guest's disk synced and its caches dropped before a save, by the agent itself (one round
+ * trip); an agent from an older image, still running in a stack's saved state, does it on a shell.
+ */
+async function settle(client: AgentClient): Promise<void> {
+  try {
+    await client.settle(60_000);
+  } catch (error) {
+    if (error instanceof AgentError && error.code === 'settle_failed') return; // synced; the caches stay in the state
+    if (!(error instanceof AgentError) || error.code !== 'unknown_type') throw error;
+    await client.exec({ command: SYNC_AND_DROP, timeout: 60 });
+  }
+}
+
 export class Machine {
   /** Where the last save's time went: the guest's sync and cache drop, stopping it, save_state. */
   lastSave: { syncMs: number; stopMs: number; saveStateMs: number } | null = null;
@@ -291,7 +305,7 @@ export class Machine {
   private async take(): Promise<Taken> {
     const { emulator, client } = this.requireRunning();
     const began = performance.now();
-    await client.exec({ command: SYNC_AND_DROP, timeout: 60 });
+    await settle(client);
     const synced = performance.now();
     await emulator.stop();
     // A read still waiting for its chunk would be lost with the state: let it land first.

@@ -156,6 +156,9 @@ class Agent:
             elif kind == "resize":
                 self.resize(header)
                 self.port.send({"type": "result", "id": req_id})
+            elif kind == "settle":
+                self.settle()
+                self.port.send({"type": "result", "id": req_id})
             elif kind == "preload":
                 if not self.warm.ready:
                     raise RequestError("runner_unavailable", "the Python runner is not running")
@@ -337,6 +340,18 @@ class Agent:
             self.sel.register(ex.stdin_fd, selectors.EVENT_WRITE, ("stdin", ex))
         elif not ex.stdin_buf and registered:
             self.sel.unregister(ex.stdin_fd)
+
+    @staticmethod
+    def settle():
+        """Before the host saves the computer: the disk written through and the kernel's caches
+        let go (freed pages are zeroed, init_on_free, so the saved state leaves them out). Done
+        here rather than by `sync; echo 3 > ...` on a shell: that costs a process or two."""
+        os.sync()
+        try:
+            with open("/proc/sys/vm/drop_caches", "w") as caches:
+                caches.write("3")
+        except OSError as exc:
+            raise RequestError("settle_failed", "the caches could not be dropped: %s" % exc)
 
     @staticmethod
     def resize(header):
