@@ -1,6 +1,6 @@
 // A thin, serialised connection over wa-sqlite: bound parameters, rows as objects, transactions,
 // a cache of prepared statements, typed errors, and a busy wait that never blocks the thread.
-import { SQLITE_DONE, SQLITE_ROW } from '@journeyapps/wa-sqlite';
+import { SQLITE_DONE, SQLITE_OPEN_CREATE, SQLITE_OPEN_READWRITE, SQLITE_OPEN_URI, SQLITE_ROW } from '@journeyapps/wa-sqlite';
 import { DbBusyError, DbClosedError, DbError, DbFullError, DbIoError, DbMisuseError, DbOpenError, toDbError } from './db-errors.ts';
 import type { SqliteRuntime } from './sqlite-runtime.ts';
 
@@ -74,7 +74,8 @@ export async function openDatabase(runtime: SqliteRuntime, options: OpenDatabase
   const { sqlite3 } = runtime;
   let handle: number;
   try {
-    handle = await runtime.exclusive(() => sqlite3.open_v2(options.path, undefined, options.vfs));
+    // URIs: a copy may name the VFS it is made on (`VACUUM INTO 'file:/x.db?vfs=copies'`).
+    handle = await runtime.exclusive(() => sqlite3.open_v2(options.path, SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, options.vfs));
   } catch (error) {
     throw new DbOpenError(`${name}: cannot open ${options.path}: ${(error as Error).message}`, { cause: error });
   }

@@ -14,6 +14,11 @@ export interface SqliteRuntime {
   readonly vfs: ReadonlyMap<string, VfsKind>;
   /** Registers (once per name) a VFS of the given kind and returns its name. */
   registerVfs(kind: VfsKind, name?: string): Promise<string>;
+  /**
+   * Takes a file out of a memory VFS: its bytes, and it is gone from there. Null when there is
+   * no such file.
+   */
+  takeMemoryFile(vfsName: string, path: string): Uint8Array | null;
   /** Registers a VFS built by the caller (e.g. a test double); returns its name. */
   adoptVfs(vfs: SQLiteVFS, kind: VfsKind): string;
   /**
@@ -80,6 +85,15 @@ export async function loadSqlite(options: LoadSqliteOptions = {}): Promise<Sqlit
         registration.catch(() => pending.delete(name));
       }
       return registration;
+    },
+    takeMemoryFile(vfsName, path) {
+      if (registered.get(vfsName) !== 'memory') throw new Error(`VFS "${vfsName}" is not a memory VFS.`);
+      // MemoryVFS keeps each file as an ArrayBuffer (grown ahead of its size) by its path.
+      const files = (instances.get(vfsName) as unknown as { mapNameToFile: Map<string, { size: number; data: ArrayBuffer }> }).mapNameToFile;
+      const file = files.get(path);
+      if (!file) return null;
+      files.delete(path);
+      return new Uint8Array(file.data, 0, file.size);
     },
     adoptVfs(vfs, kind) {
       if (registered.has(vfs.name)) throw new Error(`VFS "${vfs.name}" is already registered.`);

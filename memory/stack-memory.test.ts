@@ -75,4 +75,17 @@ describe('snapshot', () => {
     await transcript.close();
     await m.close();
   });
+
+  it('copies both databases into memory, whole', async () => {
+    const m = await openTestMemory();
+    await m.memory.addLearnings([{ type: 'preference', content: 'Invoices are filed by month' }]);
+    const { transcript, memory } = await m.copies();
+    for (const bytes of [transcript, memory]) {
+      expect(new TextDecoder().decode(bytes.subarray(0, 16))).toBe('SQLite format 3\0');
+      const pageSize = new DataView(bytes.buffer, bytes.byteOffset).getUint16(16);
+      expect(bytes.byteLength).toBe(pageSize * new DataView(bytes.buffer, bytes.byteOffset).getUint32(28)); // the header's page count
+    }
+    expect(new TextDecoder().decode(memory)).toContain('Invoices are filed by month');
+    await m.close();
+  });
 });

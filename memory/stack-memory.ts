@@ -1,6 +1,7 @@
 // One stack's memory, opened: layout and templates in place, both databases migrated, and the
 // pieces the worker uses (loader, hooks, processor, search, document records) wired together.
 import { bootstrapStack, type BootstrapReport } from './bootstrap.ts';
+import type { Database } from './database.ts';
 import { DbBusyError, DbIoError, DbOpenError } from './db-errors.ts';
 import { DocumentsStore } from './documents-store.ts';
 import { createMemoryHooks, type MemoryHooks, type MemoryHooksDeps } from './hooks.ts';
@@ -38,6 +39,8 @@ export interface StackMemory {
    * export carries, never the live files. The targets must not exist yet.
    */
   snapshot(into: DatabasePaths): Promise<void>;
+  /** Consistent copies of both databases in memory (a checkpoint's): no file is made. */
+  copies(): Promise<{ transcript: Uint8Array; memory: Uint8Array }>;
   /** Closes both databases (after queued work). */
   close(): Promise<void>;
 }
@@ -99,11 +102,29 @@ export async function openStackMemory(options: OpenStackMemoryOptions): Promise<
       await dbs.transcript.exec(`VACUUM INTO ${sqlString(into.transcript)}`);
       await dbs.memory.exec(`VACUUM INTO ${sqlString(into.memory)}`);
     },
+    async copies() {
+      const vfs = await options.runtime.registerVfs('memory', COPIES_VFS);
+      const copy = async (db: Database, name: string) => {
+        const path = `/${crypto.randomUUID()}/${name}.db`;
+        try {
+          await db.exec(`VACUUM INTO ${sqlString(`file:${path}?vfs=${vfs}`)}`);
+          const bytes = options.runtime.takeMemoryFile(vfs, path);
+          if (!bytes) throw new Error(`the copy of ${name}.db was not made`);
+          return bytes;
+        } finally {
+          options.runtime.takeMemoryFile(vfs, path); // what a failed copy left
+        }
+      };
+      return { transcript: await copy(dbs.transcript, 'transcript'), memory: await copy(dbs.memory, 'memory') };
+    },
     async close() {
       await Promise.all([dbs.transcript.close(), dbs.memory.close()]);
     },
   };
 }
+
+/** The memory VFS a checkpoint's copies of the databases are made on. */
+const COPIES_VFS = 'copies';
 
 function sqlString(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;

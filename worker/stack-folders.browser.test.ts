@@ -204,7 +204,7 @@ describe('stack folders', () => {
       const dir = await (await stacksDir()).getDirectoryHandle(stackId);
       const store = await openCheckpointStore(dir);
       const newest = (await store.list())[0];
-      const sources = await checkpointSources(dir, { databaseCopies: null, capture: null, ...(newest ? { previous: newest.files } : {}) });
+      const sources = await checkpointSources(dir, { databases: null, capture: null, ...(newest ? { previous: newest.files } : {}) });
       return store.take({ reason: 'manual', label, layout: `{"label":"${label}"}`, sources, ...checkpointKinds });
     }
 

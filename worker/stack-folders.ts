@@ -340,7 +340,7 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
         if (refusal) throw new StackFolderError({ code: 'storage', message: refusal });
         // The stack as it is now, kept first: what the restore replaces can be brought back.
         const newest = (await store.list())[0];
-        const sources = await checkpointSources(dir, { databaseCopies: null, capture: null, ...(newest ? { previous: newest.files } : {}) });
+        const sources = await checkpointSources(dir, { databases: null, capture: null, ...(newest ? { previous: newest.files } : {}) });
         const before = await store
           .take({ reason: 'before_restore', label: `Before going back to ${new Date(target.created_at).toLocaleString()}`, layout: options.layout, sources, ...checkpointKinds })
           .catch((error: unknown) => Promise.reject(fullOr(error, `"${name}" was not restored (the stack as it is now could not be kept first)`)));

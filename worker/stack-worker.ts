@@ -46,14 +46,8 @@ async function openStack(): Promise<StackApi> {
     defaults: { ...DEFAULT_CONNECTION, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
     fetch: (input, init) => fetch(input, init),
     stackDir: () => openStackDirectory(stackId),
-    snapshotDatabases: async (into) => {
-      if (into !== undefined) {
-        // A checkpoint's copies: a new folder each time (the engine keeps a handle on each path it wrote).
-        let dir = await openStackDirectory(stackId);
-        for (const part of into.split('/')) dir = await dir.getDirectoryHandle(part, { create: true });
-        await memory.snapshot({ transcript: `/stacks/${stackId}/${into}/transcript.db`, memory: `/stacks/${stackId}/${into}/memory.db` });
-        return;
-      }
+    copyDatabases: () => memory.copies(),
+    snapshotDatabases: async () => {
       const system = await (await openStackDirectory(stackId)).getDirectoryHandle('.os');
       // VACUUM INTO writes only into a file that does not exist: an earlier export's copies go first.
       await system.removeEntry('snapshot', { recursive: true }).catch(() => {});

@@ -31,6 +31,7 @@ import { skillHandlers } from './handlers/skills.ts';
 import { taskHandlers } from './handlers/tasks.ts';
 import { checkpointHandlers } from './handlers/checkpoints.ts';
 import { createCheckpoints } from './checkpoints/checkpoints.ts';
+import type { DatabaseCopies } from './checkpoints/sources.ts';
 import { createListCheckpointsTool, createProposeRestoreTool } from './tools/checkpoints.ts';
 import { createSkills } from './skills.ts';
 import { createScheduler, scheduledPrompt, TaskError } from './tasks.ts';
@@ -109,8 +110,10 @@ export interface StackDeps {
   maxRetries?: number;
   compaction?: CompactionPolicy;
   /** Consistent copies of both databases for an export (`.os/snapshot/`), replacing older ones. */
-  snapshotDatabases?: (into?: string) => Promise<void>;
-  /** The stack's folder in OPFS; with snapshotDatabases, the stack keeps checkpoints there. */
+  snapshotDatabases?: () => Promise<void>;
+  /** Consistent copies of both databases in memory, for a checkpoint. */
+  copyDatabases?: () => Promise<DatabaseCopies>;
+  /** The stack's folder in OPFS; with copyDatabases, the stack keeps checkpoints there. */
   stackDir?: () => Promise<FileSystemDirectoryHandle>;
 }
 
@@ -302,8 +305,8 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   });
   // Checkpoints: the whole stack before each mission's first change, and on demand.
   const checkpoints =
-    deps.stackDir && deps.snapshotDatabases
-      ? createCheckpoints({ stackDir: deps.stackDir, snapshotDatabases: deps.snapshotDatabases, computer, emit })
+    deps.stackDir && deps.copyDatabases
+      ? createCheckpoints({ stackDir: deps.stackDir, copyDatabases: deps.copyDatabases, computer, emit })
       : null;
   if (checkpoints) {
     tools.push(

@@ -48,10 +48,8 @@ async function remove(dir: FileSystemDirectoryHandle, path: string): Promise<voi
 function checkpointsOf(events: StackEventBody[] = []) {
   return createCheckpoints({
     stackDir: async () => stack,
-    // Stands in for VACUUM INTO: a copy of each database in a folder of the stack.
-    snapshotDatabases: async (into) => {
-      for (const db of ['transcript', 'memory']) await write(stack, `${into}/${db}.db`, `${db} as copied`);
-    },
+    // Stands in for VACUUM INTO: a copy of each database in memory.
+    copyDatabases: async () => ({ transcript: new TextEncoder().encode('transcript as copied'), memory: new TextEncoder().encode('memory as copied') }),
     computer: undefined,
     emit: (event) => events.push(event),
   });
@@ -66,14 +64,14 @@ describe('checkpoints holding the stack', () => {
       reason: 'manual',
       label: 'first',
       layout: null,
-      sources: await checkpointSources(stack, { databaseCopies: null, capture: null }),
+      sources: await checkpointSources(stack, { databases: null, capture: null }),
       isUserFile: (path) => !path.startsWith('.os/'),
       isComputer: () => false,
       isDatabase: () => false,
     });
     await write(stack, 'workspace/notes.txt', 'second, longer');
     await write(stack, 'workspace/new.txt', 'new');
-    const listed = await checkpointSources(stack, { databaseCopies: null, capture: null, previous: first.files });
+    const listed = await checkpointSources(stack, { databases: null, capture: null, previous: first.files });
     const fixed = (await fixedSources(listed, first.files))!;
     // The stack moves on: the fixed sources still give what was there when they were fixed.
     await write(stack, 'workspace/notes.txt', 'third');
@@ -124,10 +122,7 @@ describe('checkpoints holding the stack', () => {
     expect(await read(into, 'workspace/keep.txt')).toBe('kept');
     expect(await read(into, 'workspace/made.txt')).toBeNull();
     expect(await read(into, '.os/memory/transcript.db')).toBe('transcript as copied');
-    // The copies made for it are gone once it is stored.
-    const copies: string[] = [];
-    const snapshots = await (await stack.getDirectoryHandle('.os')).getDirectoryHandle('snapshot');
-    for await (const [name] of (snapshots as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) copies.push(name);
-    expect(copies).toEqual([]);
+    // The databases' copies were made in memory: no folder holds them.
+    await expect((await stack.getDirectoryHandle('.os')).getDirectoryHandle('snapshot')).rejects.toMatchObject({ name: 'NotFoundError' });
   });
 });

@@ -3,14 +3,14 @@
 // stack, needs the stack still, so the stacks worker does that (restore.ts).
 import type { Computer } from '../computer.ts';
 import type { CheckpointInfo, CheckpointList, StackEventBody } from '../protocol.ts';
-import { checkpointSources, isComputerFile, isDatabaseFile, isUserFile } from './sources.ts';
+import { checkpointSources, isComputerFile, isDatabaseFile, isUserFile, type DatabaseCopies } from './sources.ts';
 import { CHECKPOINTS_DIR, checkpointStore, digestState, KEEP_RULE, type CheckpointFile, type CheckpointReason, type CheckpointRecord, type CheckpointSource, type CheckpointStore } from './store.ts';
 
 export interface CheckpointsDeps {
   /** The stack's folder in OPFS. */
   stackDir(): Promise<FileSystemDirectoryHandle>;
-  /** Consistent copies of the databases (VACUUM INTO) in a new folder `into` of the stack. */
-  snapshotDatabases(into: string): Promise<void>;
+  /** Consistent copies of the databases (VACUUM INTO), in memory. */
+  copyDatabases(): Promise<DatabaseCopies>;
   computer: Computer | undefined;
   emit(event: StackEventBody): void;
   now?: () => number;
@@ -91,8 +91,8 @@ export async function openCheckpointStore(stack: FileSystemDirectoryHandle, opti
 }
 
 /**
- * Where the databases' copies for a checkpoint are made (beside an export's, never kept or
- * exported), and removed after, and at the next open.
+ * Where earlier versions made the databases' copies for a checkpoint (beside an export's), in a
+ * folder each: what a killed tab left there is removed at the next open.
  */
 const SNAPSHOTS = 'snapshot';
 const SYSTEM_DIR = '.os';
@@ -112,7 +112,7 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
   let store: Promise<CheckpointStore> | null = null;
   const open = () =>
     (store ??= deps.stackDir().then(async (dir) => {
-      await removeTmp(dir); // copies a killed tab left
+      await removeTmp(dir);
       return openCheckpointStore(dir, deps.now ? { now: deps.now } : {});
     }));
   /** The VM worker's capture behind the newest checkpoint: the next copies only what changed since. */
@@ -131,57 +131,44 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
     const newest = (await kept.list())[0];
     const since = lastCapture && newest && lastCapture.checkpoint === newest.id ? lastCapture.token : null;
     const started = performance.now();
-    // A folder of its own each time: the database engine keeps a handle on each path it wrote (and
-    // takes paths of at most 64 characters).
-    const copies = `${SYSTEM_DIR}/${SNAPSHOTS}/${crypto.randomUUID().slice(0, 8)}`;
-    let record: CheckpointRecord;
     let captured = started;
     let handover = '';
     let heldAt: number | null = null;
     const at: number[] = [];
-    try {
-      // The databases are copied here while the VM worker saves the computer. The files are listed
-      // after that save, which brings the guest's /workspace changes into the folder.
-      const copying = deps.snapshotDatabases(copies).then(() => at.push(performance.now()));
-      const wall = () => performance.timeOrigin + performance.now();
-      const asked = wall();
-      const capture = deps.computer
-        ? await deps.computer.capture(since).then(
-            (value) => {
-              captured = performance.now();
-              // Where the time went between this worker and the VM worker's.
-              if (value?.handled) handover = `: taken up after ${Math.round(value.handled.from - asked)} ms, captured in ${Math.round(value.handled.to - value.handled.from)}, back after ${Math.round(wall() - value.handled.to)}`;
-              return value;
-            },
-            async (error: unknown) => {
-              await copying.catch(() => {}); // the copies are not removed under the engine's feet
-              throw error;
-            },
-          )
-        : null;
-      // The state is cut and hashed while the databases' copies end and the files are listed.
-      const stateDigest = capture?.state ? digestState(capture.state) : undefined;
-      stateDigest?.catch(() => {}); // a listing that fails first is the error told
-      await copying;
-      const listed = await checkpointSources(await deps.stackDir(), { databaseCopies: copies, capture, ...(newest ? { previous: newest.files } : {}), ...(stateDigest ? { stateDigest } : {}) });
-      at.push(performance.now());
-      const sources = held ? await fixedSources(listed, newest?.files) : null;
-      if (sources) {
-        heldAt = performance.now();
-        held!();
-      }
-      record = await kept.take({ reason, label, layout: latestLayout, sources: sources ?? listed, ...checkpointKinds });
-      at.push(performance.now());
-      if (capture) lastCapture = { token: capture.token, checkpoint: record.id };
-    } finally {
-      await removeTmp(await deps.stackDir());
+    // The databases are copied (in memory) while the VM worker saves the computer. The files are
+    // listed after that save, which brings the guest's /workspace changes into the folder.
+    const copying = deps.copyDatabases().then((copies) => (at.push(performance.now()), copies));
+    copying.catch(() => {}); // a capture that fails first is the error told
+    const wall = () => performance.timeOrigin + performance.now();
+    const asked = wall();
+    const capture = deps.computer
+      ? await deps.computer.capture(since).then((value) => {
+          captured = performance.now();
+          // Where the time went between this worker and the VM worker's.
+          if (value?.handled) handover = `: taken up after ${Math.round(value.handled.from - asked)} ms, captured in ${Math.round(value.handled.to - value.handled.from)}, back after ${Math.round(wall() - value.handled.to)}`;
+          return value;
+        })
+      : null;
+    // The state is cut and hashed while the databases' copies end and the files are listed.
+    const stateDigest = capture?.state ? digestState(capture.state) : undefined;
+    stateDigest?.catch(() => {}); // a listing that fails first is the error told
+    const databases = await copying;
+    const listed = await checkpointSources(await deps.stackDir(), { databases, capture, ...(newest ? { previous: newest.files } : {}), ...(stateDigest ? { stateDigest } : {}) });
+    at.push(performance.now());
+    const sources = held ? await fixedSources(listed, newest?.files) : null;
+    if (sources) {
+      heldAt = performance.now();
+      held!();
     }
+    const record = await kept.take({ reason, label, layout: latestLayout, sources: sources ?? listed, ...checkpointKinds });
+    at.push(performance.now());
+    if (capture) lastCapture = { token: capture.token, checkpoint: record.id };
     await kept.prune();
     if (heldAt === null) held?.(); // stored whole: it held the stack until now
-    const [copied, listed, stored] = at.map((t) => Math.round(t - started));
+    const [copied, listedAt, stored] = at.map((t) => Math.round(t - started));
     const holding = heldAt === null ? '' : `, held ${Math.round(heldAt - started)}`;
     console.info(
-      `checkpoint ${record.id} taken in ${Math.round(performance.now() - started)} ms (computer saved ${Math.round(captured - started)}${handover}, databases copied ${copied}, files listed ${listed}${holding}, stored ${stored} ms after the start): ${(record.added_bytes / 1e6).toFixed(2)} MB added`,
+      `checkpoint ${record.id} taken in ${Math.round(performance.now() - started)} ms (computer saved ${Math.round(captured - started)}${handover}, databases copied ${copied}, files listed ${listedAt}${holding}, stored ${stored} ms after the start): ${(record.added_bytes / 1e6).toFixed(2)} MB added`,
     );
     const info = checkpointInfo(record);
     deps.emit({ type: 'checkpoint_taken', checkpoint: info });

@@ -79,9 +79,15 @@ async function fileIn(dir: FileSystemDirectoryHandle, path: string): Promise<Fil
   }
 }
 
+/** Consistent copies of the stack's two databases (VACUUM INTO), in memory. */
+export interface DatabaseCopies {
+  transcript: Uint8Array;
+  memory: Uint8Array;
+}
+
 export interface SourceOptions {
-  /** The folder (in the stack) of the databases' consistent copies, taken in place of the live files; null: the live ones (a still stack). */
-  databaseCopies: string | null;
+  /** The databases' consistent copies, taken in place of the live files; null: the live ones (a still stack). */
+  databases: DatabaseCopies | null;
   /** What the running computer's VM worker captured; null: its files are read as they lie. */
   capture: VmCapture | null;
   /** The newest checkpoint's computer files (a state unchanged since is taken from it). */
@@ -95,7 +101,11 @@ export async function checkpointSources(stack: FileSystemDirectoryHandle, option
   const sources = await walk(stack, '');
   for (const db of ['transcript', 'memory'] as const) {
     const live = `.os/memory/${db}.db`;
-    const file = await fileIn(stack, options.databaseCopies ? `${options.databaseCopies}/${db}.db` : live);
+    if (options.databases) {
+      sources.push(bytesSource(live, options.databases[db]));
+      continue;
+    }
+    const file = await fileIn(stack, live);
     if (file) sources.push({ ...fileSource(live, file), stamp: undefined });
   }
   if (options.capture) {
