@@ -1,10 +1,11 @@
 // How a checkpoint cuts a saved state: the memory v86 packs (its non-zero pages beside a bitmap)
 // by address window, so a changed page, a page turned to zero or a longer info block before the
-// memory leaves every other window's chunk as it was; the spans tile the file; anything that is
-// not such a state is cut by content.
+// memory leaves every other window's chunk as it was; every other buffer from its own start, so a
+// file added before it leaves it as it was; the spans tile the file; anything that is not such a
+// state is cut by content.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { contentSpans, stateSpans, WINDOW_PAGES } from './spans.ts';
+import { BUFFER_SPAN, contentSpans, stateSpans, WINDOW_PAGES } from './spans.ts';
 
 const PAGE = 4096;
 const PAGES = 256; // 1 MiB of guest memory
@@ -21,13 +22,14 @@ function page(seed: number): Uint8Array {
 }
 
 /** A state as v86 0.5 writes it: header, info block (JSON), then buffers aligned to 4 bytes. */
-function v86State(memory: Map<number, Uint8Array>, note = ''): Uint8Array {
+function v86State(memory: Map<number, Uint8Array>, note = '', files: Uint8Array[] = []): Uint8Array {
   const bitmap = new Uint8Array(PAGES / 8);
   const indices = [...memory.keys()].sort((a, b) => a - b);
   for (const index of indices) bitmap[index >> 3]! |= 1 << (index & 7);
   const packed = new Uint8Array(indices.length * PAGE);
   indices.forEach((index, i) => packed.set(memory.get(index)!, i * PAGE));
-  const buffers = [new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]), packed, bitmap, page(999).subarray(0, 3000)];
+  // A device's registers, the memory, its bitmap, /workspace files, the screen (zero), a last small one.
+  const buffers = [new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]), packed, bitmap, ...files, new Uint8Array(8 * BUFFER_SPAN), page(999).subarray(0, 3001)];
   const infos: { offset: number; length: number }[] = [];
   let total = 0;
   for (const buffer of buffers) {
@@ -113,6 +115,29 @@ describe('stateSpans', () => {
     const after = chunks(v86State(pages, 'a longer info block, as a /workspace file added makes'));
     expect(newChunks(before, after)).toBeLessThanOrEqual(3); // the header and info block, the buffers after the memory
     expect(after.length).toBe(before.length);
+  });
+
+  it('cuts each other buffer from its own start: a file added or grown leaves the buffers after it as they were', () => {
+    const pages = memory();
+    const file = (seed: number, length: number) => {
+      const bytes = new Uint8Array(length);
+      for (let at = 0; at < length; at += PAGE) bytes.set(page(seed + at / PAGE).subarray(0, length - at), at);
+      return bytes;
+    };
+    const first = v86State(pages, '', [file(1, 70_001)]);
+    const before = chunks(first);
+    // Every buffer begins a span: cut from its own start, not where the bytes before it ended.
+    const header = new DataView(first.buffer);
+    const infoLength = header.getInt32(12, true);
+    const { buffer_infos } = JSON.parse(new TextDecoder().decode(first.subarray(16, 16 + infoLength))) as { buffer_infos: { offset: number }[] };
+    const starts = new Set(stateSpans(first).map(([at]) => at));
+    for (const { offset } of buffer_infos) expect(starts.has(((16 + infoLength + 3) & ~3) + offset)).toBe(true);
+    // The screen's zero bytes: one chunk, eight times.
+    expect(before.filter((hash) => hash === createHash('sha256').update(new Uint8Array(BUFFER_SPAN)).digest('hex'))).toHaveLength(8);
+    // A file of 3 bytes added first, the old one grown by 5: the new file, the old one's tail span
+    // and the info block are new; the memory, the screen and the last buffer are not.
+    const second = v86State(pages, '', [file(7, 3), file(1, 70_006)]);
+    expect(newBytes(before, second)).toBeLessThan(16 + 3 + (70_006 - BUFFER_SPAN) + 1024);
   });
 
   it('cuts anything else by content', () => {

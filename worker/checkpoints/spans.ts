@@ -1,10 +1,12 @@
-// Where a checkpoint cuts the computer's saved state. v86 saves the guest's memory packed: only
-// its non-zero 4 KiB pages, one after another, beside a bitmap of which pages those are. A page
-// that becomes zero (or stops being zero) moves every page after it along, so fixed cuts would
-// see the whole memory as new. Cut instead by address — each window of WINDOW_PAGES pages is one
-// chunk, whatever moved before it — so a mission that touched a few pages adds a few chunks, and
-// finding the cuts costs a walk over the bitmap rather than a rolling hash over 60 MB. Everything
-// around the memory (the header, the devices' state, the /workspace files) is cut by content.
+// Where a checkpoint cuts the computer's saved state. A state is a header, an info block (JSON)
+// and then the devices' buffers one after another (the guest's memory, the screen's 8 MB, each
+// /workspace file...). Each buffer is cut on its own, from its own start, so a buffer that grows
+// or a file added before it leaves its chunks as they were, and finding the cuts costs nothing.
+// v86 saves the guest's memory packed: only its non-zero 4 KiB pages, one after another, beside a
+// bitmap of which pages those are. A page that becomes zero (or stops being zero) moves every page
+// after it along, so the memory is cut by address instead — each window of WINDOW_PAGES pages is
+// one chunk, whatever moved before it — so a mission that touched a few pages adds a few chunks.
+// The header and info block are cut by content.
 
 /** The state's header (v86's src/state.js): magic, version, total length, info block length. */
 const STATE_MAGIC = -2039052682;
@@ -69,23 +71,12 @@ function packedMemory(bytes: Uint8Array, buffers: StateBuffer[]): { memory: Stat
   return found;
 }
 
-/** `contentSpans` over part of the file, at its offsets. */
-function contentSpansIn(bytes: Uint8Array, from: number, to: number): [number, number][] {
-  if (to <= from) return [];
-  return contentSpans(bytes.subarray(from, to)).map(([at, length]) => [from + at, length]);
-}
+/** Where a buffer other than the memory is cut: every BUFFER_SPAN bytes from its start. */
+export const BUFFER_SPAN = 64 * 1024;
 
-/**
- * The spans a saved state is cut into: its memory by address windows, the rest by content. Any
- * other bytes (not a state of this v86) are cut by content alone.
- */
-export function stateSpans(bytes: Uint8Array): [number, number][] {
-  const buffers = buffersOf(bytes);
-  const found = buffers && packedMemory(bytes, buffers);
-  if (!found) return contentSpans(bytes);
-  const { memory, bitmap } = found;
-  const bits = bytes.subarray(bitmap.at, bitmap.at + bitmap.length);
-  const spans = contentSpansIn(bytes, 0, memory.at);
+/** The packed memory's spans: one per window of WINDOW_PAGES pages with any page in use. */
+function memorySpans(memory: StateBuffer, bits: Uint8Array): [number, number][] {
+  const spans: [number, number][] = [];
   let at = memory.at;
   const pages = bits.length * 8;
   for (let window = 0; window < pages; window += WINDOW_PAGES) {
@@ -95,7 +86,33 @@ export function stateSpans(bytes: Uint8Array): [number, number][] {
     spans.push([at, count * PAGE]);
     at += count * PAGE;
   }
-  spans.push(...contentSpansIn(bytes, memory.at + memory.length, bytes.byteLength));
+  return spans;
+}
+
+/**
+ * The spans a saved state is cut into: the header and info block by content, each buffer from its
+ * own start (the memory by address windows), the few bytes aligning the next buffer with the span
+ * before them. Any other bytes (not a state of this v86) are cut by content alone.
+ */
+export function stateSpans(bytes: Uint8Array): [number, number][] {
+  const buffers = buffersOf(bytes)?.filter(({ length }) => length > 0).sort((a, b) => a.at - b.at);
+  const found = buffers && packedMemory(bytes, buffers);
+  if (!buffers || !found) return contentSpans(bytes);
+  const spans = contentSpans(bytes.subarray(0, buffers[0]?.at ?? bytes.byteLength));
+  let end = spans.reduce((sum, [, length]) => sum + length, 0);
+  const upTo = (at: number) => {
+    const last = spans[spans.length - 1];
+    if (at > end && last) last[1] += at - end;
+    end = at;
+  };
+  for (const buffer of buffers) {
+    if (buffer.at < end) return contentSpans(bytes); // overlapping buffers: not a layout this knows
+    upTo(buffer.at);
+    if (buffer === found.memory) spans.push(...memorySpans(buffer, bytes.subarray(found.bitmap.at, found.bitmap.at + found.bitmap.length)));
+    else for (let at = 0; at < buffer.length; at += BUFFER_SPAN) spans.push([buffer.at + at, Math.min(BUFFER_SPAN, buffer.length - at)]);
+    end = buffer.at + buffer.length;
+  }
+  upTo(bytes.byteLength);
   return spans;
 }
 
