@@ -51,6 +51,13 @@ export const TimelineWindowNode = memo(function TimelineWindowNode({ data, selec
   };
   useEffect(() => void read(), [client, checkpointSeq]);
 
+  /** A checkpoint just taken, listed at once; the list read again after (pruning may have removed others). */
+  const shown = (taken: CheckpointInfo) => {
+    reads.current++; // a read already under way predates it
+    setList((known) => known && { ...known, checkpoints: [taken, ...known.checkpoints.filter((checkpoint) => checkpoint.id !== taken.id)], bytes: known.bytes + taken.added_bytes });
+    void read();
+  };
+
   /** Runs `work` with `doing` shown; `leaves`: on success this tab opens a stack anew, so it stays busy. */
   const act = async (doing: string, work: () => Promise<unknown>, leaves = false) => {
     setProblem(null);
@@ -77,7 +84,7 @@ export const TimelineWindowNode = memo(function TimelineWindowNode({ data, selec
         type="button"
         class="window-tool"
         disabled={!idle}
-        onClick={() => void act('Taking a checkpoint…', () => client.call('take_checkpoint', { layout: layoutOf(stackId) }).then(read))}
+        onClick={() => void act('Taking a checkpoint…', () => client.call('take_checkpoint', { layout: layoutOf(stackId) }).then(shown))}
         title="Keep the whole stack as it is now: files, the computer, chat and tables"
       >
         Checkpoint now
