@@ -4,7 +4,7 @@ import { ComputerUnavailableError, createComputer, type ComputerNetwork } from '
 import type { ComputerStatus } from './protocol.ts';
 
 /** A VmApi that goes through the statuses a real start does, with a clock the test moves. */
-function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke') {
+function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke', readyLate = false) {
   const listeners: ((s: VmStatus) => void)[] = [];
   const availability: ((a: VmAvailability) => void)[] = [];
   const calls: string[] = [];
@@ -29,7 +29,10 @@ function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke') {
       emit({ state: 'downloading', reason: 'first_start', chunksDone: 1, chunksTotal: 4, bytesDone: 50 << 20, bytesTotal: 200 << 20 });
       emit(how === 'woke' ? { state: 'waking' } : { state: 'booting', detail: 'starting' });
       clock.t += how === 'woke' ? 640 : 21_000;
-      emit({ state: 'ready', bootId: 'b', woke: how === 'woke' });
+      const ready = () => emit({ state: 'ready', bootId: 'b', woke: how === 'woke' });
+      // The status comes by a port of its own: it may arrive after the start's answer.
+      if (readyLate) setTimeout(ready, 20);
+      else ready();
       return { ok: true, value: how };
     },
     async exec(id, request, onOutput) {
@@ -76,6 +79,13 @@ describe('createComputer', () => {
     expect(calls.filter((c) => c === 'start')).toHaveLength(1);
     computer.workspaceChanged('documents/a.txt');
     expect(calls).toContain('changed documents/a.txt');
+  });
+
+  it('runs a command when the "ready" of its start arrives after the start has answered', async () => {
+    const { vm } = fakeVm({ t: 0 }, 'woke', true);
+    const computer = createComputer({ connect: () => vm, imageBaseUrl: '/vm/h/', stackId: 's', emit: () => {}, proxy: (f) => f });
+    expect((await computer.exec({ command: 'echo hi' })).stdout).toBe('héllo');
+    expect(computer.status.state).toBe('ready');
   });
 
   it('says how much of its system image this browser holds, and downloads the rest on request without starting', async () => {

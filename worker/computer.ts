@@ -25,6 +25,8 @@ export interface ComputerDeps {
 
 /** How long a checkpoint waits for the computer to finish starting before it is given up. */
 const CAPTURE_START_WAIT_MS = 20_000;
+/** How long a start that answered waits for the computer's "ready" to arrive by its own port. */
+const STATUS_AFTER_START_MS = 5_000;
 
 export class ComputerUnavailableError extends Error {
   override readonly name = 'ComputerUnavailableError';
@@ -95,11 +97,25 @@ export function createComputer(deps: ComputerDeps): Computer {
 
   /** How much of the system image this browser holds (0..1), once the VM worker said. */
   let offline: number | null = null;
+  /** Who waits for the computer to stop starting (its status reaches this worker on a port of its own). */
+  const settling = new Set<() => void>();
   const set = (next: ComputerStatus) => {
     const { offline: _previous, ...state } = next;
     status = (offline === null ? state : { ...state, offline }) as ComputerStatus;
     deps.emit(status);
+    if (!['downloading', 'booting', 'waking'].includes(status.state)) for (const settled of settling) settled();
   };
+  /** Resolves once the status is no longer a start under way, or after `ms`. */
+  const settled = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        settling.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      settling.add(done);
+    });
   const onAvailability = (a: VmAvailability) => {
     const exact = a.bytesTotal ? a.bytesDone / a.bytesTotal : a.chunksTotal ? a.chunksDone / a.chunksTotal : 1;
     if (a.error) console.warn(`the computer's system image stopped downloading: ${a.error}`);
@@ -179,6 +195,8 @@ export function createComputer(deps: ComputerDeps): Computer {
         online = given.network !== null;
         const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId, ...given });
         if (!result.ok) set({ state: 'error', message: result.error.message, can_reboot: true });
+        // Started: its "ready" comes through the status subscription, which may arrive after this answer.
+        else if (['off', 'downloading', 'booting', 'waking'].includes(status.state)) await settled(STATUS_AFTER_START_MS);
       } catch (error) {
         set({ state: 'error', message: error instanceof Error ? error.message : String(error), can_reboot: true });
       } finally {
