@@ -5,7 +5,7 @@
 // state is cut by content.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { BUFFER_SPAN, contentSpans, stateSpans, WINDOW_PAGES } from './spans.ts';
+import { FIXED_SPAN, contentSpans, stateSpans, WINDOW_PAGES } from './spans.ts';
 
 const PAGE = 4096;
 const PAGES = 256; // 1 MiB of guest memory
@@ -29,7 +29,7 @@ function v86State(memory: Map<number, Uint8Array>, note = '', files: Uint8Array[
   const packed = new Uint8Array(indices.length * PAGE);
   indices.forEach((index, i) => packed.set(memory.get(index)!, i * PAGE));
   // A device's registers, the memory, its bitmap, /workspace files, the screen (zero), a last small one.
-  const buffers = [new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]), packed, bitmap, ...files, new Uint8Array(8 * BUFFER_SPAN), page(999).subarray(0, 3001)];
+  const buffers = [new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]), packed, bitmap, ...files, new Uint8Array(8 * FIXED_SPAN), page(999).subarray(0, 3001)];
   const infos: { offset: number; length: number }[] = [];
   let total = 0;
   for (const buffer of buffers) {
@@ -133,11 +133,11 @@ describe('stateSpans', () => {
     const starts = new Set(stateSpans(first).map(([at]) => at));
     for (const { offset } of buffer_infos) expect(starts.has(((16 + infoLength + 3) & ~3) + offset)).toBe(true);
     // The screen's zero bytes: one chunk, eight times.
-    expect(before.filter((hash) => hash === createHash('sha256').update(new Uint8Array(BUFFER_SPAN)).digest('hex'))).toHaveLength(8);
+    expect(before.filter((hash) => hash === createHash('sha256').update(new Uint8Array(FIXED_SPAN)).digest('hex'))).toHaveLength(8);
     // A file of 3 bytes added first, the old one grown by 5: the new file, the old one's tail span
     // and the info block are new; the memory, the screen and the last buffer are not.
     const second = v86State(pages, '', [file(7, 3), file(1, 70_006)]);
-    expect(newBytes(before, second)).toBeLessThan(16 + 3 + (70_006 - BUFFER_SPAN) + 1024);
+    expect(newBytes(before, second)).toBeLessThan(16 + 3 + (70_006 - FIXED_SPAN) + 1024);
   });
 
   it('cuts anything else by content', () => {

@@ -71,8 +71,15 @@ function packedMemory(bytes: Uint8Array, buffers: StateBuffer[]): { memory: Stat
   return found;
 }
 
-/** Where a buffer other than the memory is cut: every BUFFER_SPAN bytes from its start. */
-export const BUFFER_SPAN = 64 * 1024;
+/** A file's chunk, and a state's buffer's other than the memory: every FIXED_SPAN bytes from its start. */
+export const FIXED_SPAN = 64 * 1024;
+
+/** Spans of FIXED_SPAN bytes over `size` bytes (the last one shorter): [offset, length]. */
+export function fixedSpans(size: number): [number, number][] {
+  const spans: [number, number][] = [];
+  for (let at = 0; at < size; at += FIXED_SPAN) spans.push([at, Math.min(FIXED_SPAN, size - at)]);
+  return spans;
+}
 
 /** The packed memory's spans: one per window of WINDOW_PAGES pages with any page in use. */
 function memorySpans(memory: StateBuffer, bits: Uint8Array): [number, number][] {
@@ -109,7 +116,7 @@ export function stateSpans(bytes: Uint8Array): [number, number][] {
     if (buffer.at < end) return contentSpans(bytes); // overlapping buffers: not a layout this knows
     upTo(buffer.at);
     if (buffer === found.memory) spans.push(...memorySpans(buffer, bytes.subarray(found.bitmap.at, found.bitmap.at + found.bitmap.length)));
-    else for (let at = 0; at < buffer.length; at += BUFFER_SPAN) spans.push([buffer.at + at, Math.min(BUFFER_SPAN, buffer.length - at)]);
+    else spans.push(...fixedSpans(buffer.length).map(([at, length]): [number, number] => [buffer.at + at, length]));
     end = buffer.at + buffer.length;
   }
   upTo(bytes.byteLength);

@@ -13,9 +13,9 @@
 // names, which the next open removes. Pruning removes the JSON first, then every pack no kept
 // checkpoint names.
 import { CodecUnavailableError, packer, STORED, unpack, ZSTD, type Packing } from './codec.ts';
-import { stateSpans } from './spans.ts';
+import { FIXED_SPAN, fixedSpans, stateSpans } from './spans.ts';
 
-export const CHUNK_SIZE = 64 * 1024;
+export const CHUNK_SIZE = FIXED_SPAN;
 export const CHECKPOINTS_DIR = 'checkpoints';
 const PACKS = 'packs';
 const FORMAT = 1;
@@ -419,13 +419,6 @@ export function checkpointStore(dir: FileSystemDirectoryHandle, options: { now?:
       return (await Promise.all(sizes)).reduce((sum, size) => sum + size, 0);
     },
   };
-}
-
-/** Fixed 64 KiB spans: [offset, length]. */
-function fixedSpans(size: number): [number, number][] {
-  const spans: [number, number][] = [];
-  for (let at = 0; at < size; at += CHUNK_SIZE) spans.push([at, Math.min(CHUNK_SIZE, size - at)]);
-  return spans;
 }
 
 /** Writes in runs of about 4 MB: each write to an OPFS writable is a round trip. */
