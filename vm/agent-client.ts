@@ -138,9 +138,14 @@ export class AgentClient {
     return this.request({ type: 'ping' }, timeoutMs) as unknown as Promise<AgentInfo>;
   }
 
-  /** Sets the guest clock (it stands still while the machine is saved). */
-  async settime(epochMs: number = Date.now(), timeoutMs?: number): Promise<void> {
-    await this.request({ type: 'settime', epochMs }, timeoutMs);
+  /**
+   * Sets the guest clock (it stands still while the machine is saved) and, given a `seed`, mixes
+   * it into the guest kernel's random pool and reseeds its generator. `reseeded` is false from an
+   * agent older than the seed, which ignores it.
+   */
+  async settime(epochMs: number = Date.now(), timeoutMs?: number, seed?: Uint8Array): Promise<{ reseeded: boolean }> {
+    const r = await this.request({ type: 'settime', epochMs, ...(seed ? { seed: btoa(String.fromCharCode(...seed)) } : {}) }, timeoutMs);
+    return { reseeded: r.reseeded === true };
   }
 
   /** Imports modules into the warm Python runner. */

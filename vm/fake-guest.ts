@@ -9,6 +9,7 @@ interface FakeExec {
   id: string;
   stdin: Uint8Array[];
   pipe: boolean;
+  python: boolean;
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -27,6 +28,10 @@ export class FakeGuest implements AgentTransport {
   bootId = 'fake-boot';
   /** Whether it answers `settle` (an agent from before it existed answers `unknown_type`). */
   settles = true;
+  /** Whether `settime` takes a seed (an agent from before it did ignores it). */
+  reseeds = true;
+  /** The stdin each `python3` exec was given (the machine's reseed for an older agent). */
+  readonly pythonInputs: Uint8Array[] = [];
 
   send(bytes: Uint8Array): void {
     if (bytes.length > 4096 || this.unread >= 16) {
@@ -90,7 +95,7 @@ export class FakeGuest implements AgentTransport {
         this.emit({ type: 'pong', id, ...this.info() });
         return;
       case 'settime':
-        this.emit({ type: 'result', id });
+        this.emit({ type: 'result', id, ...(this.reseeds ? { reseeded: typeof header.seed === 'string' } : {}) });
         return;
       case 'settle':
         if (!this.settles) break;
@@ -117,15 +122,16 @@ export class FakeGuest implements AgentTransport {
   /**
    * Commands: `echo TEXT` prints TEXT; `fail` exits 3 with stderr; `sleep` runs until
    * cancelled or its timeout; `cat` echoes stdin at eof; `big N` prints N bytes in 32 KiB
-   * frames; `sync; …` succeeds silently-ish; anything else is spawn_failed.
+   * frames; `sync; …` succeeds silently-ish; `python3 …` reads stdin and exits 0; anything else
+   * is spawn_failed.
    */
   private exec(header: FrameHeader, payload: Uint8Array): void {
     const id = header.id as string;
     const command = String(header.command ?? header.python ?? (header.argv as string[] | undefined)?.join(' ') ?? '');
-    const exec: FakeExec = { id, stdin: payload.length ? [payload] : [], pipe: header.stdin === 'pipe' };
+    const exec: FakeExec = { id, stdin: payload.length ? [payload] : [], pipe: header.stdin === 'pipe', python: command.startsWith('python3 ') };
     const [word, ...rest] = command.split(' ');
     const verb = word === 'sync;' ? 'echo' : word; // the machine's pre-save flush
-    if (verb !== 'echo' && verb !== 'fail' && verb !== 'sleep' && verb !== 'cat' && verb !== 'big') {
+    if (verb !== 'echo' && verb !== 'fail' && verb !== 'sleep' && verb !== 'cat' && verb !== 'big' && verb !== 'python3') {
       this.emit({ type: 'error', id, code: 'spawn_failed', message: `${verb}: not found` });
       return;
     }
@@ -148,7 +154,7 @@ export class FakeGuest implements AgentTransport {
       this.finish(exec, { code: 0 });
     } else if (verb === 'sleep' && typeof header.timeout === 'number' && header.timeout > 0) {
       exec.timer = setTimeout(() => this.finish(exec, { code: null, signal: 'SIGKILL', timedOut: true }), header.timeout * 1000);
-    } else if (verb === 'cat' && header.eof) {
+    } else if ((verb === 'cat' || verb === 'python3') && header.eof) {
       this.finishCat(exec);
     }
   }
@@ -171,6 +177,11 @@ export class FakeGuest implements AgentTransport {
       all.set(p, off);
       off += p.length;
     }
+    if (exec.python) {
+      this.pythonInputs.push(all);
+      this.finish(exec, { code: 0 });
+      return;
+    }
     for (let i = 0; i < all.length; i += 32 * 1024) this.emit({ type: 'stdout', id: exec.id }, all.subarray(i, i + 32 * 1024));
     this.finish(exec, { code: 0 });
   }
@@ -192,9 +203,10 @@ export interface FakeEmulator extends EmulatorLike {
 }
 
 /** A stand-in for V86 whose agent port is a FakeGuest (ready after a cold boot, not a wake). */
-export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: boolean } = {}) {
+export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: boolean; reseeds?: boolean } = {}) {
   return (options: Record<string, unknown>): EmulatorLike => {
     const guest = new FakeGuest();
+    guest.reseeds = opts.reseeds ?? true;
     const listeners = new Map<string, Set<(v: never) => void>>();
     const emulator: FakeEmulator = {
       options,

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SyncFileDisk, type SyncFile } from './disk.ts';
+import { readFully, SyncFileDisk, type SyncFile } from './disk.ts';
 import { Machine, type MachineBootFiles, type MachineStore } from './machine.ts';
 import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
 
@@ -12,6 +12,32 @@ const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
 const WASM_PATH = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
 const v86Wasm = nodeV86Wasm(WASM_PATH);
 const now = () => performance.now();
+/** The file as read, with the guest's writes kept in memory (512-byte sectors, as v86 writes). */
+function copyOnWrite(base: SyncFile): SyncFile {
+  const written = new Map<number, Uint8Array>();
+  return {
+    size: base.size,
+    read(buffer, at) {
+      readFully(base, buffer, at);
+      for (let sector = Math.floor(at / 512); sector * 512 < at + buffer.length; sector++) {
+        const mine = written.get(sector);
+        if (!mine) continue;
+        const from = Math.max(at, sector * 512);
+        const to = Math.min(at + buffer.length, sector * 512 + 512);
+        buffer.set(mine.subarray(from - sector * 512, to - sector * 512), from - at);
+      }
+      return buffer.length;
+    },
+    write(bytes, at) {
+      if (at % 512 || bytes.length % 512) throw new Error('a write that is not whole sectors');
+      for (let off = 0; off < bytes.length; off += 512) written.set((at + off) / 512, bytes.slice(off, off + 512));
+      return bytes.length;
+    },
+    flush: () => {},
+    truncate: () => {},
+    close: () => {},
+  };
+}
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 describe.skipIf(!existsSync(join(IMAGE_DIR, 'manifest.json')) || process.env.STACKDOCS_SKIP_VM_BOOT === '1')('Machine on the real image (boots v86)', () => {
@@ -152,7 +178,7 @@ with zipfile.ZipFile('/tmp/hello_sd-1.0-py3-none-any.whl', 'w') as z:
     expect(r.stdout?.trim()).toBe(String(input.length));
   }, 300_000);
 
-  it('suspends and wakes in a new emulator with the same disk', async () => {
+  it('suspends; two wakes of that state draw different random numbers; wakes in a new emulator with the same disk', async () => {
     await machine.exec({ command: 'echo before-save > /root/marker' });
     let t = now();
     await machine.suspend();
@@ -162,6 +188,35 @@ with zipfile.ZipFile('/tmp/hello_sd-1.0-py3-none-any.whl', 'w') as z:
     const gen = await store.readGeneration();
     expect(gen.state).toBeTruthy();
     expect(gen.disk).toBe(gen.state);
+
+    // Every user's first start wakes one image, and a checkpoint can be restored twice: each wake
+    // must draw its own random bytes (the kernel's, and those of the warm Python runner's and the
+    // spare shell's children, forked before the save). Each wake runs on a copy-on-write view.
+    const state = (await store.readState())!;
+    const draws: string[] = [];
+    for (let n = 0; n < 2; n++) {
+      const base = openNodeSyncFile(diskPath);
+      const woken = new Machine({
+        files,
+        disk: new SyncFileDisk(copyOnWrite(base)),
+        store: { ...store, readState: async () => state, readGeneration: async () => gen, writeState: async () => {}, markDiskDirty: () => {} },
+        wasmPath: WASM_PATH,
+        wasmFn: v86Wasm,
+        watchdog: false,
+      });
+      try {
+        expect(await woken.start()).toBe('woke');
+        const python = await woken.exec({ python: 'import os, random; print(os.urandom(16).hex(), random.random())' });
+        const shell = await woken.exec({ command: 'echo $RANDOM $(head -c 16 /dev/urandom | od -An -tx1 | tr -d " \\n")' });
+        draws.push(`${python.stdout!.trim()} ${shell.stdout!.trim()}`);
+      } finally {
+        await woken.shutdown();
+        base.close();
+      }
+    }
+    const [first, second] = draws.map((d) => d.split(' '));
+    expect(first).toHaveLength(4);
+    for (let i = 0; i < 4; i++) expect(second![i], `draw ${i} of ${draws.join(' / ')}`).not.toBe(first![i]);
 
     machine = newMachine();
     t = now();

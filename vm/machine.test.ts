@@ -28,7 +28,7 @@ function memoryStore(): MachineStore & { state: ArrayBuffer | null; gen: { state
   };
 }
 
-function setup(store = memoryStore(), opts: { silent?: boolean; watchdog?: { intervalMs: number; timeoutMs: number } } = {}) {
+function setup(store = memoryStore(), opts: { silent?: boolean; reseeds?: boolean; watchdog?: { intervalMs: number; timeoutMs: number } } = {}) {
   const created: FakeEmulator[] = [];
   const disk = new SyncFileDisk(memoryFile(4096));
   const files = { bios: new ArrayBuffer(1), vgaBios: new ArrayBuffer(1), kernel: new ArrayBuffer(1), initrd: new ArrayBuffer(1), cmdline: 'x', memoryMiB: 64, agentPort: 1 };
@@ -62,6 +62,30 @@ describe('Machine lifecycle (fake emulator)', () => {
     created[0]!.guest.settles = false;
     await machine.suspend();
     expect(saves(created[0]!.guest)).toEqual(['settle', 'settle', 'sync; echo 3 > /proc/sys/vm/drop_caches']);
+  });
+
+  it('reseeds the guest\'s random generator with fresh host bytes at every start; an older agent has it done by a python3', async () => {
+    const { machine, created } = setup();
+    await machine.start();
+    await machine.suspend();
+    await machine.start();
+    await machine.suspend();
+    await machine.start();
+    const seeds = created.map((e) => e.guest.received.find((h) => h.type === 'settime')?.seed as string);
+    expect(seeds.map((seed) => atob(seed).length)).toEqual([64, 64, 64]);
+    expect(new Set(seeds).size).toBe(3); // two wakes of the same state are seeded apart
+    expect(created.flatMap((e) => e.guest.pythonInputs)).toEqual([]);
+
+    const old = setup(memoryStore(), { reseeds: false });
+    await old.machine.start();
+    await old.machine.suspend();
+    expect(await old.machine.start()).toBe('woke');
+    const guest = old.created[1]!.guest;
+    const seed = guest.received.find((h) => h.type === 'settime')?.seed as string;
+    expect(guest.pythonInputs).toEqual([Uint8Array.from(atob(seed), (c) => c.charCodeAt(0))]);
+    const reseed = guest.received.find((h) => h.type === 'exec')!;
+    expect((reseed.argv as string[]).slice(0, 3)).toEqual(['python3', '-S', '-c']);
+    expect((reseed.argv as string[])[3]).toContain('0x5207'); // RNDRESEEDCRNG
   });
 
   it('cold boots when the disk moved on after the save', async () => {

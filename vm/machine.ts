@@ -120,6 +120,31 @@ export class MachineError extends Error {
 
 const SYNC_AND_DROP = 'sync; echo 3 > /proc/sys/vm/drop_caches';
 
+const SEED_BYTES = 64;
+/** The agent's reseed (vm-images/agent/agent.py) in a python3 of its own: the seed on stdin. */
+const RESEED_PY = [
+  'import fcntl, os, struct, sys',
+  'data = sys.stdin.buffer.read()',
+  'fd = os.open("/dev/urandom", os.O_WRONLY)',
+  'fcntl.ioctl(fd, 0x40085203, struct.pack("ii", len(data) * 8, len(data)) + data)',
+  'fcntl.ioctl(fd, 0x5207)',
+].join('\n');
+
+/**
+ * Sets the guest clock (it stands still while saved) and reseeds the guest kernel's random
+ * generator with the host's bytes. Every wake of one saved state -- every user's first start wakes
+ * the same image, a checkpoint can be restored twice -- would otherwise draw the same "random"
+ * bytes: TLS secrets, keys, temporary names. An agent older than the seed, still running in a
+ * stack's saved state, ignores it: the same reseed then runs in a python3 of its own.
+ */
+async function setClockAndSeed(client: AgentClient): Promise<void> {
+  const seed = crypto.getRandomValues(new Uint8Array(SEED_BYTES));
+  const { reseeded } = await client.settime(Date.now(), 30_000, seed);
+  if (reseeded) return;
+  const result = await client.exec({ argv: ['python3', '-S', '-c', RESEED_PY], input: seed, timeout: 60 });
+  if (result.code !== 0) throw new MachineError('boot_failed', `the computer's random generator could not be reseeded: ${result.stderr?.trim() ?? ''}`);
+}
+
 /**
  * The guest's disk synced and its caches dropped before a save, by the agent itself (one round
  * trip); an agent from an older image, still running in a stack's saved state, does it on a shell.
@@ -205,7 +230,7 @@ export class Machine {
     this.client = client;
     try {
       const info = await client.waitReady(this.options.bootTimeoutMs ?? 180_000);
-      await client.settime(Date.now(), 30_000);
+      await setClockAndSeed(client);
       await this.options.hooks?.started?.(emulator, 'booted');
       this.becomeReady(info, false);
       return info;
@@ -239,7 +264,7 @@ export class Machine {
       });
     const [agent, ...others] = await Promise.allSettled([
       after('ping', client.ping(30_000)),
-      after('settime', client.settime(Date.now(), 30_000)),
+      after('settime', setClockAndSeed(client)),
       after('workspace', this.options.hooks?.started?.(emulator, 'woke') ?? Promise.resolve()),
     ]);
     for (const outcome of [agent, ...others]) if (outcome.status === 'rejected') throw outcome.reason;

@@ -9,7 +9,9 @@ import time
 
 STARTED_AT = time.clock_gettime(time.CLOCK_BOOTTIME)  # before the imports, which are slow at boot
 
-import fcntl  # noqa: E402  (the imports below are timed)
+import base64  # noqa: E402  (the imports below are timed)
+import binascii
+import fcntl
 import os
 import selectors
 import signal
@@ -27,6 +29,9 @@ READ_SIZE = 32 * 1024
 OUT_HIGH_WATER = 1024 * 1024  # stop reading children while this much waits for the host
 EXIT_DRAIN_SECONDS = 0.25     # after exit, how long leftover holders of the pipes may keep them
 SPARE_RETRY_SECONDS = 5.0     # after a spare shell died unused, or could not be started
+MIN_SEED_BYTES, MAX_SEED_BYTES = 32, 512
+RNDADDENTROPY = 0x40085203  # _IOW('R', 3, int[2]): add bytes to the input pool, credited
+RNDRESEEDCRNG = 0x5207      # _IO('R', 7): reseed the generator from the pool now
 BASE_ENV = {
     "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "HOME": "/root",
@@ -152,7 +157,9 @@ class Agent:
                     ex.kill(self.parse_signal(header.get("signal", "SIGKILL")))
             elif kind == "settime":
                 time.clock_settime_ns(time.CLOCK_REALTIME, int(header["epochMs"]) * 1000000)
-                self.port.send({"type": "result", "id": req_id})
+                if header.get("seed") is not None:
+                    self.reseed(header["seed"])
+                self.port.send({"type": "result", "id": req_id, "reseeded": header.get("seed") is not None})
             elif kind == "resize":
                 self.resize(header)
                 self.port.send({"type": "result", "id": req_id})
@@ -340,6 +347,28 @@ class Agent:
             self.sel.register(ex.stdin_fd, selectors.EVENT_WRITE, ("stdin", ex))
         elif not ex.stdin_buf and registered:
             self.sel.unregister(ex.stdin_fd)
+
+    @staticmethod
+    def reseed(seed):
+        """Mixes the host's random bytes into the kernel's pool and reseeds its generator now.
+        Every wake of one saved state (every user's first start wakes the same image) would
+        otherwise hand out the same "random" bytes: keys, TLS secrets, temporary names."""
+        try:
+            data = base64.b64decode(seed, validate=True)
+        except (binascii.Error, TypeError) as exc:
+            raise RequestError("bad_request", "seed is not base64: %s" % exc)
+        if not MIN_SEED_BYTES <= len(data) <= MAX_SEED_BYTES:
+            raise RequestError("bad_request", "seed must be %d to %d bytes, not %d"
+                               % (MIN_SEED_BYTES, MAX_SEED_BYTES, len(data)))
+        try:
+            fd = os.open("/dev/urandom", os.O_WRONLY)
+            try:
+                fcntl.ioctl(fd, RNDADDENTROPY, struct.pack("ii", len(data) * 8, len(data)) + data)
+                fcntl.ioctl(fd, RNDRESEEDCRNG)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise RequestError("reseed_failed", "the kernel's random generator was not reseeded: %s" % exc)
 
     @staticmethod
     def settle():

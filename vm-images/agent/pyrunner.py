@@ -252,6 +252,11 @@ def run_child(msg, fds):
     extra = [p for p in env.get("PYTHONPATH", "").split(":") if p]
     sys.path[:] = [""] + extra + [p for p in sys.path[1:] if p not in extra]
     sys.argv = ["-c"] + list(msg.get("args") or [])
+    # Seeded at fork, and the spare may have been forked before the computer was saved: every
+    # wake of that state would draw the same numbers. Reseeded here, from the kernel, which the
+    # host reseeds on each wake (settime's seed).
+    if "random" in sys.modules:
+        sys.modules["random"].seed()
     if "numpy.random" in sys.modules:  # a preloaded numpy would hand every child the same seed
         sys.modules["numpy.random"].seed()
 

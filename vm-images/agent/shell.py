@@ -19,9 +19,10 @@ from spawn import spawn
 
 # One line, so that the command's line numbers (in errors, $LINENO) count from 1 as in `bash -c`.
 # Before it waits, it goes once through what a job does, so the job finds that code and memory
-# already paged in.
+# already paged in. $RANDOM is seeded again once the job comes: the spare may have waited
+# through a save, and every wake of that state would otherwise see the same numbers.
 BOOTSTRAP = ("mapfile -d '' __stackdocs < /dev/null; eval 'cd -- / && unset OLDPWD'; unset __stackdocs; "
-             "read -r -u 4 || exit 0; exec 4<&-; mapfile -d '' -u 3 __stackdocs; exec 3<&-; "
+             "read -r -u 4 || exit 0; exec 4<&-; RANDOM=$SRANDOM; mapfile -d '' -u 3 __stackdocs; exec 3<&-; "
              'unset REPLY; eval "${__stackdocs[0]}"; eval "${__stackdocs[1]}"')
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Variables bash reads only at start-up, or sets itself: a command that changes one of these
