@@ -198,9 +198,10 @@ export default defineConfig({
       },
       workbox: {
         globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}', 'samples/*', 'templates/*', 'vm/*/{bzImage,bios.bin,vgabios.bin,initrd.img}'],
-        // The disk chunks and the saved state are copied into OPFS once; only the small boot files
-        // (precached above) are needed again, e.g. for a cold boot offline.
-        globIgnores: ['vm/*/disk/**', 'vm/*/state.gzip', ...OCR_LANGUAGE_CODES.filter((code) => code !== 'eng').map((code) => `ocr/${code}.traineddata.gz`)],
+        // The disk chunks and the saved states are copied into OPFS once (the boot state by the
+        // background download, beside the chunks); the kernel and BIOS files (precached above)
+        // are a cold boot's fallback offline.
+        globIgnores: ['vm/*/disk/**', 'vm/*/state.gzip', 'vm/*/bootstate.gzip', ...OCR_LANGUAGE_CODES.filter((code) => code !== 'eng').map((code) => `ocr/${code}.traineddata.gz`)],
         // The OCR core and the VM image chunks are several MB each.
         maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
         navigateFallback: 'index.html',

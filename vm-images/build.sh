@@ -88,7 +88,7 @@ main() {
     local tsx=$HERE/../node_modules/.bin/tsx
     [[ -x $tsx ]] || die "node_modules is missing: run npm ci first (the state is saved by the app's own vm/ code)"
     (cd "$HERE/.." && "$tsx" vm-images/lib/prestate.ts "$dest.partial" "$work/disk.img" "$work/state.bin" "$MEMORY_MIB" "$CMDLINE" \
-        "$work/wake-set.json" $((CHUNK_KIB * 1024))) \
+        "$work/wake-set.json" $((CHUNK_KIB * 1024)) "$work/bootstate.bin") \
         || die "the pristine boot failed; see the lines above"
 
     log "packing chunks and manifest"
@@ -97,7 +97,8 @@ main() {
  "securityUpdates": $SECURITY_UPDATES, "cmdline": "$CMDLINE",
  "chunkSize": $((CHUNK_KIB * 1024)), "memoryMiB": $MEMORY_MIB}
 EOF
-    node "$HERE/lib/pack-image.mjs" "$dest.partial" "$work/disk.img" "$work/meta.json" "$work/state.bin" "$work/wake-set.json"
+    node "$HERE/lib/pack-image.mjs" "$dest.partial" "$work/disk.img" "$work/meta.json" "$work/state.bin" "$work/wake-set.json" \
+        "$work/bootstate.bin"
 
     rm -rf "$dest"
     mv "$dest.partial" "$dest"

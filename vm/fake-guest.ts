@@ -198,12 +198,18 @@ export interface FakeEmulator extends EmulatorLike {
   guest: FakeGuest;
   /** How many times save_state was called. */
   saves: number;
+  /** What the machine typed on the serial console. */
+  serialSent: string[];
   /** Calls this emulator's listeners of `event`, as v86's bus would. */
   fire(event: string, value: unknown): void;
 }
 
 /** A stand-in for V86 whose agent port is a FakeGuest (ready after a cold boot, not a wake). */
-export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: boolean; reseeds?: boolean } = {}) {
+/**
+ * `held`: restored from a boot state (the initramfs waiting on the console), a newline on the
+ * serial console is echoed and the agent comes up, as in the image; false: it never answers.
+ */
+export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: boolean; reseeds?: boolean; held?: boolean } = {}) {
   return (options: Record<string, unknown>): EmulatorLike => {
     const guest = new FakeGuest();
     guest.reseeds = opts.reseeds ?? true;
@@ -212,6 +218,7 @@ export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: bo
       options,
       guest,
       saves: 0,
+      serialSent: [],
       add_listener: (e, l) => {
         if (!listeners.has(e)) listeners.set(e, new Set());
         listeners.get(e)!.add(l);
@@ -226,7 +233,12 @@ export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: bo
       stop: async () => {},
       run: async () => {},
       destroy: async () => {},
-      serial0_send: () => {},
+      serial0_send: (data) => {
+        emulator.serialSent.push(data);
+        if (!options.initial_state || opts.held === false) return;
+        for (const char of data.replace(/\n/g, '\r\n')) emulator.fire('serial0-output-byte', char.charCodeAt(0));
+        if (data.includes('\n')) setTimeout(() => guest.ready(), 5);
+      },
       serial_send_bytes: () => {},
       fire: (event, value) => listeners.get(event)?.forEach((l) => l(value as never)),
       // v86 makes an adapter when the card is given a relay (network-link.ts answers for it).

@@ -32,6 +32,11 @@ export interface ImageManifest {
   disk: { size: number; chunkSize: number; compression: 'gzip'; chunks: DiskChunk[]; wakeSet?: number[] };
   /** The post-boot saved state that matches the disk as shipped (gzip; sha256 of the raw bytes). */
   pristineState?: ImageFile & { compressedSize: number };
+  /**
+   * The kernel started and held before it mounts the disk (gzip; sha256 of the raw bytes): a cold
+   * boot restores it onto the disk as it is (vm/machine.ts, captureBootState).
+   */
+  bootState?: ImageFile & { compressedSize: number };
 }
 
 export type ImageErrorCode = 'bad_manifest' | 'fetch_failed' | 'checksum' | 'quota' | 'write_failed';
@@ -79,8 +84,10 @@ export function parseManifest(value: unknown): ImageManifest {
   if (disk!.wakeSet !== undefined && (!Array.isArray(disk!.wakeSet) || !disk!.wakeSet.every((i) => disk!.chunks.some((c) => c.index === i)))) {
     fail('disk.wakeSet names a chunk the disk does not list');
   }
-  const state = m.pristineState as (ImageFile & { compressedSize: number }) | undefined;
-  if (state !== undefined && (!state || typeof state.file !== 'string' || typeof state.size !== 'number' || !HEX64.test(state.sha256 ?? ''))) fail('pristineState is incomplete');
+  for (const key of ['pristineState', 'bootState'] as const) {
+    const state = m[key] as (ImageFile & { compressedSize: number }) | undefined;
+    if (state !== undefined && (!state || typeof state.file !== 'string' || typeof state.size !== 'number' || !HEX64.test(state.sha256 ?? ''))) fail(`${key} is incomplete`);
+  }
   return value as ImageManifest;
 }
 
@@ -167,8 +174,11 @@ export async function fetchImageFile(manifest: ImageManifest, baseUrl: string, r
  * checked: restoring it on the freshly filled disk makes the first start a wake.
  */
 export async function fetchPristineState(manifest: ImageManifest, baseUrl: string, options: { fetch?: FetchLike; attempts?: number } = {}): Promise<ArrayBuffer | null> {
-  const entry = manifest.pristineState;
-  if (!entry) return null;
+  return manifest.pristineState ? fetchSavedState(manifest.pristineState, baseUrl, options) : null;
+}
+
+/** Fetches one of the image's saved states (gzip), inflated and checked against its sha256. */
+export async function fetchSavedState(entry: ImageFile, baseUrl: string, options: { fetch?: FetchLike; attempts?: number } = {}): Promise<ArrayBuffer> {
   const bytes = await withRetries(options.attempts ?? 3, `the saved state (${entry.file})`, async () => {
     const raw = await fetchGzip(joinUrl(baseUrl, entry.file), options.fetch);
     if (raw.length !== entry.size) throw new ImageError('checksum', `the saved state has ${raw.length} bytes, expected ${entry.size}`);

@@ -2,7 +2,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SyncFileDisk, type SyncFile } from './disk.ts';
 import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
-import { Machine, type MachineStatus, type MachineStore } from './machine.ts';
+import { Machine, type MachineBootFiles, type MachineStatus, type MachineStore } from './machine.ts';
 
 function memoryFile(size: number): SyncFile {
   const data = new Uint8Array(size);
@@ -28,11 +28,14 @@ function memoryStore(): MachineStore & { state: ArrayBuffer | null; gen: { state
   };
 }
 
-function setup(store = memoryStore(), opts: { silent?: boolean; reseeds?: boolean; watchdog?: { intervalMs: number; timeoutMs: number } } = {}) {
+function setup(
+  store = memoryStore(),
+  opts: { silent?: boolean; reseeds?: boolean; held?: boolean; bootState?: MachineBootFiles['bootState']; watchdog?: { intervalMs: number; timeoutMs: number } } = {},
+) {
   const created: FakeEmulator[] = [];
   const disk = new SyncFileDisk(memoryFile(4096));
-  const files = { bios: new ArrayBuffer(1), vgaBios: new ArrayBuffer(1), kernel: new ArrayBuffer(1), initrd: new ArrayBuffer(1), cmdline: 'x', memoryMiB: 64, agentPort: 1 };
-  const machine = new Machine({ files, disk, store, wasmPath: 'v86.wasm', watchdog: opts.watchdog ?? false, bootTimeoutMs: 200, createEmulator: fakeEmulatorFactory(created, opts) });
+  const files = { bios: new ArrayBuffer(1), vgaBios: new ArrayBuffer(1), kernel: new ArrayBuffer(1), initrd: new ArrayBuffer(1), cmdline: 'x', memoryMiB: 64, agentPort: 1, ...(opts.bootState ? { bootState: opts.bootState } : {}) };
+  const machine = new Machine({ files, disk, store, wasmPath: 'v86.wasm', watchdog: opts.watchdog ?? false, bootTimeoutMs: 200, releaseEchoMs: 100, createEmulator: fakeEmulatorFactory(created, opts) });
   const statuses: MachineStatus['state'][] = [];
   machine.onStatus((s) => statuses.push(s.state));
   return { machine, store, created, disk, statuses };
@@ -86,6 +89,27 @@ describe('Machine lifecycle (fake emulator)', () => {
     const reseed = guest.received.find((h) => h.type === 'exec')!;
     expect((reseed.argv as string[]).slice(0, 3)).toEqual(['python3', '-S', '-c']);
     expect((reseed.argv as string[])[3]).toContain('0x5207'); // RNDRESEEDCRNG
+  });
+
+  it('a cold boot restores the image\'s boot state and lets it go on with a newline; one that does not answer, or cannot be had, leaves it to the kernel', async () => {
+    const held = new ArrayBuffer(16);
+    const { machine, created, statuses } = setup(memoryStore(), { bootState: async () => held });
+    expect(await machine.start()).toBe('booted');
+    expect(created).toHaveLength(1);
+    expect((created[0]!.options.initial_state as { buffer: ArrayBuffer }).buffer).toBe(held);
+    expect(created[0]!.options.bzimage).toBeUndefined();
+    expect(created[0]!.serialSent).toEqual(['\n']);
+    expect(created[0]!.guest.received.map((h) => h.type)).toEqual(['settime']); // seeded, as any boot
+    expect(statuses).toEqual(['off', 'booting', 'ready']);
+    expect((await machine.exec({ command: 'echo up' })).stdout).toBe('up\n');
+
+    const silent = setup(memoryStore(), { bootState: held, held: false });
+    expect(await silent.machine.start()).toBe('booted');
+    expect(silent.created.map((e) => (e.options.bzimage ? 'kernel' : 'held'))).toEqual(['held', 'kernel']);
+
+    const missing = setup(memoryStore(), { bootState: () => Promise.reject(new Error('offline')) });
+    expect(await missing.machine.start()).toBe('booted');
+    expect(missing.created.map((e) => (e.options.bzimage ? 'kernel' : 'held'))).toEqual(['kernel']);
   });
 
   it('cold boots when the disk moved on after the save', async () => {

@@ -19,7 +19,21 @@ export interface MachineBootFiles {
   cmdline: string;
   memoryMiB: number;
   agentPort: number;
+  /**
+   * The image's boot state, or a loader for it (null when the image has none): the kernel held in
+   * its initramfs with the disk drivers loaded and the root disk not yet mounted (see
+   * captureBootState). A cold boot restores it and lets it go on, rather than starting the BIOS
+   * and the kernel.
+   */
+  bootState?: ArrayBuffer | (() => Promise<ArrayBuffer | null>);
 }
+
+/** On the kernel command line, holds the initramfs before it mounts the root disk (vm-images/initramfs/init). */
+export const HOLD_ARG = 'stackdocs.hold';
+/** What the held initramfs writes on the serial console; a newline there lets it go on. */
+export const HOLD_MARKER = 'stackdocs: held before mounting the root disk';
+/** After the newline, the held initramfs's terminal echoes it at once: a boot state that is not answering by then is not used. */
+const RELEASE_ECHO_MS = 10_000;
 
 /**
  * Durable state beside the disk. The generation rule: a saved state may be restored only when
@@ -98,6 +112,8 @@ export interface MachineOptions {
    */
   wasmFn?: WasmInstantiate;
   bootTimeoutMs?: number;
+  /** How long a restored boot state has to echo the newline that lets it go on (default 10 s). */
+  releaseEchoMs?: number;
   /** Ping the agent every intervalMs while idle; no answer within timeoutMs is an error. */
   watchdog?: { intervalMs: number; timeoutMs: number } | false;
   createEmulator?: (options: Record<string, unknown>) => EmulatorLike;
@@ -209,34 +225,113 @@ export class Machine {
     return 'booted';
   }
 
-  /** Boots from the kernel and the disk; resolves once the agent is ready and the clock set. */
+  /**
+   * Boots onto the disk as it is: from the image's boot state when there is one (the kernel
+   * already started, held before it mounts the disk), else from the kernel; resolves once the
+   * agent is ready and the clock set.
+   */
   async coldBoot(): Promise<AgentInfo> {
     await this.teardown();
     this.options.store.markDiskDirty();
     this.setStatus({ state: 'booting', detail: 'starting the computer' });
-    const { files } = this.options;
+    // Where the boot spent its time (ms), reported with the ready status.
+    let mark = performance.now();
+    const phases: Record<string, number> = {};
+    const lap = (name: string) => {
+      const at = performance.now();
+      phases[name] = Math.round(at - mark);
+      mark = at;
+    };
+    const held = await this.loadBootState();
+    if (held) {
+      try {
+        lap('bootState');
+        const emulator = this.createEmulator({ initial_state: { buffer: held } }, true);
+        await waitEvent(emulator, 'emulator-started', 60_000);
+        lap('restore');
+        const client = new AgentClient(this.transport(emulator), { awaitReady: true });
+        this.client = client;
+        const echoed = waitSerialOutput(emulator, this.options.releaseEchoMs ?? RELEASE_ECHO_MS);
+        emulator.serial0_send('\n');
+        await echoed;
+        return await this.bootDone(emulator, client, phases, lap);
+      } catch (error) {
+        console.warn('the computer could not start from its boot state; it starts from its kernel', error);
+        await this.teardown();
+      }
+    }
     let images: { kernel: ArrayBuffer; initrd: ArrayBuffer | undefined };
     try {
-      images = typeof files.kernel === 'function' ? await files.kernel() : { kernel: files.kernel, initrd: files.initrd };
+      images = await this.loadKernel();
+      lap('kernel');
     } catch (cause) {
       return this.fail(new MachineError('boot_failed', 'the computer could not load its kernel', { cause }));
     }
     const emulator = this.createEmulator({
       bzimage: { buffer: images.kernel },
       ...(images.initrd ? { initrd: { buffer: images.initrd } } : {}),
-      cmdline: files.cmdline,
+      cmdline: this.options.files.cmdline,
     });
     const client = new AgentClient(this.transport(emulator), { awaitReady: true });
     this.client = client;
     try {
-      const info = await client.waitReady(this.options.bootTimeoutMs ?? 180_000);
-      await setClockAndSeed(client);
-      await this.options.hooks?.started?.(emulator, 'booted');
-      this.becomeReady(info, false);
-      return info;
+      return await this.bootDone(emulator, client, phases, lap);
     } catch (cause) {
-      return this.fail(new MachineError('boot_failed', 'the computer did not start', { cause }));
+      return this.fail(cause instanceof MachineError ? cause : new MachineError('boot_failed', 'the computer did not start', { cause }));
     }
+  }
+
+  /**
+   * For the image build: starts the kernel held before it mounts the root disk (HOLD_ARG), saves
+   * that state and stops. The state holds nothing read from the root disk (only the disk's size
+   * and the partition scan's first sectors, which the initramfs drops when it goes on), so a cold
+   * boot may restore it onto any disk of the image's size: the one exception to the generation
+   * rule, and why it holds.
+   */
+  async captureBootState(timeoutMs = 600_000): Promise<ArrayBuffer> {
+    await this.teardown();
+    const images = await this.loadKernel();
+    const emulator = this.createEmulator({
+      bzimage: { buffer: images.kernel },
+      ...(images.initrd ? { initrd: { buffer: images.initrd } } : {}),
+      cmdline: `${this.options.files.cmdline} ${HOLD_ARG}`,
+    });
+    try {
+      await waitSerialText(emulator, HOLD_MARKER, timeoutMs);
+      // The marker is written just before the initramfs reads the console: let it get there.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await emulator.stop();
+      return await emulator.save_state();
+    } finally {
+      await this.teardown();
+    }
+  }
+
+  private async loadKernel(): Promise<{ kernel: ArrayBuffer; initrd: ArrayBuffer | undefined }> {
+    const { files } = this.options;
+    return typeof files.kernel === 'function' ? await files.kernel() : { kernel: files.kernel, initrd: files.initrd };
+  }
+
+  /** The image's boot state, or null (none, or it could not be loaded: the kernel boots instead). */
+  private async loadBootState(): Promise<ArrayBuffer | null> {
+    const { bootState } = this.options.files;
+    try {
+      return (typeof bootState === 'function' ? await bootState() : bootState) ?? null;
+    } catch (error) {
+      console.warn('the computer\'s boot state could not be loaded; it starts from its kernel', error);
+      return null;
+    }
+  }
+
+  /** The end of a cold boot, from the kernel or the boot state: the agent's ready, the clock, the hooks. */
+  private async bootDone(emulator: EmulatorLike, client: AgentClient, phases: Record<string, number>, lap: (name: string) => void): Promise<AgentInfo> {
+    const info = await client.waitReady(this.options.bootTimeoutMs ?? 180_000);
+    lap('agent');
+    await setClockAndSeed(client);
+    await this.options.hooks?.started?.(emulator, 'booted');
+    lap('settime');
+    this.becomeReady(info, false, phases);
+    return info;
   }
 
   /** Restores a saved state into a new emulator; the caller checked the generation. */
@@ -477,6 +572,36 @@ export class Machine {
     this.status = status;
     for (const listener of this.statusListeners) listener(status);
   }
+}
+
+/** Resolves on the guest's next byte on its serial console. */
+function waitSerialOutput(emulator: EmulatorLike, timeoutMs: number): Promise<void> {
+  return waitSerial(emulator, () => true, timeoutMs, 'the held computer did not answer on its console');
+}
+
+/** Resolves once the guest's serial console has written `text`. */
+function waitSerialText(emulator: EmulatorLike, text: string, timeoutMs: number): Promise<void> {
+  let seen = '';
+  return waitSerial(emulator, (byte) => {
+    seen = (seen + String.fromCharCode(byte)).slice(-text.length);
+    return seen === text;
+  }, timeoutMs, `the console never said "${text}"`);
+}
+
+function waitSerial(emulator: EmulatorLike, done: (byte: number) => boolean, timeoutMs: number, message: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const handler = ((byte: number) => {
+      if (!done(byte)) return;
+      clearTimeout(timer);
+      emulator.remove_listener('serial0-output-byte', handler);
+      resolve();
+    }) as (value: never) => void;
+    const timer = setTimeout(() => {
+      emulator.remove_listener('serial0-output-byte', handler);
+      reject(new MachineError('boot_failed', message));
+    }, timeoutMs);
+    emulator.add_listener('serial0-output-byte', handler);
+  });
 }
 
 function waitEvent(emulator: EmulatorLike, event: string, timeoutMs: number): Promise<void> {

@@ -3,7 +3,7 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SyncFile } from './disk.ts';
-import { fetchImageFile, fetchManifest, fillDisk, type FetchLike, type ImageManifest } from './image.ts';
+import { fetchImageFile, fetchManifest, fetchSavedState, fillDisk, type FetchLike, type ImageManifest } from './image.ts';
 import type { WasmInstantiate } from './fresh-memory.ts';
 import type { MachineBootFiles, MachineStore } from './machine.ts';
 
@@ -79,7 +79,8 @@ export async function loadNodeImage(imageDir: string, diskPath: string): Promise
   } finally {
     fill.close();
   }
-  const files: MachineBootFiles = { bios: bios!, vgaBios: vgaBios!, kernel: kernel!, initrd: initrd!, cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
+  const bootState = manifest.bootState ? await fetchSavedState(manifest.bootState, imageDir, { fetch: fileFetch }) : undefined;
+  const files: MachineBootFiles = { bios: bios!, vgaBios: vgaBios!, kernel: kernel!, initrd: initrd!, ...(bootState ? { bootState } : {}), cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
   return { manifest, files };
 }
 

@@ -167,9 +167,11 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       const [k, i] = await Promise.all([fetchFile('kernel'), fetchFile('initrd')]);
       return { kernel: k, initrd: i };
     };
-    const boot: MachineBootFiles = { bios, vgaBios, kernel, cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
     files ??= await openOpfsMachine(await deps.storageRoot(), options.stackId);
     const base = await baseFor(manifest, options.imageBaseUrl);
+    // A cold boot restores the image's boot state (the kernel held before it mounts the disk),
+    // kept in this browser beside the disk's chunks; the kernel when it cannot be had.
+    const boot: MachineBootFiles = { bios, vgaBios, kernel, bootState: () => base.bootState(), cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
     const meta = files.readMeta();
     let overlay: Overlay | null = null;
     let reason: FillReason | null =

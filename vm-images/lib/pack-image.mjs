@@ -60,22 +60,24 @@ async function packDisk(outDir, diskPath, chunkSize) {
   return { size, chunkSize, compression: 'gzip', chunks };
 }
 
-/** The saved state as one gzip file; sha256 of the uncompressed bytes, as the browser checks it. */
-async function packState(outDir, statePath) {
+/** A saved state as one gzip file; sha256 of the uncompressed bytes, as the browser checks it. */
+async function packState(outDir, statePath, name) {
   const bytes = await readFile(statePath);
   const packed = await gzipAsync(bytes, { level: 6 });
-  await writeFile(join(outDir, 'state.gzip'), packed);
-  return { file: 'state.gzip', size: bytes.length, sha256: sha256(bytes), compressedSize: packed.length };
+  await writeFile(join(outDir, name), packed);
+  return { file: name, size: bytes.length, sha256: sha256(bytes), compressedSize: packed.length };
 }
 
 async function main() {
-  const [outDir, diskPath, metaPath, statePath, wakeSetPath] = process.argv.slice(2);
-  if (!metaPath) throw new Error('usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON [STATE]');
+  const [outDir, diskPath, metaPath, statePath, wakeSetPath, bootStatePath] = process.argv.slice(2);
+  if (!metaPath) throw new Error('usage: node pack-image.mjs OUT_DIR DISK_IMAGE META_JSON [STATE WAKE_SET BOOT_STATE]');
   const meta = JSON.parse(await readFile(metaPath, 'utf8'));
   const files = {};
   for (const [role, name] of Object.entries(BOOT_FILES)) files[role] = await describeFile(outDir, name);
   const disk = await packDisk(outDir, diskPath, meta.chunkSize);
-  const pristineState = statePath ? await packState(outDir, statePath) : undefined;
+  const pristineState = statePath ? await packState(outDir, statePath, 'state.gzip') : undefined;
+  // The kernel held before it mounts the disk: what a cold boot restores (vm/machine.ts).
+  const bootState = bootStatePath ? await packState(outDir, bootStatePath, 'bootstate.gzip') : undefined;
   if (wakeSetPath) {
     // Only chunks the disk lists (a read of an all-zero chunk needs nothing fetched).
     const listed = new Set(disk.chunks.map((c) => c.index));
@@ -96,6 +98,7 @@ async function main() {
     files,
     disk,
     ...(pristineState ? { pristineState } : {}),
+    ...(bootState ? { bootState } : {}),
   };
   const tmp = join(outDir, 'manifest.json.tmp');
   await writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n');
@@ -106,7 +109,8 @@ async function main() {
   console.error(
     `[pack-image] ${disk.chunks.length}/${disk.size / disk.chunkSize} chunks stored, ` +
       `${(stored / 2 ** 20).toFixed(1)} MiB compressed; wake set ${wake.size} chunks, ${(wakeBytes / 2 ** 20).toFixed(1)} MiB` +
-      (pristineState ? `; state ${(pristineState.compressedSize / 2 ** 20).toFixed(1)} MiB` : ''),
+      (pristineState ? `; state ${(pristineState.compressedSize / 2 ** 20).toFixed(1)} MiB` : '') +
+      (bootState ? `; boot state ${(bootState.compressedSize / 2 ** 20).toFixed(1)} MiB` : ''),
   );
 }
 

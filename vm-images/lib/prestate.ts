@@ -8,17 +8,22 @@
 // first command in /workspace -- and writes the disk chunks those reads touched (WAKE_SET, a JSON
 // array of chunk indices for CHUNK_SIZE-byte chunks). The app fetches those before the first
 // start and the rest on demand, so a first shell needs a few MB, not the whole image.
+//
+// First of all it saves the boot state (OUT_BOOT_STATE): the kernel started and held in its
+// initramfs before it mounts the disk (Machine.captureBootState). A cold boot -- after a tab
+// was killed, the disk moved on from any saved state -- restores that rather than starting the
+// BIOS and the kernel.
 // Usage (from the repository root):
-//   npx tsx vm-images/lib/prestate.ts BOOT_DIR DISK_IMAGE OUT_STATE MEMORY_MIB CMDLINE WAKE_SET CHUNK_SIZE
+//   npx tsx vm-images/lib/prestate.ts BOOT_DIR DISK_IMAGE OUT_STATE MEMORY_MIB CMDLINE WAKE_SET CHUNK_SIZE OUT_BOOT_STATE
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readFully, SyncFileDisk, type MachineDisk, type SyncFile } from '../../vm/disk.ts';
 import { Machine, type MachineStore } from '../../vm/machine.ts';
 import { openNodeSyncFile } from '../../vm/node-file.ts';
 
-const [bootDir, diskPath, outState, memoryMiB, cmdline, wakeSetPath, chunkSizeArg] = process.argv.slice(2);
-if (!chunkSizeArg) {
-  console.error('usage: tsx prestate.ts BOOT_DIR DISK_IMAGE OUT_STATE MEMORY_MIB CMDLINE WAKE_SET CHUNK_SIZE');
+const [bootDir, diskPath, outState, memoryMiB, cmdline, wakeSetPath, chunkSizeArg, outBootState] = process.argv.slice(2);
+if (!outBootState) {
+  console.error('usage: tsx prestate.ts BOOT_DIR DISK_IMAGE OUT_STATE MEMORY_MIB CMDLINE WAKE_SET CHUNK_SIZE OUT_BOOT_STATE');
   process.exit(2);
 }
 
@@ -125,8 +130,13 @@ async function recordWakeSet(state: ArrayBuffer): Promise<number[]> {
   }
 }
 
-const started = performance.now();
+let started = performance.now();
 try {
+  // Held before the disk is mounted: it reads nothing of it but its size and first sectors.
+  const bootState = await machine.captureBootState();
+  writeFileSync(outBootState, new Uint8Array(bootState));
+  console.error(`[prestate] boot state held in ${((performance.now() - started) / 1000).toFixed(1)} s, ${(bootState.byteLength / 2 ** 20).toFixed(1)} MiB`);
+  started = performance.now();
   await machine.coldBoot();
   const booted = performance.now();
   // The share is mounted by rc.sysinit; a state without it would hide /workspace after a wake.

@@ -266,6 +266,39 @@ export class BaseChunks {
     });
   }
 
+  /**
+   * The image's boot state (manifest.bootState: the kernel held before it mounts the disk),
+   * inflated and checked, or null when the image has none. Kept beside the chunks (its gzip, under
+   * the sha256 of its raw bytes), so a cold boot offline has it once a cold boot or downloadAll
+   * fetched it. Throws when it is neither here nor fetchable (the kernel boots instead).
+   */
+  async bootState(): Promise<ArrayBuffer | null> {
+    const entry = this.manifest.bootState;
+    if (!entry) return null;
+    const stored = await this.storedSet();
+    if (stored.has(entry.sha256)) {
+      const packed = await this.files.read(entry.sha256);
+      const raw = packed && inflate(packed);
+      if (raw && raw.length === entry.size && (await sha256Hex(raw)) === entry.sha256) return toArrayBuffer(raw);
+      stored.delete(entry.sha256); // gone or damaged: fetched again
+      await this.files.remove(entry.sha256);
+    }
+    const response = await fetchOk(joinUrl(this.baseUrl, entry.file), this.options.fetch);
+    const body = new Uint8Array(await response.arrayBuffer());
+    const isGzip = body[0] === 0x1f && body[1] === 0x8b;
+    const raw = isGzip ? inflate(body) : body; // a server may send it inflated (Content-Encoding)
+    if (!raw || raw.length !== entry.size || (await sha256Hex(raw)) !== entry.sha256) {
+      throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
+    }
+    try {
+      await this.files.write(entry.sha256, isGzip ? body : await gzip(raw));
+      stored.add(entry.sha256);
+    } catch (error) {
+      console.warn("the computer's boot state is used without being kept in this browser", error);
+    }
+    return toArrayBuffer(raw);
+  }
+
   /** How much of the image this browser holds. */
   async progress(): Promise<BaseProgress> {
     const stored = await this.storedSet();
@@ -282,7 +315,8 @@ export class BaseChunks {
 
   /**
    * Fetches and stores every chunk this browser does not hold yet, two at a time, the wake set
-   * first. Stops at the first failure (thrown: offline, storage full) or when `signal` aborts.
+   * first, then the boot state (so a cold boot works offline too; not counted in the progress).
+   * Stops at the first failure (thrown: offline, storage full) or when `signal` aborts.
    * `pace` is awaited before each chunk (the caller holds the download back while the user works).
    */
   async downloadAll(onProgress?: (progress: BaseProgress) => void, signal?: AbortSignal, pace?: () => Promise<void>): Promise<BaseProgress> {
@@ -302,6 +336,12 @@ export class BaseChunks {
       progress.bytesDone += chunk.compressedSize;
       onProgress?.({ ...progress });
     });
+    const boot = this.manifest.bootState;
+    if (boot && !(await this.storedSet()).has(boot.sha256)) {
+      await pace?.();
+      signal?.throwIfAborted();
+      await this.bootState();
+    }
     return progress;
   }
 
@@ -477,6 +517,10 @@ function inflate(packed: Uint8Array): Uint8Array | null {
   } catch {
     return null;
   }
+}
+
+function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
 async function gzip(bytes: Uint8Array): Promise<Uint8Array> {

@@ -381,6 +381,33 @@ describe('LayeredDisk', () => {
     const disk = new LayeredDisk(Overlay.create(memoryFile(), memoryFile(), DISK), fresh);
     expect(Buffer.from(await read(disk, 0, DISK)).equals(Buffer.from(imageOf(s)))).toBe(true);
   });
+
+  it('keeps the boot state beside the chunks: fetched and checked once, then read offline; the download fetches it last; a corrupt one is refused', async () => {
+    const s = setup();
+    const raw = randomBytes(3 * CHUNK);
+    const sha256 = createHash('sha256').update(raw).digest('hex');
+    s.manifest.bootState = { file: 'bootstate.gzip', size: raw.length, sha256, compressedSize: 0 };
+    s.served.set('base/bootstate.gzip', gzipSync(raw));
+    expect(Buffer.from((await s.base.bootState())!).equals(raw)).toBe(true);
+    expect(s.files.map.has(sha256)).toBe(true);
+    s.srv.setDown(true);
+    const offline = new BaseChunks(s.manifest, 'base', s.files, { fetch: s.srv.fetch });
+    expect(Buffer.from((await offline.bootState())!).equals(raw)).toBe(true);
+
+    const d = setup();
+    d.manifest.bootState = s.manifest.bootState;
+    d.served.set('base/bootstate.gzip', gzipSync(raw));
+    await d.base.downloadAll();
+    expect(d.srv.requests.at(-1)).toBe('base/bootstate.gzip');
+    expect(d.files.map.has(sha256)).toBe(true);
+
+    const c = setup();
+    c.manifest.bootState = s.manifest.bootState;
+    c.served.set('base/bootstate.gzip', gzipSync(randomBytes(3 * CHUNK)));
+    await expect(c.base.bootState()).rejects.toThrow(/boot state \(bootstate.gzip\) is corrupt/);
+    expect(c.files.map.has(sha256)).toBe(false);
+    expect(await new BaseChunks({ ...c.manifest, bootState: undefined } as ImageManifest, 'base', c.files).bootState()).toBeNull();
+  });
 });
 
 /** The image the setup's server serves, whole. */
