@@ -2,7 +2,7 @@
 // exec round trip, the warm Python runner, /workspace both ways (10 MB, md5-checked) and disk
 // writes. Uses the built image (vm-images/out/latest); skipped without one.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SyncFileDisk, type SyncFile } from '../vm/disk.ts';
@@ -57,7 +57,17 @@ export async function benchVm(): Promise<void> {
   try {
     let t = now();
     await machine.coldBoot();
-    report({ bench: 'vm.cold_boot', value: Math.round(now() - t), unit: 'ms', n: 1, note: 'kernel start to agent ready + clock set; users wake the pristine state instead' });
+    report({
+      bench: 'vm.cold_boot',
+      value: Math.round(now() - t),
+      unit: 'ms',
+      n: 1,
+      goal: '<10000',
+      ...(machine.status.state === 'ready' && machine.status.phases ? { phases: machine.status.phases } : {}),
+      note: files.bootState
+        ? "as the app boots onto a disk that moved on: the image's boot state (the kernel held before it mounts the disk) restored, to agent ready + clock set; vm.kernel_boot below starts the BIOS and kernel instead"
+        : 'kernel start to agent ready + clock set (this image has no boot state)',
+    });
 
     // The agent's bash tool sends `command`s with seconds between them (the model thinks), so
     // each is timed after a pause, when the agent has its spare shell ready; back-to-back calls
@@ -153,8 +163,20 @@ export async function benchVm(): Promise<void> {
       wakes.push(now() - t);
     }
     report(summarise('vm.wake', 'ms', wakes, { goal: '<1000', note: 'start() on a saved state to the first exec answered' }));
+
+    if (files.bootState) {
+      // The same boot from the BIOS and the kernel, as an image without a boot state boots.
+      await machine.shutdown();
+      file.close();
+      file = openNodeSyncFile(diskPath);
+      machine = new Machine({ files: { ...files, bootState: undefined }, disk: new SyncFileDisk(file), store, wasmPath: WASM_PATH, wasmFn: v86Wasm, watchdog: false, hooks });
+      t = now();
+      await machine.coldBoot();
+      report({ bench: 'vm.kernel_boot', value: Math.round(now() - t), unit: 'ms', n: 1, note: 'SeaBIOS, the kernel and its modules to agent ready + clock set (what vm.cold_boot skips)' });
+    }
   } finally {
     await machine.shutdown();
     file.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }

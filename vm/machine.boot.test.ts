@@ -1,6 +1,6 @@
 // BOOTS THE REAL IMAGE in v86 under Node (slow: disk fill ~20 s, cold boot 16–40 s, the first
 // pandas import 20–80 s). One machine is shared by the tests in order; skipped without an image.
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,7 @@ describe.skipIf(!existsSync(join(IMAGE_DIR, 'manifest.json')) || process.env.STA
 
   afterAll(async () => {
     await machine?.shutdown();
+    rmSync(dir, { recursive: true, force: true }); // a 2 GiB disk file, ~3 GB with the state
     console.log(`machine numbers ${JSON.stringify(Object.fromEntries(Object.entries(numbers).map(([k, v]) => [k, Math.round(v)])))}`);
   });
 
