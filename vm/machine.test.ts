@@ -101,6 +101,7 @@ describe('Machine lifecycle (fake emulator)', () => {
     expect(created[0]!.serialSent).toEqual(['\n']);
     expect(created[0]!.guest.received.map((h) => h.type)).toEqual(['settime']); // seeded, as any boot
     expect(statuses).toEqual(['off', 'booting', 'ready']);
+    expect(machine.status).toMatchObject({ state: 'ready', woke: false, phases: { bootState: expect.any(Number), restore: expect.any(Number), agent: expect.any(Number), settime: expect.any(Number) } });
     expect((await machine.exec({ command: 'echo up' })).stdout).toBe('up\n');
 
     const silent = setup(memoryStore(), { bootState: held, held: false });

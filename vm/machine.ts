@@ -234,27 +234,20 @@ export class Machine {
     await this.teardown();
     this.options.store.markDiskDirty();
     this.setStatus({ state: 'booting', detail: 'starting the computer' });
-    // Where the boot spent its time (ms), reported with the ready status.
-    let mark = performance.now();
-    const phases: Record<string, number> = {};
-    const lap = (name: string) => {
-      const at = performance.now();
-      phases[name] = Math.round(at - mark);
-      mark = at;
-    };
+    const phases = new Phases();
     const held = await this.loadBootState();
     if (held) {
       try {
-        lap('bootState');
+        phases.lap('bootState');
         const emulator = this.createEmulator({ initial_state: { buffer: held } }, true);
         await waitEvent(emulator, 'emulator-started', 60_000);
-        lap('restore');
+        phases.lap('restore');
         const client = new AgentClient(this.transport(emulator), { awaitReady: true });
         this.client = client;
         const echoed = waitSerialOutput(emulator, this.options.releaseEchoMs ?? RELEASE_ECHO_MS);
         emulator.serial0_send('\n');
         await echoed;
-        return await this.bootDone(emulator, client, phases, lap);
+        return await this.bootDone(emulator, client, phases);
       } catch (error) {
         console.warn('the computer could not start from its boot state; it starts from its kernel', error);
         await this.teardown();
@@ -263,7 +256,7 @@ export class Machine {
     let images: { kernel: ArrayBuffer; initrd: ArrayBuffer | undefined };
     try {
       images = await this.loadKernel();
-      lap('kernel');
+      phases.lap('kernel');
     } catch (cause) {
       return this.fail(new MachineError('boot_failed', 'the computer could not load its kernel', { cause }));
     }
@@ -275,7 +268,7 @@ export class Machine {
     const client = new AgentClient(this.transport(emulator), { awaitReady: true });
     this.client = client;
     try {
-      return await this.bootDone(emulator, client, phases, lap);
+      return await this.bootDone(emulator, client, phases);
     } catch (cause) {
       return this.fail(cause instanceof MachineError ? cause : new MachineError('boot_failed', 'the computer did not start', { cause }));
     }
@@ -324,13 +317,13 @@ export class Machine {
   }
 
   /** The end of a cold boot, from the kernel or the boot state: the agent's ready, the clock, the hooks. */
-  private async bootDone(emulator: EmulatorLike, client: AgentClient, phases: Record<string, number>, lap: (name: string) => void): Promise<AgentInfo> {
+  private async bootDone(emulator: EmulatorLike, client: AgentClient, phases: Phases): Promise<AgentInfo> {
     const info = await client.waitReady(this.options.bootTimeoutMs ?? 180_000);
-    lap('agent');
+    phases.lap('agent');
     await setClockAndSeed(client);
     await this.options.hooks?.started?.(emulator, 'booted');
-    lap('settime');
-    this.becomeReady(info, false, phases);
+    phases.lap('settime');
+    this.becomeReady(info, false, phases.ms);
     return info;
   }
 
@@ -338,23 +331,17 @@ export class Machine {
   private async wakeFrom(state: ArrayBuffer): Promise<AgentInfo> {
     await this.teardown();
     this.setStatus({ state: 'waking' });
-    let mark = performance.now();
-    const phases: Record<string, number> = {};
-    const lap = (name: string) => {
-      const at = performance.now();
-      phases[name] = Math.round(at - mark);
-      mark = at;
-    };
+    const phases = new Phases();
     const emulator = this.createEmulator({ initial_state: { buffer: state } }, true);
     await waitEvent(emulator, 'emulator-started', 60_000);
-    lap('restore');
+    phases.lap('restore');
     const client = new AgentClient(this.transport(emulator), { awaitReady: false });
     this.client = client;
     // The agent's answer, the clock and /workspace side by side: the first two wait on the guest,
     // the last mostly on storage. Each phase is its time after the restore.
     const after = <T>(name: string, work: Promise<T>) =>
       work.then((value) => {
-        phases[name] = Math.round(performance.now() - mark);
+        phases.since(name);
         return value;
       });
     const [agent, ...others] = await Promise.allSettled([
@@ -364,7 +351,7 @@ export class Machine {
     ]);
     for (const outcome of [agent, ...others]) if (outcome.status === 'rejected') throw outcome.reason;
     const info = (agent as PromiseFulfilledResult<AgentInfo>).value;
-    this.becomeReady(info, true, phases);
+    this.becomeReady(info, true, phases.ms);
     return info;
   }
 
@@ -571,6 +558,24 @@ export class Machine {
   private setStatus(status: MachineStatus): void {
     this.status = status;
     for (const listener of this.statusListeners) listener(status);
+  }
+}
+
+/** Where a start spends its time: each phase in ms, reported with the ready status. */
+class Phases {
+  readonly ms: Record<string, number> = {};
+  private mark = performance.now();
+
+  /** Ends a phase: its time since the last one ended. */
+  lap(name: string): void {
+    const at = performance.now();
+    this.ms[name] = Math.round(at - this.mark);
+    this.mark = at;
+  }
+
+  /** A phase run beside others: its time since the last lap, which it does not end. */
+  since(name: string): void {
+    this.ms[name] = Math.round(performance.now() - this.mark);
   }
 }
 
