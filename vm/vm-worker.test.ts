@@ -116,7 +116,7 @@ function grown(bytes: Uint8Array<ArrayBuffer>, size: number): Uint8Array<ArrayBu
   return out;
 }
 
-async function image(recipeHash: string, wakeSet?: number[], blocks = 4) {
+async function image(recipeHash: string, wakeSet?: number[], blocks = 4, held?: { raw: Uint8Array; delayMs: number }) {
   const chunkSize = 4096;
   const raw = new Uint8Array(chunkSize).fill(7);
   const sha = await sha256Hex(raw);
@@ -127,18 +127,22 @@ async function image(recipeHash: string, wakeSet?: number[], blocks = 4) {
     agent: { protocol: 1, virtioConsolePort: 1, guestDevice: '/dev/hvc1' },
     files: { kernel: f, initrd: f, bios: f, vgaBios: f },
     disk: { size: blocks * chunkSize, chunkSize, compression: 'gzip', chunks: [{ index: 1, sha256: sha, file: `disk/${sha}.gzip`, compressedSize: 30 }], ...(wakeSet ? { wakeSet } : {}) },
+    ...(held ? { bootState: { file: 'bootstate.gzip', size: held.raw.length, sha256: await sha256Hex(held.raw), compressedSize: 0 } } : {}),
   };
+  if (held) served.set('bootstate.gzip', gzipSync(held.raw));
   served.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
   const requests: string[] = [];
   return async (url: string) => {
     requests.push(url);
+    if (held && url.endsWith('bootstate.gzip')) await new Promise((resolve) => setTimeout(resolve, held.delayMs));
     const body = served.get(url.replace(/^img\//, ''));
     return body ? new Response(body as Uint8Array<ArrayBuffer>) : new Response('', { status: 404 });
   };
 }
 
-function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, created: FakeEmulator[] = [], checkpointAfterMs = 0) {
+function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, created: FakeEmulator[] = [], checkpointAfterMs = 0, bootStateWaitMs?: number) {
   return createVmApi({
+    ...(bootStateWaitMs !== undefined ? { bootStateWaitMs } : {}),
     storageRoot: async () => root as unknown as FileSystemDirectoryHandle,
     fetch: fetchFn as typeof fetch,
     wasmPath: 'v86.wasm',
@@ -190,6 +194,28 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     expect(await again.start({ imageBaseUrl: 'img', stackId: 's1' })).toEqual({ ok: true, value: 'woke' });
     expect(created[0]!.options.initial_state).toBeDefined();
     await again.shutdown();
+  });
+
+  it('a cold boot restores the image\'s boot state, kept in the shared base; one slower to come than the wait boots the kernel and is kept for next time', async () => {
+    const raw = new Uint8Array(5000).fill(3);
+    const root = new MemDir();
+    const created: FakeEmulator[] = [];
+    const api = makeApi(root, await image('h1', undefined, 4, { raw, delayMs: 0 }), created, 0, 1000);
+    expect(await api.start({ imageBaseUrl: 'img', stackId: 's1' })).toEqual({ ok: true, value: 'booted' });
+    expect(new Uint8Array((created[0]!.options.initial_state as { buffer: ArrayBuffer }).buffer)).toEqual(raw);
+    expect(created[0]!.serialSent).toEqual(['\n']);
+    expect(baseFiles(root)).toContain(await sha256Hex(raw));
+    await api.shutdown();
+
+    const slowRoot = new MemDir();
+    const slow: FakeEmulator[] = [];
+    const later = makeApi(slowRoot, await image('h1', undefined, 4, { raw, delayMs: 200 }), slow, 0, 20);
+    expect(await later.start({ imageBaseUrl: 'img', stackId: 's1' })).toEqual({ ok: true, value: 'booted' });
+    expect(slow.map((e) => (e.options.bzimage ? 'kernel' : 'held'))).toEqual(['kernel']);
+    const sha = await sha256Hex(raw);
+    expect(baseFiles(slowRoot)).not.toContain(sha);
+    await vi.waitFor(() => expect(baseFiles(slowRoot)).toContain(sha), { timeout: 2000 });
+    await later.shutdown();
   });
 
   it('refills the disk when the image changed, and cold boots', async () => {

@@ -35,7 +35,12 @@ export interface VmWorkerDeps {
    * so both follow the stack's network of the moment (network-link.ts).
    */
   networkScope?: LinkScope;
+  /** How long a cold boot waits for the boot state this browser does not hold yet (ms). */
+  bootStateWaitMs?: number;
 }
+
+/** 12 MB in 10 s is ~10 Mbit/s: on a slower line the kernel (precached) boots sooner. */
+const BOOT_STATE_WAIT_MS = 10_000;
 
 /** Builds the VmApi; exported for tests, exposed by this module when run as a worker. */
 export function createVmApi(deps: VmWorkerDeps): VmApi {
@@ -171,7 +176,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     const base = await baseFor(manifest, options.imageBaseUrl);
     // A cold boot restores the image's boot state (the kernel held before it mounts the disk),
     // kept in this browser beside the disk's chunks; the kernel when it cannot be had.
-    const boot: MachineBootFiles = { bios, vgaBios, kernel, bootState: () => base.bootState(), cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
+    const boot: MachineBootFiles = { bios, vgaBios, kernel, bootState: () => bootStateInTime(base), cmdline: manifest.cmdline, memoryMiB: manifest.memoryMiB, agentPort: manifest.agent.virtioConsolePort };
     const meta = files.readMeta();
     let overlay: Overlay | null = null;
     let reason: FillReason | null =
@@ -228,6 +233,26 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       terminalListeners.forEach((l) => l(bytes));
     });
     return next;
+  }
+
+  /**
+   * The boot state when this browser has it or can fetch it within BOOT_STATE_WAIT_MS (12 MB: on
+   * a slow line the kernel, which is precached, boots sooner); the fetch goes on regardless and
+   * keeps it for the next cold boot. Null: the kernel boots.
+   */
+  async function bootStateInTime(base: BaseChunks): Promise<ArrayBuffer | null> {
+    const loading = base.bootState();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deps.bootStateWaitMs ?? BOOT_STATE_WAIT_MS)));
+    try {
+      const state = await Promise.race([loading, late]);
+      if (state !== 'late') return state;
+      console.info("the computer's boot state is still coming: it starts from its kernel");
+      loading.catch((error: unknown) => console.warn("the computer's boot state could not be fetched", error));
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Keeps /workspace (the 9p FS) and OPFS in step across boots, wakes and saves. */
