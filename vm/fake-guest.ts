@@ -128,8 +128,8 @@ export class FakeGuest implements AgentTransport {
   private exec(header: FrameHeader, payload: Uint8Array): void {
     const id = header.id as string;
     const command = String(header.command ?? header.python ?? (header.argv as string[] | undefined)?.join(' ') ?? '');
-    const exec: FakeExec = { id, stdin: payload.length ? [payload] : [], pipe: header.stdin === 'pipe', python: command.startsWith('python3 ') };
     const [word, ...rest] = command.split(' ');
+    const exec: FakeExec = { id, stdin: payload.length ? [payload] : [], pipe: header.stdin === 'pipe', python: word === 'python3' };
     const verb = word === 'sync;' ? 'echo' : word; // the machine's pre-save flush
     if (verb !== 'echo' && verb !== 'fail' && verb !== 'sleep' && verb !== 'cat' && verb !== 'big' && verb !== 'python3') {
       this.emit({ type: 'error', id, code: 'spawn_failed', message: `${verb}: not found` });

@@ -247,7 +247,14 @@ export class Machine {
         const echoed = waitSerialOutput(emulator, this.options.releaseEchoMs ?? RELEASE_ECHO_MS);
         emulator.serial0_send('\n');
         await echoed;
-        return await this.bootDone(emulator, client, phases);
+        const info = await client.waitReady(this.options.bootTimeoutMs ?? 180_000);
+        // Only a boot state that did not bring the agent up falls back to the kernel; the clock
+        // and /workspace after it fail as they would after any boot.
+        try {
+          return await this.bootDone(emulator, client, info, phases);
+        } catch (cause) {
+          return this.fail(cause instanceof MachineError ? cause : new MachineError('boot_failed', 'the computer did not start', { cause }));
+        }
       } catch (error) {
         console.warn('the computer could not start from its boot state; it starts from its kernel', error);
         await this.teardown();
@@ -260,15 +267,11 @@ export class Machine {
     } catch (cause) {
       return this.fail(new MachineError('boot_failed', 'the computer could not load its kernel', { cause }));
     }
-    const emulator = this.createEmulator({
-      bzimage: { buffer: images.kernel },
-      ...(images.initrd ? { initrd: { buffer: images.initrd } } : {}),
-      cmdline: this.options.files.cmdline,
-    });
+    const emulator = this.createEmulator(kernelOptions(images, this.options.files.cmdline));
     const client = new AgentClient(this.transport(emulator), { awaitReady: true });
     this.client = client;
     try {
-      return await this.bootDone(emulator, client, phases);
+      return await this.bootDone(emulator, client, await client.waitReady(this.options.bootTimeoutMs ?? 180_000), phases);
     } catch (cause) {
       return this.fail(cause instanceof MachineError ? cause : new MachineError('boot_failed', 'the computer did not start', { cause }));
     }
@@ -283,12 +286,7 @@ export class Machine {
    */
   async captureBootState(timeoutMs = 600_000): Promise<ArrayBuffer> {
     await this.teardown();
-    const images = await this.loadKernel();
-    const emulator = this.createEmulator({
-      bzimage: { buffer: images.kernel },
-      ...(images.initrd ? { initrd: { buffer: images.initrd } } : {}),
-      cmdline: `${this.options.files.cmdline} ${HOLD_ARG}`,
-    });
+    const emulator = this.createEmulator(kernelOptions(await this.loadKernel(), `${this.options.files.cmdline} ${HOLD_ARG}`));
     try {
       await waitSerialText(emulator, HOLD_MARKER, timeoutMs);
       // The marker is written just before the initramfs reads the console: let it get there.
@@ -316,9 +314,8 @@ export class Machine {
     }
   }
 
-  /** The end of a cold boot, from the kernel or the boot state: the agent's ready, the clock, the hooks. */
-  private async bootDone(emulator: EmulatorLike, client: AgentClient, phases: Phases): Promise<AgentInfo> {
-    const info = await client.waitReady(this.options.bootTimeoutMs ?? 180_000);
+  /** The end of a cold boot, from the kernel or the boot state, once the agent is ready: the clock, the hooks. */
+  private async bootDone(emulator: EmulatorLike, client: AgentClient, info: AgentInfo, phases: Phases): Promise<AgentInfo> {
     phases.lap('agent');
     await setClockAndSeed(client);
     await this.options.hooks?.started?.(emulator, 'booted');
@@ -559,6 +556,11 @@ export class Machine {
     this.status = status;
     for (const listener of this.statusListeners) listener(status);
   }
+}
+
+/** v86's options for a boot from the kernel. */
+function kernelOptions(images: { kernel: ArrayBuffer; initrd: ArrayBuffer | undefined }, cmdline: string): Record<string, unknown> {
+  return { bzimage: { buffer: images.kernel }, ...(images.initrd ? { initrd: { buffer: images.initrd } } : {}), cmdline };
 }
 
 /** Where a start spends its time: each phase in ms, reported with the ready status. */

@@ -116,6 +116,7 @@ export class BaseChunks {
   /** warm() calls running (the start's warm set, a read-ahead). */
   private warming = 0;
   private stored: Set<string> | null = null;
+  private bootStateLoading: Promise<ArrayBuffer | null> | null = null;
   private waiting = 0;
   /** Bytes fetched from the image's server by this instance (benchmarks). */
   fetchedBytes = 0;
@@ -272,14 +273,21 @@ export class BaseChunks {
    * the sha256 of its raw bytes), so a cold boot offline has it once a cold boot or downloadAll
    * fetched it. Throws when it is neither here nor fetchable (the kernel boots instead).
    */
-  async bootState(): Promise<ArrayBuffer | null> {
+  bootState(): Promise<ArrayBuffer | null> {
+    // One load at a time: a cold boot and the background download may both want it.
+    this.bootStateLoading ??= this.loadBootState().finally(() => (this.bootStateLoading = null));
+    return this.bootStateLoading;
+  }
+
+  private async loadBootState(): Promise<ArrayBuffer | null> {
     const entry = this.manifest.bootState;
     if (!entry) return null;
+    const intact = async (raw: Uint8Array | null): Promise<boolean> => !!raw && raw.length === entry.size && (await sha256Hex(raw)) === entry.sha256;
     const stored = await this.storedSet();
     if (stored.has(entry.sha256)) {
       const packed = await this.files.read(entry.sha256);
       const raw = packed && inflate(packed);
-      if (raw && raw.length === entry.size && (await sha256Hex(raw)) === entry.sha256) return toArrayBuffer(raw);
+      if (await intact(raw)) return toArrayBuffer(raw!);
       stored.delete(entry.sha256); // gone or damaged: fetched again
       await this.files.remove(entry.sha256);
     }
@@ -287,16 +295,14 @@ export class BaseChunks {
     const body = new Uint8Array(await response.arrayBuffer());
     const isGzip = body[0] === 0x1f && body[1] === 0x8b;
     const raw = isGzip ? inflate(body) : body; // a server may send it inflated (Content-Encoding)
-    if (!raw || raw.length !== entry.size || (await sha256Hex(raw)) !== entry.sha256) {
-      throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
-    }
+    if (!(await intact(raw))) throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
     try {
-      await this.files.write(entry.sha256, isGzip ? body : await gzip(raw));
+      await this.files.write(entry.sha256, isGzip ? body : await gzip(raw!));
       stored.add(entry.sha256);
     } catch (error) {
       console.warn("the computer's boot state is used without being kept in this browser", error);
     }
-    return toArrayBuffer(raw);
+    return toArrayBuffer(raw!);
   }
 
   /** How much of the image this browser holds. */

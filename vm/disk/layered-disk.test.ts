@@ -388,7 +388,10 @@ describe('LayeredDisk', () => {
     const sha256 = createHash('sha256').update(raw).digest('hex');
     s.manifest.bootState = { file: 'bootstate.gzip', size: raw.length, sha256, compressedSize: 0 };
     s.served.set('base/bootstate.gzip', gzipSync(raw));
-    expect(Buffer.from((await s.base.bootState())!).equals(raw)).toBe(true);
+    const [first, second] = await Promise.all([s.base.bootState(), s.base.bootState()]);
+    expect(Buffer.from(first!).equals(raw)).toBe(true);
+    expect(second).toBe(first); // one fetch for a cold boot and the download together
+    expect(s.srv.requests.filter((url) => url.endsWith('bootstate.gzip'))).toHaveLength(1);
     expect(s.files.map.has(sha256)).toBe(true);
     s.srv.setDown(true);
     const offline = new BaseChunks(s.manifest, 'base', s.files, { fetch: s.srv.fetch });
