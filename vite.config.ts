@@ -201,7 +201,7 @@ export default defineConfig({
         // The disk chunks and the saved states are copied into OPFS once (the boot state by the
         // background download, beside the chunks); the kernel and BIOS files (precached above)
         // are a cold boot's fallback offline.
-        globIgnores: ['vm/*/disk/**', 'vm/*/state.gzip', 'vm/*/bootstate.gzip', ...OCR_LANGUAGE_CODES.filter((code) => code !== 'eng').map((code) => `ocr/${code}.traineddata.gz`)],
+        globIgnores: ['vm/*/disk/**', 'vm/*/*state.{gzip,zstd}', ...OCR_LANGUAGE_CODES.filter((code) => code !== 'eng').map((code) => `ocr/${code}.traineddata.gz`)],
         // The OCR core and the VM image chunks are several MB each.
         maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
         navigateFallback: 'index.html',

@@ -2,13 +2,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { V86 } from 'v86';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SyncFileDisk } from './disk.ts';
 import { emulatorOptions } from './emulator-options.ts';
 import { freshMemoryRestore, INIT_WRITTEN_BYTES, type WasmInstantiate } from './fresh-memory.ts';
-import type { ImageManifest } from './image.ts';
+import { unpackSavedState, type ImageManifest } from './image.ts';
 import { nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
 
 describe('freshMemoryRestore', () => {
@@ -32,13 +31,16 @@ describe('freshMemoryRestore', () => {
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
 const WASM_PATH = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
 
-describe.skipIf(!existsSync(join(IMAGE_DIR, 'state.gzip')) || process.env.STACKDOCS_SKIP_VM_BOOT === '1')('a wake of the real image', () => {
+const MANIFEST = join(IMAGE_DIR, 'manifest.json');
+const pristine = existsSync(MANIFEST) ? (JSON.parse(readFileSync(MANIFEST, 'utf8')) as ImageManifest).pristineState : undefined;
+
+describe.skipIf(!pristine || process.env.STACKDOCS_SKIP_VM_BOOT === '1')('a wake of the real image', () => {
   const dir = mkdtempSync(join(tmpdir(), 'vm-fresh-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** Restores the pristine state without running it; returns a hash of the guest's RAM. */
   async function restoredMemory(instantiate: WasmInstantiate, files: Parameters<typeof emulatorOptions>[0], diskSize: number): Promise<string> {
-    const state = gunzipSync(readFileSync(join(IMAGE_DIR, 'state.gzip')));
+    const state = unpackSavedState(readFileSync(join(IMAGE_DIR, pristine!.file)), pristine!.size);
     const disk = new SyncFileDisk(openNodeSyncFile(join(dir, 'disk.img')), diskSize);
     const emulator = new V86({
       ...emulatorOptions(files, disk, WASM_PATH),

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFully } from './disk.ts';
-import { fetchImageFile, fetchManifest, fetchPristineState, fillDisk, ImageError, parseManifest, sha256Hex, type FetchLike, type ImageManifest } from './image.ts';
+import { compress as zstdCompress, init as zstdInit } from '@bokuweb/zstd-wasm';
+import { fetchImageFile, fetchManifest, fetchPristineState, fillDisk, ImageError, parseManifest, sha256Hex, unpackSavedState, type FetchLike, type ImageManifest } from './image.ts';
 import { openNodeSyncFile } from './node-file.ts';
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
@@ -60,6 +61,33 @@ describe('image (synthetic)', () => {
     served.set('state.gzip', gzipSync(state.map((b) => b ^ 1)));
     await expect(fetchPristineState(withState, 'base', { fetch: fakeFetch(served) })).rejects.toMatchObject({ code: 'checksum' });
     expect(() => parseManifest({ ...manifest, pristineState: { file: 'state.gzip' } })).toThrow(/pristineState/);
+  });
+
+  it('unpacks a zstd state as it arrives, in pieces of any size, and one a server already unpacked', async () => {
+    await zstdInit();
+    const { manifest } = await synthetic();
+    const state = new Uint8Array(300_000).map((_, i) => (i * 7) % 253);
+    const packed = zstdCompress(state, 19);
+    const entry = { file: 'state.zstd', size: state.length, sha256: await sha256Hex(state), compressedSize: packed.length };
+    const withState = parseManifest({ ...manifest, pristineState: entry });
+    // Three bytes at a time at first: the format is told by four.
+    const trickled = (bytes: Uint8Array): FetchLike => async () =>
+      new Response(new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += at < 30 ? 3 : 4096) controller.enqueue(bytes.slice(at, Math.min(bytes.length, at + (at < 30 ? 3 : 4096))));
+          controller.close();
+        },
+      }));
+    expect(new Uint8Array((await fetchPristineState(withState, 'base', { fetch: trickled(packed) }))!)).toEqual(state);
+    expect(new Uint8Array((await fetchPristineState(withState, 'base', { fetch: trickled(state) }))!)).toEqual(state);
+    expect(unpackSavedState(packed, state.length)).toEqual(state);
+    expect(unpackSavedState(gzipSync(state), state.length)).toEqual(state);
+
+    const refusal = (bytes: Uint8Array) => fetchPristineState(withState, 'base', { fetch: trickled(bytes), attempts: 1 });
+    await expect(refusal(packed.subarray(0, packed.length - 100))).rejects.toMatchObject({ code: 'checksum', message: expect.stringMatching(/does not unpack|bytes, expected/) });
+    await expect(refusal(zstdCompress(new Uint8Array(state.length + 1), 3))).rejects.toMatchObject({ code: 'checksum', message: expect.stringMatching(/more than the 300000 bytes/) });
+    await expect(refusal(zstdCompress(state.map((b) => b ^ 1), 3))).rejects.toMatchObject({ code: 'checksum', message: expect.stringMatching(/is corrupt/) });
+    expect(() => unpackSavedState(new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]), 10)).toThrow(ImageError);
   });
 
   it('rejects invalid manifests with a reason', () => {

@@ -1,5 +1,8 @@
 // The built machine image (vm-images/README.md, "Outputs"): manifest validation, and filling a
-// disk file from its gzip chunks and fetching kernel/initrd/BIOS, each checked by sha256.
+// disk file from its gzip chunks and fetching kernel/initrd/BIOS and saved states, each checked by
+// sha256.
+import { Gunzip } from 'fflate';
+import { Decompress as Unzstd } from 'fzstd';
 import { writeFully, type SyncFile } from './disk.ts';
 
 export interface ImageFile {
@@ -30,11 +33,14 @@ export interface ImageManifest {
    * background.
    */
   disk: { size: number; chunkSize: number; compression: 'gzip'; chunks: DiskChunk[]; wakeSet?: number[] };
-  /** The post-boot saved state that matches the disk as shipped (gzip; sha256 of the raw bytes). */
+  /**
+   * The post-boot saved state that matches the disk as shipped (zstd, or gzip in images built
+   * before it; sha256 of the raw bytes).
+   */
   pristineState?: ImageFile & { compressedSize: number };
   /**
-   * The kernel started and held before it mounts the disk (gzip; sha256 of the raw bytes): a cold
-   * boot restores it onto the disk as it is (vm/machine.ts, captureBootState).
+   * The kernel started and held before it mounts the disk (packed as pristineState): a cold boot
+   * restores it onto the disk as it is (vm/machine.ts, captureBootState).
    */
   bootState?: ImageFile & { compressedSize: number };
 }
@@ -177,15 +183,105 @@ export async function fetchPristineState(manifest: ImageManifest, baseUrl: strin
   return manifest.pristineState ? fetchSavedState(manifest.pristineState, baseUrl, options) : null;
 }
 
-/** Fetches one of the image's saved states (gzip), inflated and checked against its sha256. */
+/** Fetches one of the image's saved states, unpacked as it arrives and checked against its sha256. */
 export async function fetchSavedState(entry: ImageFile, baseUrl: string, options: { fetch?: FetchLike; attempts?: number } = {}): Promise<ArrayBuffer> {
   const bytes = await withRetries(options.attempts ?? 3, `the saved state (${entry.file})`, async () => {
-    const raw = await fetchGzip(joinUrl(baseUrl, entry.file), options.fetch);
-    if (raw.length !== entry.size) throw new ImageError('checksum', `the saved state has ${raw.length} bytes, expected ${entry.size}`);
+    const response = await fetchOk(joinUrl(baseUrl, entry.file), options.fetch);
+    const unpacker = new StateUnpacker(entry.size);
+    const reader = response.body?.getReader(); // none: an empty body, refused by end()
+    for (let read = await reader?.read(); read && !read.done; read = await reader!.read()) unpacker.push(read.value);
+    const raw = unpacker.end();
     await verify(raw, entry.sha256, 'the saved state');
     return raw;
   });
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  return bytes.buffer as ArrayBuffer; // the unpacker's own buffer, exactly the state: no copy
+}
+
+/** A saved state's bytes, whole: zstd or gzip as the image ships it, or already unpacked. */
+export function unpackSavedState(body: Uint8Array, size: number): Uint8Array {
+  const unpacker = new StateUnpacker(size);
+  unpacker.push(body);
+  return unpacker.end();
+}
+
+const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
+const GZIP_MAGIC = [0x1f, 0x8b];
+const startsWith = (bytes: Uint8Array, magic: number[]) => magic.length <= bytes.length && magic.every((b, i) => bytes[i] === b);
+
+/** Whether a saved state's bytes are packed (zstd or gzip) rather than raw. */
+export function isPackedState(bytes: Uint8Array): boolean {
+  return startsWith(bytes, ZSTD_MAGIC) || startsWith(bytes, GZIP_MAGIC);
+}
+
+/**
+ * Unpacks a saved state while it downloads, into one buffer of its known size: the image ships
+ * it as zstd (gzip before), and a server that sent it with a Content-Encoding the browser decoded
+ * delivers it raw. Throws ImageError('checksum') for bytes that do not unpack to `size`.
+ */
+class StateUnpacker {
+  private readonly out: Uint8Array;
+  private length = 0;
+  private head: Uint8Array = new Uint8Array(0);
+  private sink: ((chunk: Uint8Array, final: boolean) => void) | null = null;
+
+  constructor(private readonly size: number) {
+    this.out = new Uint8Array(size);
+  }
+
+  push(chunk: Uint8Array): void {
+    if (!this.sink) {
+      // The format is known from the first four bytes, which may come in more than one chunk.
+      this.head = concat(this.head, chunk);
+      if (this.head.length < ZSTD_MAGIC.length) return;
+      this.sink = this.sinkFor(this.head);
+      chunk = this.head;
+      this.head = new Uint8Array(0);
+    }
+    this.guard(() => this.sink!(chunk, false));
+  }
+
+  end(): Uint8Array {
+    const rest = this.sink ? new Uint8Array(0) : this.head; // a body shorter than four bytes
+    this.sink ??= this.sinkFor(rest);
+    this.guard(() => this.sink!(rest, true));
+    if (this.length !== this.size) throw new ImageError('checksum', `the saved state has ${this.length} bytes, expected ${this.size}`);
+    return this.out;
+  }
+
+  private readonly put = (data: Uint8Array): void => {
+    if (this.length + data.length > this.size) throw new ImageError('checksum', `the saved state has more than the ${this.size} bytes expected`);
+    this.out.set(data, this.length);
+    this.length += data.length;
+  };
+
+  private sinkFor(head: Uint8Array): (chunk: Uint8Array, final: boolean) => void {
+    if (startsWith(head, ZSTD_MAGIC)) {
+      const zstd = new Unzstd((data) => this.put(data));
+      return (chunk, final) => zstd.push(chunk, final);
+    }
+    if (startsWith(head, GZIP_MAGIC)) {
+      const gunzip = new Gunzip((data) => this.put(data));
+      return (chunk, final) => gunzip.push(chunk, final);
+    }
+    return this.put;
+  }
+
+  private guard(run: () => void): void {
+    try {
+      run();
+    } catch (cause) {
+      if (cause instanceof ImageError) throw cause;
+      throw new ImageError('checksum', `the saved state does not unpack: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    }
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (!a.length) return b;
+  const joined = new Uint8Array(a.length + b.length);
+  joined.set(a);
+  joined.set(b, a.length);
+  return joined;
 }
 
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {

@@ -4,7 +4,7 @@ log() { printf '[vm-images %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 # Host packages the build uses; installed with apt when missing.
-HOST_PACKAGES=(debootstrap debian-archive-keyring seabios e2fsprogs cpio gzip)
+HOST_PACKAGES=(debootstrap debian-archive-keyring seabios e2fsprogs cpio gzip zstd)
 
 ensure_host_tools() {
     local missing=() pkg

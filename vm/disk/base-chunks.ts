@@ -3,7 +3,7 @@
 // the first time any stack reads it (or by the background download). Reads inflate a chunk and
 // keep the last few inflated in memory.
 import { gunzipSync } from 'fflate';
-import { fetchOk, ImageError, joinUrl, sha256Hex, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
+import { fetchOk, ImageError, isPackedState, joinUrl, sha256Hex, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
 
 /** Where the chunks are kept: OPFS `base/` in the browser, a folder or a Map in tests. */
 export interface ChunkFiles {
@@ -269,7 +269,7 @@ export class BaseChunks {
 
   /**
    * The image's boot state (manifest.bootState: the kernel held before it mounts the disk),
-   * inflated and checked, or null when the image has none. Kept beside the chunks (its gzip, under
+   * unpacked and checked, or null when the image has none. Kept beside the chunks (packed, under
    * the sha256 of its raw bytes), so a cold boot offline has it once a cold boot or downloadAll
    * fetched it. Throws when it is neither here nor fetchable (the kernel boots instead).
    */
@@ -282,27 +282,34 @@ export class BaseChunks {
   private async loadBootState(): Promise<ArrayBuffer | null> {
     const entry = this.manifest.bootState;
     if (!entry) return null;
-    const intact = async (raw: Uint8Array | null): Promise<boolean> => !!raw && raw.length === entry.size && (await sha256Hex(raw)) === entry.sha256;
+    const unpack = async (body: Uint8Array | null): Promise<Uint8Array | null> => {
+      if (!body) return null;
+      try {
+        const raw = unpackSavedState(body, entry.size);
+        return (await sha256Hex(raw)) === entry.sha256 ? raw : null;
+      } catch {
+        return null;
+      }
+    };
     const stored = await this.storedSet();
     if (stored.has(entry.sha256)) {
-      const packed = await this.files.read(entry.sha256);
-      const raw = packed && inflate(packed);
-      if (await intact(raw)) return toArrayBuffer(raw!);
+      const raw = await unpack(await this.files.read(entry.sha256));
+      if (raw) return toArrayBuffer(raw);
       stored.delete(entry.sha256); // gone or damaged: fetched again
       await this.files.remove(entry.sha256);
     }
     const response = await fetchOk(joinUrl(this.baseUrl, entry.file), this.options.fetch);
     const body = new Uint8Array(await response.arrayBuffer());
-    const isGzip = body[0] === 0x1f && body[1] === 0x8b;
-    const raw = isGzip ? inflate(body) : body; // a server may send it inflated (Content-Encoding)
-    if (!(await intact(raw))) throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
+    const raw = await unpack(body);
+    if (!raw) throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
     try {
-      await this.files.write(entry.sha256, isGzip ? body : await gzip(raw!));
+      // Kept packed as shipped; a server may have sent it unpacked (Content-Encoding).
+      await this.files.write(entry.sha256, isPackedState(body) ? body : await gzip(raw));
       stored.add(entry.sha256);
     } catch (error) {
       console.warn("the computer's boot state is used without being kept in this browser", error);
     }
-    return toArrayBuffer(raw!);
+    return toArrayBuffer(raw);
   }
 
   /** How much of the image this browser holds. */

@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
+import { compress as zstdCompress, init as zstdInit } from '@bokuweb/zstd-wasm';
 import { describe, expect, it } from 'vitest';
 import type { SyncFile } from '../disk.ts';
-import type { ImageManifest } from '../image.ts';
+import { isPackedState, type ImageManifest } from '../image.ts';
 import { BaseChunks, type ChunkFiles } from './base-chunks.ts';
 import { LayeredDisk } from './layered-disk.ts';
 import { BLOCK_SIZE, Overlay, OverlayError } from './overlay.ts';
@@ -383,15 +384,16 @@ describe('LayeredDisk', () => {
   });
 
   it('keeps the boot state beside the chunks: fetched and checked once, then read offline; the download fetches it last; a corrupt one is refused', async () => {
+    await zstdInit();
     const s = setup();
     const raw = randomBytes(3 * CHUNK);
     const sha256 = createHash('sha256').update(raw).digest('hex');
-    s.manifest.bootState = { file: 'bootstate.gzip', size: raw.length, sha256, compressedSize: 0 };
-    s.served.set('base/bootstate.gzip', gzipSync(raw));
+    s.manifest.bootState = { file: 'bootstate.zstd', size: raw.length, sha256, compressedSize: 0 };
+    s.served.set('base/bootstate.zstd', zstdCompress(raw, 3));
     const [first, second] = await Promise.all([s.base.bootState(), s.base.bootState()]);
     expect(Buffer.from(first!).equals(raw)).toBe(true);
     expect(second).toBe(first); // one fetch for a cold boot and the download together
-    expect(s.srv.requests.filter((url) => url.endsWith('bootstate.gzip'))).toHaveLength(1);
+    expect(s.srv.requests.filter((url) => url.endsWith('bootstate.zstd'))).toHaveLength(1);
     expect(s.files.map.has(sha256)).toBe(true);
     s.srv.setDown(true);
     const offline = new BaseChunks(s.manifest, 'base', s.files, { fetch: s.srv.fetch });
@@ -399,17 +401,29 @@ describe('LayeredDisk', () => {
 
     const d = setup();
     d.manifest.bootState = s.manifest.bootState;
-    d.served.set('base/bootstate.gzip', gzipSync(raw));
+    d.served.set('base/bootstate.zstd', zstdCompress(raw, 3));
     await d.base.downloadAll();
-    expect(d.srv.requests.at(-1)).toBe('base/bootstate.gzip');
+    expect(d.srv.requests.at(-1)).toBe('base/bootstate.zstd');
     expect(d.files.map.has(sha256)).toBe(true);
 
     const c = setup();
     c.manifest.bootState = s.manifest.bootState;
-    c.served.set('base/bootstate.gzip', gzipSync(randomBytes(3 * CHUNK)));
-    await expect(c.base.bootState()).rejects.toThrow(/boot state \(bootstate.gzip\) is corrupt/);
+    c.served.set('base/bootstate.zstd', zstdCompress(randomBytes(3 * CHUNK), 3));
+    await expect(c.base.bootState()).rejects.toThrow(/boot state \(bootstate.zstd\) is corrupt/);
     expect(c.files.map.has(sha256)).toBe(false);
     expect(await new BaseChunks({ ...c.manifest, bootState: undefined } as ImageManifest, 'base', c.files).bootState()).toBeNull();
+
+    // An image from before zstd ships it as gzip; a server may send it unpacked (Content-Encoding):
+    // either is read, and kept packed.
+    for (const body of [gzipSync(raw), raw]) {
+      const o = setup();
+      o.manifest.bootState = s.manifest.bootState;
+      o.served.set('base/bootstate.zstd', body);
+      expect(Buffer.from((await o.base.bootState())!).equals(raw)).toBe(true);
+      expect(isPackedState(o.files.map.get(sha256)!)).toBe(true);
+      o.srv.setDown(true);
+      expect(Buffer.from((await new BaseChunks(o.manifest, 'base', o.files, { fetch: o.srv.fetch }).bootState())!).equals(raw)).toBe(true);
+    }
   });
 });
 
