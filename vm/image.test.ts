@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFully } from './disk.ts';
 import { compress as zstdCompress, init as zstdInit } from '@bokuweb/zstd-wasm';
-import { fetchImageFile, fetchManifest, fetchPristineState, fillDisk, ImageError, parseManifest, sha256Hex, unpackSavedState, type FetchLike, type ImageManifest } from './image.ts';
+import { fetchImageFile, fetchManifest, fetchPristineState, fillDisk, ImageError, parseManifest, responseBytes, sha256Hex, unpackSavedState, type FetchLike, type ImageManifest } from './image.ts';
 import { openNodeSyncFile } from './node-file.ts';
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
@@ -70,7 +70,6 @@ describe('image (synthetic)', () => {
     const packed = zstdCompress(state, 19);
     const entry = { file: 'state.zstd', size: state.length, sha256: await sha256Hex(state), compressedSize: packed.length };
     const withState = parseManifest({ ...manifest, pristineState: entry });
-    // Three bytes at a time at first: the format is told by four.
     const trickled = (bytes: Uint8Array): FetchLike => async () =>
       new Response(new ReadableStream<Uint8Array>({
         start(controller) {
@@ -78,6 +77,7 @@ describe('image (synthetic)', () => {
           controller.close();
         },
       }));
+    // Three bytes at a time at first: the format is told by four.
     expect(new Uint8Array((await fetchPristineState(withState, 'base', { fetch: trickled(packed) }))!)).toEqual(state);
     expect(new Uint8Array((await fetchPristineState(withState, 'base', { fetch: trickled(state) }))!)).toEqual(state);
     expect(unpackSavedState(packed, state.length)).toEqual(state);
@@ -88,6 +88,17 @@ describe('image (synthetic)', () => {
     await expect(refusal(zstdCompress(new Uint8Array(state.length + 1), 3))).rejects.toMatchObject({ code: 'checksum', message: expect.stringMatching(/more than the 300000 bytes/) });
     await expect(refusal(zstdCompress(state.map((b) => b ^ 1), 3))).rejects.toMatchObject({ code: 'checksum', message: expect.stringMatching(/is corrupt/) });
     expect(() => unpackSavedState(new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]), 10)).toThrow(ImageError);
+  });
+
+  it('reads chunks and files through a Blob, never Response.arrayBuffer (whose memory Chromium keeps in a worker)', async () => {
+    const { manifest, served } = await synthetic();
+    const viaBlobOnly: FetchLike = async (url) => {
+      const response = await fakeFetch(served)(url);
+      response.arrayBuffer = () => Promise.reject(new Error('read through Response.arrayBuffer'));
+      return response;
+    };
+    expect(new Uint8Array(await fetchImageFile(manifest, 'base', 'kernel', { fetch: viaBlobOnly, attempts: 1 }))).toEqual(new Uint8Array([1, 2, 3]));
+    expect(await responseBytes(new Response(new Uint8Array([4, 5])))).toEqual(new Uint8Array([4, 5]));
   });
 
   it('rejects invalid manifests with a reason', () => {

@@ -3,7 +3,7 @@
 // the first time any stack reads it (or by the background download). Reads inflate a chunk and
 // keep the last few inflated in memory.
 import { gunzipSync } from 'fflate';
-import { fetchOk, ImageError, isPackedState, joinUrl, sha256Hex, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
+import { fetchOk, ImageError, isPackedState, joinUrl, responseBytes, sha256Hex, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
 
 /** Where the chunks are kept: OPFS `base/` in the browser, a folder or a Map in tests. */
 export interface ChunkFiles {
@@ -299,7 +299,7 @@ export class BaseChunks {
       await this.files.remove(entry.sha256);
     }
     const response = await fetchOk(joinUrl(this.baseUrl, entry.file), this.options.fetch);
-    const body = new Uint8Array(await response.arrayBuffer());
+    const body = await responseBytes(response);
     const raw = await unpack(body);
     if (!raw) throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
     try {
@@ -476,7 +476,7 @@ export class BaseChunks {
     const checked = (async () => {
       const url = joinUrl(this.baseUrl, chunk.file);
       const response = await fetchOk(url, this.options.fetch);
-      const body = new Uint8Array(await response.arrayBuffer());
+      const body = await responseBytes(response);
       this.fetchedBytes += body.length;
       return this.checked(chunk, body);
     })();

@@ -82,7 +82,11 @@ function server(served: Map<string, Uint8Array>) {
     requests.push(url);
     if (down) throw new TypeError('Failed to fetch');
     const body = served.get(url);
-    return body ? new Response(body as Uint8Array<ArrayBuffer>) : new Response('missing', { status: 404 });
+    if (!body) return new Response('missing', { status: 404 });
+    const response = new Response(body as Uint8Array<ArrayBuffer>);
+    // Chunks are read through a Blob (vm/image.ts, responseBytes): Chromium keeps what this takes.
+    response.arrayBuffer = () => Promise.reject(new Error('a chunk read through Response.arrayBuffer'));
+    return response;
   };
   return { fetch, requests, setDown: (value: boolean) => (down = value) };
 }
