@@ -190,6 +190,8 @@ class EntryWriter {
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
   private size = 0;
+  /** The batch being written: one at a time, while the next is unpacked and hashed. */
+  private writing: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly entry: ManifestEntry,
@@ -220,12 +222,19 @@ class EntryWriter {
     if (this.pendingBytes >= WRITE_BATCH) await this.flush();
   }
 
+  /**
+   * Hands the batch to the file and returns once the one before it is written: unpacking and
+   * hashing go on while the browser writes, and a write's failure (a full disk) surfaces at the
+   * next batch or at finish().
+   */
   private async flush(): Promise<void> {
     if (!this.pendingBytes || !this.writable) return;
     const joined = concat(this.pending);
     this.pending = [];
     this.pendingBytes = 0;
-    await this.writable.write(joined as Uint8Array<ArrayBuffer>);
+    await this.writing;
+    this.writing = this.writable.write(joined as Uint8Array<ArrayBuffer>);
+    this.writing.catch(() => {}); // awaited at the next flush or at finish()
   }
 
   /** Checks size and checksum; the file counts (its writable closes) only when both match. */
@@ -240,11 +249,13 @@ class EntryWriter {
     }
     if (this.kept) return concat(this.kept);
     await this.flush();
+    await this.writing;
     await this.writable!.close();
     return null;
   }
 
   async abort(): Promise<void> {
+    await this.writing.catch(() => {});
     await this.writable?.abort().catch(() => {});
   }
 }
