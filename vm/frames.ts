@@ -1,5 +1,6 @@
 // The guest agent's wire format (vm-images/README.md, "Transport"): "SDA1", u32 BE header
 // length, u32 BE payload length, a JSON header with a string `type`, then raw payload bytes.
+import { concatBytes } from './bytes.ts';
 
 export const FRAME_MAGIC = new Uint8Array([0x53, 0x44, 0x41, 0x31]); // "SDA1"
 export const FRAME_PREFIX = 12;
@@ -46,7 +47,7 @@ export class FrameDecoder {
 
   /** Adds bytes; returns the frames they completed, in order. Never throws. */
   push(bytes: Uint8Array): Frame[] {
-    this.buf = this.buf.length === 0 ? bytes.slice() : concat(this.buf, bytes);
+    this.buf = this.buf.length === 0 ? bytes.slice() : concatBytes(this.buf, bytes);
     const frames: Frame[] = [];
     for (;;) {
       const start = findMagic(this.buf);
@@ -107,11 +108,4 @@ function findMagic(b: Uint8Array): number {
     if (b[i] === 0x53 && b[i + 1] === 0x44 && b[i + 2] === 0x41 && b[i + 3] === 0x31) return i;
   }
   return -1;
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
 }

@@ -3,6 +3,7 @@
 // sha256.
 import { Gunzip } from 'fflate';
 import { Decompress as Unzstd } from 'fzstd';
+import { concatBytes } from './bytes.ts';
 import { writeFully, type SyncFile } from './disk.ts';
 
 export interface ImageFile {
@@ -236,7 +237,7 @@ class StateUnpacker {
   push(chunk: Uint8Array): void {
     if (!this.sink) {
       // The format is known from the first four bytes, which may come in more than one chunk.
-      this.head = concat(this.head, chunk);
+      this.head = this.head.length ? concatBytes(this.head, chunk) : chunk;
       if (this.head.length < ZSTD_MAGIC.length) return;
       this.sink = this.sinkFor(this.head);
       chunk = this.head;
@@ -279,14 +280,6 @@ class StateUnpacker {
       throw new ImageError('checksum', `the saved state does not unpack: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     }
   }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (!a.length) return b;
-  const joined = new Uint8Array(a.length + b.length);
-  joined.set(a);
-  joined.set(b, a.length);
-  return joined;
 }
 
 /**

@@ -3,6 +3,7 @@
 // answers no. A lookup gets REFUSED and a new TCP connection a reset at once, each with a notice
 // of why, so `pip`, `curl`, `npm` and `apt-get` fail in a second with the reason in the terminal
 // and in the bash tool's result, instead of waiting on resolver timeouts with nothing said.
+import { concatBytes } from './bytes.ts';
 import { questionName, refused, type DnsNotice } from './network.ts';
 
 /** v86's userland router (the same defaults the Wisp adapter uses when the computer is online). */
@@ -36,7 +37,7 @@ export function answer(frame: Uint8Array, reason: string, onNotice: (notice: Dns
     const query = payload.subarray(8);
     if (query.length < 12) return null;
     onNotice({ name: questionName(query) ?? 'a name', reason });
-    const udp = concat(u16(53), u16(view.getUint16(start)), u16(0), u16(0), refused(query));
+    const udp = concatBytes(u16(53), u16(view.getUint16(start)), u16(0), u16(0), refused(query));
     new DataView(udp.buffer).setUint16(4, udp.length);
     return ethernet(frame, ipv4(destination, source, IP_UDP, udp));
   }
@@ -45,8 +46,8 @@ export function answer(frame: Uint8Array, reason: string, onNotice: (notice: Dns
     if ((flags & TCP_SYN) === 0 || (flags & (TCP_ACK | TCP_RST)) !== 0) return null;
     onNotice({ name: `${destination.join('.')}:${view.getUint16(start + 2)}`, reason });
     // RST+ACK acknowledging the SYN: "connection refused" for the guest, at once.
-    const tcp = concat(u16(view.getUint16(start + 2)), u16(view.getUint16(start)), u32(0), u32((view.getUint32(start + 4) + 1) >>> 0), new Uint8Array([0x50, TCP_RST | TCP_ACK]), u16(0), u16(0), u16(0));
-    new DataView(tcp.buffer).setUint16(16, checksum(concat(destination, source, new Uint8Array([0, IP_TCP]), u16(tcp.length), tcp)));
+    const tcp = concatBytes(u16(view.getUint16(start + 2)), u16(view.getUint16(start)), u32(0), u32((view.getUint32(start + 4) + 1) >>> 0), new Uint8Array([0x50, TCP_RST | TCP_ACK]), u16(0), u16(0), u16(0));
+    new DataView(tcp.buffer).setUint16(16, checksum(concatBytes(destination, source, new Uint8Array([0, IP_TCP]), u16(tcp.length), tcp)));
     return ethernet(frame, ipv4(destination, source, IP_TCP, tcp));
   }
   return null;
@@ -60,19 +61,19 @@ function arpReply(frame: Uint8Array): Uint8Array | null {
   if (!isRequest || !ROUTER_IP.every((byte, i) => frame[38 + i] === byte)) return null;
   const senderMac = frame.subarray(22, 28);
   const senderIp = frame.subarray(28, 32);
-  const arp = concat(u16(1), u16(ETH_IPV4), new Uint8Array([6, 4]), u16(2), new Uint8Array(ROUTER_MAC), new Uint8Array(ROUTER_IP), senderMac, senderIp);
-  return concat(senderMac, new Uint8Array(ROUTER_MAC), u16(ETH_ARP), arp);
+  const arp = concatBytes(u16(1), u16(ETH_IPV4), new Uint8Array([6, 4]), u16(2), new Uint8Array(ROUTER_MAC), new Uint8Array(ROUTER_IP), senderMac, senderIp);
+  return concatBytes(senderMac, new Uint8Array(ROUTER_MAC), u16(ETH_ARP), arp);
 }
 
 /** An Ethernet frame back to the guest, from the router. */
 function ethernet(request: Uint8Array, packet: Uint8Array): Uint8Array {
-  return concat(request.subarray(6, 12), new Uint8Array(ROUTER_MAC), u16(ETH_IPV4), packet);
+  return concatBytes(request.subarray(6, 12), new Uint8Array(ROUTER_MAC), u16(ETH_IPV4), packet);
 }
 
 function ipv4(source: Uint8Array, destination: Uint8Array, protocol: number, payload: Uint8Array): Uint8Array {
-  const header = concat(new Uint8Array([0x45, 0]), u16(20 + payload.length), u16(0), u16(0x4000), new Uint8Array([64, protocol]), u16(0), source, destination);
+  const header = concatBytes(new Uint8Array([0x45, 0]), u16(20 + payload.length), u16(0), u16(0x4000), new Uint8Array([64, protocol]), u16(0), source, destination);
   new DataView(header.buffer).setUint16(10, checksum(header));
-  return concat(header, payload);
+  return concatBytes(header, payload);
 }
 
 /** The Internet checksum (RFC 1071). */
@@ -86,12 +87,3 @@ export function checksum(bytes: Uint8Array): number {
 const u16 = (n: number) => new Uint8Array([(n >>> 8) & 0xff, n & 0xff]);
 const u32 = (n: number) => new Uint8Array([(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff]);
 
-function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}

@@ -4,6 +4,7 @@
 // its size and sha256 are checked. A refusal, a cancel or a killed tab leaves no stack behind.
 import { Unzip, UnzipInflate, type UnzipFile } from 'fflate';
 import { createSHA256, type IHasher } from 'hash-wasm';
+import { concatBytes } from '../../vm/bytes.ts';
 import type { StorageEstimateLike } from '../storage-full.ts';
 import { LAYOUT_NAME, MANIFEST_MAX_BYTES, MANIFEST_NAME, STACK_PREFIX, StackFileError, checkManifest, pathProblem, type ManifestEntry, type StackManifest } from './format.ts';
 
@@ -62,7 +63,7 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
         manifestText.push(data);
         if (final) {
           try {
-            manifest = checkManifest(new TextDecoder().decode(concat(manifestText)), { appImage: options.appImage, estimate: options.estimate });
+            manifest = checkManifest(new TextDecoder().decode(concatBytes(...manifestText)), { appImage: options.appImage, estimate: options.estimate });
           } catch (problem) {
             fail(problem);
           }
@@ -175,16 +176,6 @@ function damaged(): StackFileError {
   return new StackFileError('damaged', 'This stack file is damaged: part of it cannot be unpacked.');
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
-}
-
 /** One entry on its way into the stack's folder (or, for the layout, into memory), hashed as it goes. */
 class EntryWriter {
   private pending: Uint8Array[] = [];
@@ -229,7 +220,7 @@ class EntryWriter {
    */
   private async flush(): Promise<void> {
     if (!this.pendingBytes || !this.writable) return;
-    const joined = concat(this.pending);
+    const joined = concatBytes(...this.pending);
     this.pending = [];
     this.pendingBytes = 0;
     await this.writing;
@@ -247,7 +238,7 @@ class EntryWriter {
       await this.abort();
       throw new StackFileError('damaged', `This stack file is damaged: "${this.entry.path}" does not match its checksum.`);
     }
-    if (this.kept) return concat(this.kept);
+    if (this.kept) return concatBytes(...this.kept);
     await this.flush();
     await this.writing;
     await this.writable!.close();
