@@ -10,8 +10,14 @@ export interface EmulatorSetup {
   memoryMiB: number;
 }
 
-/** `network`: the relay and resolver of a paired proxy; null keeps the NIC with nothing behind it. */
-export function emulatorOptions(files: EmulatorSetup, disk: MachineDisk, wasmPath: string, network: VmNetwork | null = null): Record<string, unknown> {
+/** v86's `filesystem.handle9p`: answers the guest's 9p requests (workspace-9p.ts). */
+export type Handle9p = (request: Uint8Array, reply: (bytes: Uint8Array) => void) => void;
+
+/**
+ * `network`: the relay and resolver of a paired proxy; null keeps the NIC with nothing behind it.
+ * `handle9p`: the server of /workspace.
+ */
+export function emulatorOptions(files: EmulatorSetup, disk: MachineDisk, wasmPath: string, network: VmNetwork | null, handle9p: Handle9p): Record<string, unknown> {
   return {
     wasm_path: wasmPath,
     memory_size: files.memoryMiB * 1024 * 1024,
@@ -19,9 +25,10 @@ export function emulatorOptions(files: EmulatorSetup, disk: MachineDisk, wasmPat
     vga_bios: { buffer: files.vgaBios },
     hda: disk,
     virtio_console: true,
-    // An in-memory 9p filesystem the guest mounts at /workspace (rc.sysinit); workspace.ts
-    // mirrors it to OPFS. It must be here at boot: saved states carry the device.
-    filesystem: {},
+    // The 9p share the guest mounts at /workspace (rc.sysinit), served from the stack's folder by
+    // workspace-9p.ts: no copy of the files in the emulator. It must be here at boot: saved states
+    // carry the device.
+    filesystem: { handle9p },
     // The network card (virtio-net) is always there, so every saved state has it; what is behind
     // it (the proxy's relay) is the host's, chosen at each start. The guest keeps its MAC across wakes.
     net_device: netDevice(network),

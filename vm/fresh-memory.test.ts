@@ -9,6 +9,7 @@ import { emulatorOptions } from './emulator-options.ts';
 import { freshMemoryRestore, INIT_WRITTEN_BYTES, type WasmInstantiate } from './fresh-memory.ts';
 import { unpackSavedState, type ImageManifest } from './image.ts';
 import { nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
+import { emptyWorkspaceFs, Workspace9p } from './workspace-9p.ts';
 
 describe('freshMemoryRestore', () => {
   it("narrows only the restore's first full zeroing to what v86's init wrote", async () => {
@@ -43,7 +44,7 @@ describe.skipIf(!pristine || process.env.STACKDOCS_SKIP_VM_BOOT === '1')('a wake
     const state = unpackSavedState(readFileSync(join(IMAGE_DIR, pristine!.file)), pristine!.size);
     const disk = new SyncFileDisk(openNodeSyncFile(join(dir, 'disk.img')), diskSize);
     const emulator = new V86({
-      ...emulatorOptions(files, disk, WASM_PATH),
+      ...emulatorOptions(files, disk, WASM_PATH, null, new Workspace9p(emptyWorkspaceFs()).handle),
       wasm_fn: instantiate,
       initial_state: { buffer: state.buffer.slice(state.byteOffset, state.byteOffset + state.byteLength) },
       autostart: false,

@@ -38,7 +38,11 @@ export interface ImageManifest {
    * The post-boot saved state that matches the disk as shipped (zstd, or gzip in images built
    * before it; sha256 of the raw bytes).
    */
-  pristineState?: ImageFile & { compressedSize: number };
+  pristineState?: ImageFile & {
+    compressedSize: number;
+    /** What its guest holds of the /workspace share (its mount): kept beside it as its journal. */
+    workspace?: { msize: number; fids: [number, string][] };
+  };
   /**
    * The kernel started and held before it mounts the disk (packed as pristineState): a cold boot
    * restores it onto the disk as it is (vm/machine.ts, captureBootState).

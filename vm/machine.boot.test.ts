@@ -1,12 +1,15 @@
 // BOOTS THE REAL IMAGE in v86 under Node (slow: disk fill ~20 s, cold boot 16–40 s, the first
 // pandas import 20–80 s). One machine is shared by the tests in order; skipped without an image.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFully, SyncFileDisk, type SyncFile } from './disk.ts';
-import { Machine, type MachineBootFiles, type MachineStore } from './machine.ts';
+import { Machine, type MachineBootFiles, type MachineStore, type MachineWorkspace } from './machine.ts';
 import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
+import { nodeWorkspaceFs } from './node-workspace-fs.ts';
+import type { Workspace9pSnapshot } from './workspace-9p.ts';
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
 const WASM_PATH = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
@@ -48,10 +51,21 @@ describe.skipIf(!existsSync(join(IMAGE_DIR, 'manifest.json')) || process.env.STA
   let file: SyncFile;
   let machine: Machine;
   const numbers: Record<string, number> = {};
+  // /workspace: a folder on the host, served to the guest by the 9p share (as the VM worker does).
+  const workspaceDir = join(dir, 'workspace');
+  mkdirSync(workspaceDir);
+  let share: Workspace9pSnapshot | null = null;
+  const workspace: MachineWorkspace = {
+    fs: nodeWorkspaceFs(workspaceDir),
+    read: async () => share,
+    write: async (snapshot) => {
+      share = snapshot;
+    },
+  };
 
   const newMachine = () => {
     file = openNodeSyncFile(diskPath);
-    return new Machine({ files, disk: new SyncFileDisk(file), store, wasmPath: WASM_PATH, wasmFn: v86Wasm, watchdog: false });
+    return new Machine({ files, disk: new SyncFileDisk(file), store, wasmPath: WASM_PATH, wasmFn: v86Wasm, watchdog: false, workspace });
   };
 
   beforeAll(async () => {
@@ -151,6 +165,39 @@ with zipfile.ZipFile('/tmp/hello_sd-1.0-py3-none-any.whl', 'w') as z:
     expect(config.stdout).toBe('fetch-retries=1\nfetch-retry-maxtimeout=3000\nupdate-notifier=false\n');
   }, 400_000);
 
+  it('serves /workspace straight from the host folder, both ways', async () => {
+    const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+    mkdirSync(join(workspaceDir, 'documents'));
+    const big = new Uint8Array(3 * 1024 * 1024 + 17).map((_, i) => (i * 2654435761) >>> 24);
+    writeFileSync(join(workspaceDir, 'documents', 'scan.bin'), big);
+    writeFileSync(join(workspaceDir, 'notes.txt'), 'from the host\n');
+    const ls = await machine.exec({ command: 'ls -la /workspace /workspace/documents && sha256sum /workspace/documents/scan.bin && df -k /workspace | tail -1' });
+    expect(ls.code, ls.stderr).toBe(0);
+    expect(ls.stdout).toMatch(/notes\.txt/);
+    expect(ls.stdout).toContain(`${sha(big)}  /workspace/documents/scan.bin`);
+    // The guest's writes, folders, renames and removals are in the folder when the command ends.
+    const made = await machine.exec({
+      command: [
+        'cd /workspace',
+        "printf '#!/bin/sh\\necho ran here\\n' > run.sh && chmod +x run.sh && ./run.sh",
+        'mkdir -p out/deep && seq 1 100000 > out/deep/n.txt && mv out/deep out/kept && rm notes.txt',
+        "python3 -c \"open('/workspace/out/py.txt','w').write('py'); print(open('/workspace/out/kept/n.txt').read().count(chr(10)))\"",
+        'stat -c %a run.sh',
+      ].join(' && '),
+    });
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toBe('ran here\n100000\n755\n');
+    expect(existsSync(join(workspaceDir, 'notes.txt'))).toBe(false);
+    expect(readFileSync(join(workspaceDir, 'out', 'kept', 'n.txt'), 'utf8').split('\n')).toHaveLength(100001);
+    expect(readFileSync(join(workspaceDir, 'out', 'py.txt'), 'utf8')).toBe('py');
+    // Not kept here: links and device nodes.
+    expect((await machine.exec({ command: 'ln -s run.sh /workspace/link' })).code).not.toBe(0);
+    // The system space of the stack is not the guest's to see or make.
+    mkdirSync(join(workspaceDir, '.os'), { recursive: true });
+    expect((await machine.exec({ command: 'ls -A /workspace' })).stdout).not.toMatch(/\.os/);
+    expect((await machine.exec({ command: 'mkdir /workspace/.os' })).code).not.toBe(0);
+  }, 300_000);
+
   it('kills a runaway command at its timeout', async () => {
     const r = await machine.exec({ command: 'sleep 100', timeout: 2 });
     expect(r).toMatchObject({ timedOut: true, code: null, signal: 'SIGKILL' });
@@ -181,6 +228,8 @@ with zipfile.ZipFile('/tmp/hello_sd-1.0-py3-none-any.whl', 'w') as z:
 
   it('suspends; two wakes of that state draw different random numbers; wakes in a new emulator with the same disk', async () => {
     await machine.exec({ command: 'echo before-save > /root/marker' });
+    // A process whose working folder is in /workspace holds the share across the save.
+    await machine.exec({ command: 'mkdir -p /workspace/kept && cd /workspace/kept && setsid sh -c "sleep 100000" </dev/null >/dev/null 2>&1 &' });
     let t = now();
     await machine.suspend();
     numbers.suspendMs = now() - t;
@@ -227,6 +276,12 @@ with zipfile.ZipFile('/tmp/hello_sd-1.0-py3-none-any.whl', 'w') as z:
     const [marker, clock] = r.stdout!.split('\n');
     expect(marker).toBe('before-save');
     expect(Math.abs(Number(clock) - Date.now() / 1000)).toBeLessThan(10);
+    // The share the guest held is served again: the sleeping process's folder, and new files.
+    writeFileSync(join(workspaceDir, 'kept', 'after-wake.txt'), 'hello again');
+    const held = await machine.exec({ command: 'ls "$(readlink /proc/$(pgrep -f "sleep 100000" | head -1)/cwd)" && cat /workspace/kept/after-wake.txt && echo ok > /workspace/kept/w.txt' });
+    expect(held.code, held.stderr).toBe(0);
+    expect(held.stdout).toBe('after-wake.txt\nhello again');
+    expect(readFileSync(join(workspaceDir, 'kept', 'w.txt'), 'utf8')).toBe('ok\n');
   }, 180_000);
 
   it('a disk that moved on after the save forces a cold boot', async () => {

@@ -8,6 +8,7 @@ import { emulatorOptions } from './emulator-options.ts';
 import { RELAY_NETWORK, type NetworkLink } from './network-link.ts';
 import { freshMemoryRestore, type WasmInstantiate } from './fresh-memory.ts';
 import type { TrafficCounter } from './traffic.ts';
+import { emptyWorkspaceFs, Workspace9p, type Workspace9pSnapshot, type WorkspaceFs } from './workspace-9p.ts';
 
 /** Boot files and settings, as fetched from the image (see image.ts). */
 export interface MachineBootFiles {
@@ -73,13 +74,11 @@ export interface EmulatorLike {
   destroy(): Promise<void>;
   serial0_send(data: string): void;
   serial_send_bytes(port: number, data: Uint8Array): void;
-  /** v86's in-memory 9p filesystem (the `filesystem` option), shared as /workspace. */
-  fs9p?: unknown;
   /** What is behind the network card (v86's Wisp adapter, when it was given a relay). */
   network_adapter?: unknown;
 }
 
-/** Points in the lifecycle where the owner keeps other state in step (the /workspace mirror). */
+/** Points in the lifecycle where the owner keeps other state in step. */
 export interface MachineHooks {
   /** After a boot or wake, before the machine is ready: the guest is running. */
   started?(emulator: EmulatorLike, how: 'booted' | 'woke'): Promise<void>;
@@ -119,12 +118,25 @@ export interface MachineOptions {
   createEmulator?: (options: Record<string, unknown>) => EmulatorLike;
   hooks?: MachineHooks;
   /**
+   * /workspace: the files the guest's 9p share serves, and where the guest's hold on them (its
+   * fids) is kept beside each saved state. Absent: an empty, read-only /workspace.
+   */
+  workspace?: MachineWorkspace;
+  /**
    * What is behind the network card, changed while the computer runs (network-link.ts). Absent:
    * nothing is (the image build); the card is there either way, as saved states need it.
    */
   link?: NetworkLink;
   /** Counts the network card's frames of every emulator this machine creates. */
   traffic?: TrafficCounter;
+}
+
+export interface MachineWorkspace {
+  fs: WorkspaceFs;
+  /** The snapshot kept with the saved state of `generation` (null: none, or another state's). */
+  read(generation: string): Promise<Workspace9pSnapshot | null>;
+  /** Keeps a state's snapshot (taken with the guest stopped; written while it runs on). */
+  write(snapshot: Workspace9pSnapshot): Promise<void>;
 }
 
 export class MachineError extends Error {
@@ -179,6 +191,8 @@ export class Machine {
   /** Where the last save's time went: the guest's sync and cache drop, stopping it, save_state. */
   lastSave: { syncMs: number; stopMs: number; saveStateMs: number } | null = null;
   private emulator: EmulatorLike | null = null;
+  /** The /workspace server of the current emulator. */
+  private share: Workspace9p | null = null;
   private client: AgentClient | null = null;
   private readonly statusListeners = new Set<(status: MachineStatus) => void>();
   private readonly serialListeners = new Set<(bytes: Uint8Array) => void>();
@@ -213,7 +227,7 @@ export class Machine {
       const saved = await this.options.store.readState();
       if (saved) {
         try {
-          await this.wakeFrom(saved);
+          await this.wakeFrom(saved, state);
           return 'woke';
         } catch (error) {
           console.warn('the computer could not wake from its saved state; it boots instead', error);
@@ -325,11 +339,22 @@ export class Machine {
   }
 
   /** Restores a saved state into a new emulator; the caller checked the generation. */
-  private async wakeFrom(state: ArrayBuffer): Promise<AgentInfo> {
+  private async wakeFrom(state: ArrayBuffer, generation: string): Promise<AgentInfo> {
     await this.teardown();
     this.setStatus({ state: 'waking' });
     const phases = new Phases();
-    const emulator = this.createEmulator({ initial_state: { buffer: state } }, true);
+    // The guest's 9p requests wait until the fids it held at the save are known again.
+    const emulator = this.createEmulator({ initial_state: { buffer: state } }, true, true);
+    const share = this.share!;
+    const resumed = (this.options.workspace?.read(generation) ?? Promise.resolve(null)).then(
+      (snapshot) => {
+        if (!share.resume(snapshot, generation)) console.warn('/workspace: the share held by the saved state is not known; the guest sees it afresh');
+      },
+      (error: unknown) => {
+        share.resume(null, null);
+        throw error;
+      },
+    );
     await waitEvent(emulator, 'emulator-started', 60_000);
     phases.lap('restore');
     const client = new AgentClient(this.transport(emulator), { awaitReady: false });
@@ -344,7 +369,8 @@ export class Machine {
     const [agent, ...others] = await Promise.allSettled([
       after('ping', client.ping(30_000)),
       after('settime', setClockAndSeed(client)),
-      after('workspace', this.options.hooks?.started?.(emulator, 'woke') ?? Promise.resolve()),
+      after('workspace', resumed),
+      after('started', this.options.hooks?.started?.(emulator, 'woke') ?? Promise.resolve()),
     ]);
     for (const outcome of [agent, ...others]) if (outcome.status === 'rejected') throw outcome.reason;
     const info = (agent as PromiseFulfilledResult<AgentInfo>).value;
@@ -414,6 +440,8 @@ export class Machine {
     await emulator.stop();
     // A read still waiting for its chunk would be lost with the state: let it land first.
     await this.options.disk.settled?.();
+    // No 9p request may be half answered in a state (v86 keeps the pending ones in it).
+    await this.share?.drain();
     await this.options.hooks?.beforeSave?.();
     const stopped = performance.now();
     const state = await emulator.save_state();
@@ -422,7 +450,8 @@ export class Machine {
     this.lastSave = { syncMs: synced - began, stopMs: stopped - synced, saveStateMs: performance.now() - stopped };
     const generation = crypto.randomUUID();
     // What belongs with the state is taken now, while the guest is stopped; it is written later.
-    const recorded = this.options.hooks?.saving?.(generation) ?? Promise.resolve();
+    const snapshot = this.share?.snapshot(generation);
+    const recorded = Promise.all([this.options.hooks?.saving?.(generation), snapshot && this.options.workspace?.write(snapshot)]).then(() => {});
     recorded.catch(() => {});
     return { generation, state, recorded };
   }
@@ -452,7 +481,12 @@ export class Machine {
     }
   }
 
-  get agent(): AgentClient | null {
+  /** The stack worker changed a file under /workspace: nothing the share holds of it may be stale. */
+  async workspaceChanged(path: string): Promise<void> {
+    await this.share?.changed(path);
+  }
+
+    get agent(): AgentClient | null {
     return this.client;
   }
 
@@ -462,12 +496,17 @@ export class Machine {
     this.setStatus({ state: 'off' });
   }
 
-  /** `restoring`: the emulator starts from a saved state (its fresh RAM need not be zeroed). */
-  private createEmulator(extra: Record<string, unknown>, restoring = false): EmulatorLike {
+  /**
+   * `restoring`: the emulator starts from a saved state (its fresh RAM need not be zeroed).
+   * `resuming`: from a state whose guest holds /workspace fids (its share waits for `resume`).
+   */
+  private createEmulator(extra: Record<string, unknown>, restoring = false, resuming = false): EmulatorLike {
     const { files, disk, wasmPath, wasmFn } = this.options;
     const wasm = wasmFn && { wasm_fn: restoring ? freshMemoryRestore(wasmFn) : wasmFn };
     const { link } = this.options;
-    const options = { ...emulatorOptions(files, disk, wasmPath, link ? RELAY_NETWORK : null), ...wasm, ...extra };
+    const share = new Workspace9p(this.options.workspace?.fs ?? emptyWorkspaceFs(), resuming);
+    this.share = share;
+    const options = { ...emulatorOptions(files, disk, wasmPath, link ? RELAY_NETWORK : null, share.handle), ...wasm, ...extra };
     const create = this.options.createEmulator ?? ((o) => new V86(o as never) as unknown as EmulatorLike);
     const emulator = create(options);
     this.options.traffic?.attach(emulator);
@@ -543,6 +582,10 @@ export class Machine {
         // already gone
       }
     }
+    // Its open files let go: the stack worker may replace them.
+    const share = this.share;
+    this.share = null;
+    if (share) await share.release().catch(() => {});
   }
 
   private async fail(error: MachineError): Promise<never> {

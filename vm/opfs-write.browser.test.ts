@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { cdp } from 'vitest/browser';
 import { isPartialWrite, PARTIAL_PREFIX, sweepPartialWrites, writeWholeFile } from './opfs-write.ts';
-import { opfsWorkspaceStore } from './opfs-workspace.ts';
+import { opfsWorkspaceFs } from './opfs-workspace-fs.ts';
 
 let dir: FileSystemDirectoryHandle;
 const folderName = `opfs-write-${crypto.randomUUID()}`;
@@ -98,7 +98,8 @@ describe('partial files a killed tab left', () => {
     const artifacts = await dir.getDirectoryHandle('artifacts', { create: true });
     await leavePartial(`${PARTIAL_PREFIX}big`, artifacts);
     await writeWholeFile(artifacts, 'done.csv', new TextEncoder().encode('a,b\n'));
-    const listed = (await opfsWorkspaceStore(dir).list()).map((entry) => entry.path);
-    expect(listed).toEqual(['artifacts', 'artifacts/done.csv']);
+    const fs = opfsWorkspaceFs(dir);
+    expect(await fs.list('')).toEqual([{ name: 'artifacts', kind: 'dir' }]);
+    expect(await fs.list('artifacts')).toEqual([{ name: 'done.csv', kind: 'file' }]);
   });
 });

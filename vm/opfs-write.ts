@@ -43,15 +43,32 @@ export async function writeWholeFile(dir: FileSystemDirectoryHandle, name: strin
   return dir.getFileHandle(name);
 }
 
-/** Renames `file` to `name`, replacing a file there (Chromium's move does; others may refuse). */
+/** How long a move waits for the computer to let go of the file it replaces (its /workspace share reads it). */
+const HELD_WAIT_MS = 3000;
+
+/**
+ * Renames `file` to `name`, replacing a file there (Chromium's move does; others may refuse). A
+ * file the computer has open (workspace-9p.ts closes what it has not used for a moment) is waited for.
+ */
 async function moveOver(file: FileSystemFileHandle, dir: FileSystemDirectoryHandle, name: string): Promise<void> {
   const move = (file as FileSystemFileHandle & { move(name: string): Promise<void> }).move.bind(file);
-  try {
-    await move(name);
-  } catch (error) {
-    if (!(error instanceof DOMException) || !['InvalidModificationError', 'NoModificationAllowedError'].includes(error.name)) throw error;
-    await dir.removeEntry(name);
-    await move(name);
+  const began = Date.now();
+  for (;;) {
+    try {
+      await move(name);
+      return;
+    } catch (error) {
+      if (!(error instanceof DOMException) || !['InvalidModificationError', 'NoModificationAllowedError'].includes(error.name)) throw error;
+      try {
+        await dir.removeEntry(name);
+        await move(name);
+        return;
+      } catch (again) {
+        const held = again instanceof DOMException && again.name === 'NoModificationAllowedError';
+        if (!held || Date.now() - began > HELD_WAIT_MS) throw again;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    }
   }
 }
 

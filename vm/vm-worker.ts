@@ -7,10 +7,11 @@ import { BaseChunks, opfsChunkFiles, type BaseProgress } from './disk/base-chunk
 import { LayeredDisk } from './disk/layered-disk.ts';
 import { CHANGE_CHUNK, Overlay, OverlayError } from './disk/overlay.ts';
 import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, type ImageManifest } from './image.ts';
-import { Machine, MachineError, type EmulatorLike, type MachineBootFiles, type MachineOptions } from './machine.ts';
+import { Machine, MachineError, type MachineBootFiles, type MachineOptions } from './machine.ts';
 import { openBaseDir, openOpfsMachine, readWarmSet, writeWarmSet, type OpfsMachineFiles } from './opfs-store.ts';
-import { opfsWorkspaceStore, readJournal, writeJournal } from './opfs-workspace.ts';
-import { WorkspaceMirror, type Fs9pLike, type WorkspaceJournal } from './workspace.ts';
+import { readJournal, writeJournal } from './opfs-workspace.ts';
+import { opfsWorkspaceFs } from './opfs-workspace-fs.ts';
+import type { Workspace9pSnapshot } from './workspace-9p.ts';
 import type { DnsNotice } from './network.ts';
 import { installNetworkLink, type LinkScope } from './network-link.ts';
 import { createTrafficCounter } from './traffic.ts';
@@ -26,8 +27,6 @@ export interface VmWorkerDeps {
   createEmulator?: MachineOptions['createEmulator'];
   /** Quiet time after the last exec or keystroke before a checkpoint is saved (ms; 0: never). */
   checkpointAfterMs?: number;
-  /** How often guest changes under /workspace reach OPFS while nothing runs (ms). */
-  workspaceFlushMs?: number;
   /** Quiet time after which the machine is suspended to free the CPU and memory (ms; 0: never). */
   suspendAfterMs?: number;
   /**
@@ -50,9 +49,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   let machine: Machine | null = null;
   let files: OpfsMachineFiles | null = null;
   let opened: { options: VmStartOptions; manifest: ImageManifest; boot: MachineBootFiles } | null = null;
-  let mirror: WorkspaceMirror | null = null;
   /** The generation of the state being woken from (the journal is trusted only for it). */
-  let wokeGeneration: string | null = null;
   let activeExecs = 0;
   /** Execs asked for and not yet ended: settled once the guest has been handed each. */
   const execsSent = new Map<string, Promise<void>>();
@@ -68,8 +65,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   /** The disk's overlay in use, and what the last capture() took of it (its token, the state's generation). */
   let overlayInUse: Overlay | null = null;
   let lastCapture: { token: string; overlay: Overlay; generation: string | null } | null = null;
-  /** The /workspace journal taken with the last state saved (its generation inside). */
-  let savedJournal: WorkspaceJournal | null = null;
+  /** The /workspace share's snapshot taken with the last state saved (its generation inside). */
+  let savedJournal: Workspace9pSnapshot | null = null;
 
   // The guest's DNS goes to the proxy's resolver with the current network ticket.
   // Each refusal is told where the command came from: in the bash tool's result for the agent's
@@ -136,9 +133,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     scheduleIdleSuspend();
     if (flushTimer) return;
     flushTimer = setInterval(() => {
-      if (mirror?.pending && activeExecs === 0 && !checkpointing) mirror.flush().catch(() => {});
       if (Date.now() - warmSetSavedAt > 10_000) saveWarmSet();
-    }, deps.workspaceFlushMs ?? 1000);
+    }, 1000);
   };
   /** What the guest read lately, for the next start to load ahead (not tied to saves: a session that only reads saves nothing). */
   let warmSetSavedAt = 0;
@@ -206,7 +202,6 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     await base.pin(0);
     opened = { options, manifest, boot };
     const machineFiles = files;
-    mirror = new WorkspaceMirror(opfsWorkspaceStore(machineFiles.stackDir));
     const next = new Machine({
       files: boot,
       disk: new LayeredDisk(overlay!, base),
@@ -222,7 +217,14 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       wasmPath: deps.wasmPath ?? wasmUrl,
       ...(deps.wasmModule ? { wasmFn: instantiateFrom(deps.wasmModule) } : {}),
       ...(deps.createEmulator ? { createEmulator: deps.createEmulator } : {}),
-      hooks: workspaceHooks(machineFiles),
+      workspace: {
+        fs: opfsWorkspaceFs(machineFiles.stackDir),
+        read: () => readJournal(machineFiles.vmDir),
+        write: async (snapshot) => {
+          savedJournal = snapshot;
+          await writeJournal(machineFiles.vmDir, snapshot);
+        },
+      },
       link,
       traffic,
     });
@@ -255,28 +257,6 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     }
   }
 
-  /** Keeps /workspace (the 9p FS) and OPFS in step across boots, wakes and saves. */
-  function workspaceHooks(machineFiles: OpfsMachineFiles): MachineOptions['hooks'] {
-    return {
-      started: async (emulator: EmulatorLike, how) => {
-        if (!mirror || !emulator.fs9p) return;
-        mirror.attach(emulator.fs9p as Fs9pLike);
-        const journal = how === 'woke' ? await readJournal(machineFiles.vmDir) : null;
-        await mirror.reconcile(journal, wokeGeneration);
-      },
-      beforeSave: async () => {
-        await mirror?.flush();
-      },
-      // The journal is taken at once (the guest is stopped) and written while it runs on.
-      saving: async (generation) => {
-        if (!mirror) return;
-        const journal = mirror.snapshotJournal(generation);
-        savedJournal = journal;
-        await writeJournal(machineFiles.vmDir, journal);
-      },
-    };
-  }
-
   /**
    * A new disk for the stack: an empty overlay over the image, the chunks that waking and a first
    * command read fetched into this browser (when not there already), and the image's pristine
@@ -306,7 +286,13 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     let chunksMs = 0;
     const [, stateBytes_] = await Promise.all([chunks.then(() => (chunksMs = performance.now() - started)), fetchPristineState(manifest, baseUrl, { fetch: deps.fetch })]);
     const fetchedMs = performance.now() - started;
-    if (stateBytes_) await target.store.writeState(stateBytes_, `pristine-${manifest.recipeHash}`);
+    if (stateBytes_) {
+      const generation = `pristine-${manifest.recipeHash}`;
+      // The share the pristine state's guest holds (its mount of /workspace), kept beside it.
+      const share = manifest.pristineState?.workspace;
+      if (share) await writeJournal(target.vmDir, { generation, ...share });
+      await target.store.writeState(stateBytes_, generation);
+    }
     console.info(
       `computer set up in ${Math.round(performance.now() - started)} ms: ${JSON.stringify({ chunks: chunksDone, chunkBytes: wakeBytes, chunksMs: Math.round(chunksMs), stateFetchedMs: Math.round(fetchedMs), stateWrittenMs: Math.round(performance.now() - started - fetchedMs) })}`,
     );
@@ -392,7 +378,6 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         if (machine && status.state === 'ready') return 'woke' as const; // already running
         await machine?.shutdown(); // e.g. after a watchdog error: never two emulators
         machine = await prepare(options, null);
-        wokeGeneration = (await files!.store.readGeneration()).state;
         const how = await machine.start();
         startedAt = Date.now();
         startFlushing();
@@ -461,15 +446,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
           const running = machine.exec(request, { id, ...streams });
           sent();
           const result = await running;
-          // What the command wrote under /workspace is in OPFS before the caller hears back.
-          let warning: string | undefined;
-          try {
-            await mirror?.flush();
-          } catch (error) {
-            warning = `files the command wrote under /workspace could not be saved: ${toVmError(error).message}`;
-          }
           const network = noticesSince(noticesBefore);
-          return { ...result, ...(warning ? { warning } : {}), ...(network.length ? { network } : {}) };
+          return { ...result, ...(network.length ? { network } : {}) };
         } finally {
           activeExecs--;
           scheduleCheckpoint();
@@ -492,7 +470,6 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         stopTimers();
         await checkpointing;
         await machine.suspend();
-        mirror?.detach();
       });
     },
     async checkpoint(onlyIfChanged) {
@@ -578,7 +555,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     },
     async workspaceChanged(path) {
       // Recorded before its first await: an exec asked after it (in message order) waits for it.
-      const change = hostChanges.then(() => mirror?.hostChanged(path));
+      const change = hostChanges.then(() => machine?.workspaceChanged(path));
       hostChanges = change.catch(() => {});
       return guard(async () => {
         await change;
@@ -608,7 +585,6 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         stopTimers();
         await machine?.shutdown();
         machine = await prepare(opened.options, 'reset');
-        wokeGeneration = (await files!.store.readGeneration()).state;
         const how = await machine.start();
         startFlushing();
         return how;
@@ -620,7 +596,6 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         stopTimers();
         await machine?.shutdown();
         machine = await prepare(opened.options, null);
-        wokeGeneration = null;
         await machine.coldBoot();
         startFlushing();
         return 'booted' as const;
@@ -629,7 +604,6 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     async shutdown() {
       stopTimers();
       downloadAbort?.abort();
-      await mirror?.flush().catch(() => {});
       await machine?.shutdown();
       machine = null;
     },

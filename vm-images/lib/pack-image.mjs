@@ -82,6 +82,8 @@ async function main() {
   for (const [role, name] of Object.entries(BOOT_FILES)) files[role] = await describeFile(outDir, name);
   const disk = await packDisk(outDir, diskPath, meta.chunkSize);
   const pristineState = statePath ? await packState(outDir, statePath, 'state.zstd') : undefined;
+  // What the pristine state's guest holds of the /workspace share (prestate.ts): kept with it.
+  if (pristineState) pristineState.workspace = JSON.parse(await readFile(`${statePath}.workspace.json`, 'utf8'));
   // The kernel held before it mounts the disk: what a cold boot restores (vm/machine.ts).
   const bootState = bootStatePath ? await packState(outDir, bootStatePath, 'bootstate.zstd') : undefined;
   if (wakeSetPath) {

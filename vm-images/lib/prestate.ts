@@ -15,11 +15,14 @@
 // BIOS and the kernel.
 // Usage (from the repository root):
 //   npx tsx vm-images/lib/prestate.ts BOOT_DIR DISK_IMAGE OUT_STATE MEMORY_MIB CMDLINE WAKE_SET CHUNK_SIZE OUT_BOOT_STATE
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFully, SyncFileDisk, type MachineDisk, type SyncFile } from '../../vm/disk.ts';
-import { Machine, type MachineStore } from '../../vm/machine.ts';
+import { Machine, type MachineStore, type MachineWorkspace } from '../../vm/machine.ts';
 import { openNodeSyncFile } from '../../vm/node-file.ts';
+import { nodeWorkspaceFs } from '../../vm/node-workspace-fs.ts';
+import type { Workspace9pSnapshot } from '../../vm/workspace-9p.ts';
 
 const [bootDir, diskPath, outState, memoryMiB, cmdline, wakeSetPath, chunkSizeArg, outBootState] = process.argv.slice(2);
 if (!outBootState) {
@@ -100,10 +103,22 @@ class RecordingDisk implements MachineDisk {
   flush() {}
 }
 
+// /workspace as a new stack has it: an empty folder. What the guest holds of it (its mount) is
+// saved beside the state (OUT_STATE.workspace.json) and shipped in the manifest with it.
+const workspaceDir = mkdtempSync(join(tmpdir(), 'prestate-workspace-'));
+let share: Workspace9pSnapshot | null = null;
+const workspace: MachineWorkspace = {
+  fs: nodeWorkspaceFs(workspaceDir),
+  read: async (generation) => (share?.generation === generation ? share : null),
+  write: async (snapshot) => {
+    share = snapshot;
+  },
+};
+
 const file = openNodeSyncFile(diskPath!);
 const bootFiles = { bios: read('bios.bin'), vgaBios: read('vgabios.bin'), kernel: read('bzImage'), initrd: read('initrd.img'), cmdline, memoryMiB: Number(memoryMiB), agentPort: 1 };
 const wasmPath = join(import.meta.dirname, '..', '..', 'node_modules', 'v86', 'build', 'v86.wasm');
-const machine = new Machine({ files: bootFiles, disk: new SyncFileDisk(file), store, wasmPath, watchdog: false, bootTimeoutMs: 600_000 });
+const machine = new Machine({ files: bootFiles, disk: new SyncFileDisk(file), store, wasmPath, watchdog: false, bootTimeoutMs: 600_000, workspace });
 
 /** Wakes the saved state on a copy-on-write view and returns the chunks a first minute reads. */
 async function recordWakeSet(state: ArrayBuffer): Promise<number[]> {
@@ -111,11 +126,11 @@ async function recordWakeSet(state: ArrayBuffer): Promise<number[]> {
   const wakeStore: MachineStore = {
     readState: async () => state,
     writeState: async () => {},
-    readGeneration: async () => ({ state: 'saved', disk: 'saved' }),
+    readGeneration: async () => ({ state: share!.generation, disk: share!.generation }),
     markDiskDirty: () => {},
     clearState: async () => {},
   };
-  const woken = new Machine({ files: bootFiles, disk, store: wakeStore, wasmPath, watchdog: false });
+  const woken = new Machine({ files: bootFiles, disk, store: wakeStore, wasmPath, watchdog: false, workspace });
   try {
     if ((await woken.start()) !== 'woke') throw new Error('the saved state did not wake');
     // A terminal opening (its size set, a prompt asked for) and a first command in /workspace.
@@ -147,6 +162,9 @@ try {
   await machine.suspend();
   if (!saved) throw new Error('the machine was suspended but no state was written');
   writeFileSync(outState!, new Uint8Array(saved));
+  if (!share) throw new Error('the /workspace share was not saved with the state');
+  const { msize, fids } = share as Workspace9pSnapshot;
+  writeFileSync(`${outState}.workspace.json`, JSON.stringify({ msize, fids }));
   console.error(
     `[prestate] booted in ${((booted - started) / 1000).toFixed(1)} s, state ${((saved as ArrayBuffer).byteLength / 2 ** 20).toFixed(1)} MiB`,
   );
@@ -160,5 +178,6 @@ try {
 } finally {
   file.flush();
   file.close();
+  rmSync(workspaceDir, { recursive: true, force: true });
 }
 process.exit(process.exitCode ?? 0);
