@@ -44,7 +44,7 @@ function pssMb(pid: number): number {
 }
 
 /** The PSS of the browser started on `profile` and of every process under it. */
-function chromiumMemory(profile: string): Processes {
+export function chromiumMemory(profile: string): Processes {
   const all = new Map<number, { cmdline: string; ppid: number }>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;

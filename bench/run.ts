@@ -12,6 +12,7 @@ import { benchOcr } from './ocr.ts';
 import { benchProxy } from './proxy.ts';
 import { benchStackFile } from './stack-file.ts';
 import { benchVm } from './vm.ts';
+import { benchWorkspace } from './workspace.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   'proxy.overhead': benchProxy,
@@ -25,6 +26,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'vm.first_shell': benchFirstShell,
   'net.download_10mb': benchNet,
   'stack.file': benchStackFile,
+  'stack.workspace_200mb': benchWorkspace,
   checkpoint: benchCheckpoint,
 };
 

@@ -71,6 +71,9 @@ describe('opfsWorkspaceFs', () => {
     expect(await errnoOf(call('rename', 'dst', 'full'))).toBe(ENOTEMPTY);
     expect(await errnoOf(call('rename', 'dst/inner/f.txt', 'full'))).toBe(EISDIR);
     expect(await errnoOf(call('remove', 'full'))).toBe(ENOTEMPTY);
+    await call('remove', 'full/x');
+    await call('remove', 'full');
+    expect(await dir.getDirectoryHandle('full').then(() => 'there', () => 'gone')).toBe('gone');
     await call('rename', 'dst/inner/f.txt', 'a.txt'); // replaces a file
     expect(text(await call('read', 'a.txt', 0, 10))).toBe('moved');
     expect(await errnoOf(call('read', 'nothing.txt', 0, 1))).toBe(ENOENT);

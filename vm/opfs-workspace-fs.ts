@@ -3,7 +3,7 @@
 // when first used and closed once the file has been idle a moment: the stack worker replaces a
 // user file by moving a new one over it, which an open handle would refuse.
 import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, FsError, type FsStat, type WorkspaceFs } from './workspace-9p.ts';
-import { isPartialWrite } from './opfs-write.ts';
+import { isPartialWrite, sweepPartialWrites } from './opfs-write.ts';
 
 type DirEntries = FileSystemDirectoryHandle & { entries(): AsyncIterable<[string, FileSystemHandle]> };
 type Movable = FileSystemHandle & { move(dir: FileSystemDirectoryHandle, name: string): Promise<void> };
@@ -189,10 +189,15 @@ export function opfsWorkspaceFs(stackDir: FileSystemDirectoryHandle): WorkspaceF
     }),
     list: guarded(async (path) => {
       const out: { name: string; kind: 'file' | 'dir' }[] = [];
-      for await (const [name, handle] of (await dir(path) as DirEntries).entries()) {
+      const folder = await dir(path);
+      let partial = false;
+      for await (const [name, handle] of (folder as DirEntries).entries()) {
+        if (isPartialWrite(name)) partial = true;
         if ((path === '' && name === '.os') || isPartialWrite(name)) continue;
         out.push({ name, kind: handle.kind === 'directory' ? 'dir' : 'file' });
       }
+      // What a tab killed mid-write left (over ten minutes old) goes when its folder is listed.
+      if (partial) void sweepPartialWrites(folder).catch(() => {});
       return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     }),
     read: guarded(async (path, offset: number, length: number) => {

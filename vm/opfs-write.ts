@@ -1,8 +1,8 @@
 // Writing a whole file into an OPFS folder: the new bytes replace the old only when complete,
 // a failed write leaves no empty file where there was none, and a full disk is reported as one.
-// Shared by the stack's user files (worker/user-files.ts) and the computer's /workspace mirror.
+// Used for the stack's user files (worker/user-files.ts), which the computer's /workspace serves.
 
-/** Names of files still being written (hidden, never listed, exported or mirrored). */
+/** Names of files still being written (hidden, never listed, exported or shown in /workspace). */
 export const PARTIAL_PREFIX = '.stackdocs-partial-';
 
 /** Whether an OPFS entry is a write in progress, or one a killed tab left behind. */

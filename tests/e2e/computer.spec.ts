@@ -563,6 +563,74 @@ test('a 10 MB file the worker stores is byte-identical in the VM', async () => {
   await run('clear; md5sum /workspace/documents/big.csv | sed "s/^/MD5=/"', new RegExp(`MD5=${md5}`), 60_000);
 });
 
+/** The saved state once the computer is at rest (its state has matched its disk for 10 s), other than `after`. */
+async function savedAtRest(after: string | null = null): Promise<{ generation: string; size: number }> {
+  let still: { generation: string; since: number; size: number } | null = null;
+  await expect
+    .poll(
+      async () => {
+        const saved = await page.evaluate(async () => {
+          let dir = await navigator.storage.getDirectory();
+          for (const name of ['stacks', 'default', '.os', 'vm']) dir = await dir.getDirectoryHandle(name);
+          const meta = JSON.parse(await (await (await dir.getFileHandle('machine.json')).getFile()).text()) as { state: string | null; disk: string | null };
+          const size = (await (await dir.getFileHandle('state.bin')).getFile()).size;
+          return meta.state !== null && meta.state === meta.disk && !meta.state.startsWith('pristine-') ? { generation: meta.state, size } : null;
+        });
+        if (saved === null || saved.generation === after) still = null;
+        else if (still?.generation !== saved.generation) still = { ...saved, since: Date.now() };
+        return still !== null && Date.now() - still.since >= 10_000;
+      },
+      { timeout: 90_000, intervals: [1_000] },
+    )
+    .toBe(true);
+  return { generation: still!.generation, size: still!.size };
+}
+
+test('200 MB of files in /workspace: the guest lists and hashes every one, and the saved state does not grow with them', async () => {
+  test.setTimeout(8 * 60_000);
+  await openTerminal();
+  await waitReady(3 * 60_000);
+  await run('clear; ls /workspace >/dev/null; echo BEFORE-"BULK"', /BEFORE-BULK/);
+  const before = await savedAtRest();
+  // Ten files of 20 MB, each its own bytes, put in the stack's folder as an import leaves them.
+  const listing = await page.evaluate(async () => {
+    let dir = await navigator.storage.getDirectory();
+    for (const part of ['stacks', 'default', 'bulk']) dir = await dir.getDirectoryHandle(part, { create: true });
+    const lines: string[] = [];
+    for (let f = 0; f < 10; f++) {
+      const words = new Uint32Array(5 * 1024 * 1024);
+      let x = 0x9e3779b9 ^ (f + 1);
+      for (let i = 0; i < words.length; i++) {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        words[i] = x >>> 0;
+      }
+      const name = `part-${String(f).padStart(2, '0')}.bin`;
+      const writable = await (await dir.getFileHandle(name, { create: true })).createWritable();
+      await writable.write(words);
+      await writable.close();
+      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', words));
+      lines.push(`${[...digest].map((b) => b.toString(16).padStart(2, '0')).join('')}  ${name}\n`);
+    }
+    return lines.join('');
+  });
+  const all = createHash('sha256').update(listing).digest('hex');
+  const began = Date.now();
+  await run('clear; cd /workspace/bulk && echo "FILES=$(ls -la | grep -c \' part-\')" && echo "ALL=$(sha256sum part-* | sha256sum | cut -c1-64)"; cd /', new RegExp(`FILES=10[\\s\\S]*ALL=${all}`), 5 * 60_000);
+  console.log(`the guest listed and hashed 200 MB of /workspace in ${Date.now() - began} ms`);
+  const after = await savedAtRest(before.generation);
+  console.log(`saved state: ${(before.size / 1e6).toFixed(1)} MB before the files, ${(after.size / 1e6).toFixed(1)} MB after`);
+  expect(after.size - before.size).toBeLessThan(10e6);
+  // Removed by the guest, gone from the stack's folder.
+  await run('clear; rm -r /workspace/bulk && echo BULK-"GONE"', /BULK-GONE/);
+  const left = await page.evaluate(async () => {
+    const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle('stacks')).getDirectoryHandle('default');
+    return dir.getDirectoryHandle('bulk').then(() => true, () => false);
+  });
+  expect(left).toBe(false);
+});
+
 test('a file written in the VM survives a reload, and the computer wakes where it was, not booting again', async () => {
   test.setTimeout(4 * 60_000);
   await openTerminal();
@@ -571,23 +639,7 @@ test('a file written in the VM survives a reload, and the computer wakes where i
   // 15 s). The reload comes once it is at rest: its saved state has matched its disk for 10 s
   // (machine.json says so). The guest may write once more a few seconds after a save, and a reload
   // in that moment cold boots: the page cannot wait for a save while it unloads.
-  let still: { generation: string; since: number } | null = null;
-  await expect
-    .poll(
-      async () => {
-        const generation = await page.evaluate(async () => {
-          let dir = await navigator.storage.getDirectory();
-          for (const name of ['stacks', 'default', '.os', 'vm']) dir = await dir.getDirectoryHandle(name);
-          const meta = JSON.parse(await (await (await dir.getFileHandle('machine.json')).getFile()).text()) as { state: string | null; disk: string | null };
-          return meta.state !== null && meta.state === meta.disk && !meta.state.startsWith('pristine-') ? meta.state : null;
-        });
-        if (generation === null) still = null;
-        else if (still?.generation !== generation) still = { generation, since: Date.now() };
-        return still !== null && Date.now() - still.since >= 10_000;
-      },
-      { timeout: 90_000, intervals: [1_000] },
-    )
-    .toBe(true);
+  await savedAtRest();
   await page.reload();
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
   const status = await waitReady(60_000);
