@@ -1,6 +1,7 @@
 // /workspace's files in a directory on disk: the Node stand-in for the stack's OPFS folder (the
 // image build, tests and benchmarks), with the same rules (.os hidden, errors as errnos).
 import { open, mkdir, readdir, readFile, rename, rm, rmdir, stat, statfs, truncate, writeFile } from 'node:fs/promises';
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { EEXIST, EIO, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EISDIR, FsError, type WorkspaceFs } from './workspace-9p.ts';
 
@@ -58,6 +59,33 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
         await file.close();
       }
     }),
+    readNow(path, offset, into) {
+      try {
+        const fd = openSync(full(path), 'r');
+        try {
+          let done = 0;
+          for (let n = 1; n > 0 && done < into.byteLength; done += n) n = readSync(fd, into, done, into.byteLength - done, offset + done);
+          return done;
+        } finally {
+          closeSync(fd);
+        }
+      } catch (error) {
+        throw toFsError(error, path);
+      }
+    },
+    writeNow(path, offset, bytes) {
+      try {
+        const fd = openSync(full(path), 'r+');
+        try {
+          writeSync(fd, bytes, 0, bytes.byteLength, offset);
+        } finally {
+          closeSync(fd);
+        }
+        return true;
+      } catch (error) {
+        throw toFsError(error, path);
+      }
+    },
     truncate: guarded(async (path, size: number) => truncate(full(path), size)),
     createFile: guarded(async (path) => writeFile(full(path), new Uint8Array(0), { flag: 'wx' })),
     mkdir: guarded(async (path) => {

@@ -12,7 +12,9 @@ let worker: Worker;
 let remote: Comlink.Remote<OpfsWorkspaceFsWorker>;
 let dir: FileSystemDirectoryHandle;
 
-async function call<M extends keyof WorkspaceFs>(method: M, ...args: Parameters<WorkspaceFs[M]>): Promise<Awaited<ReturnType<WorkspaceFs[M]>>> {
+type Method = Exclude<keyof WorkspaceFs, 'readNow' | 'writeNow'>;
+
+async function call<M extends Method>(method: M, ...args: Parameters<WorkspaceFs[M]>): Promise<Awaited<ReturnType<WorkspaceFs[M]>>> {
   const answer = await remote.call(method, ...args);
   if (answer.errno !== undefined) throw Object.assign(new Error(answer.message), { errno: answer.errno });
   return answer.value as Awaited<ReturnType<WorkspaceFs[M]>>;

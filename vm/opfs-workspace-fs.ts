@@ -50,6 +50,27 @@ async function moveFolder(source: FileSystemDirectoryHandle, into: FileSystemDir
   }
 }
 
+/** Reads into `into` from `offset` until it is full or the file ends; the bytes read. */
+function readAt(handle: FileSystemSyncAccessHandle, offset: number, into: Uint8Array): number {
+  const wanted = Math.max(0, Math.min(into.byteLength, handle.getSize() - offset));
+  let done = 0;
+  while (done < wanted) {
+    const n = handle.read(into.subarray(done, wanted), { at: offset + done });
+    if (n <= 0) break;
+    done += n;
+  }
+  return done;
+}
+
+function writeAt(handle: FileSystemSyncAccessHandle, offset: number, bytes: Uint8Array): void {
+  let done = 0;
+  while (done < bytes.byteLength) {
+    const n = handle.write(bytes.subarray(done), { at: offset + done });
+    if (n <= 0) throw new FsError(ENOSPC, "the browser's storage is full");
+    done += n;
+  }
+}
+
 export function opfsWorkspaceFs(stackDir: FileSystemDirectoryHandle): WorkspaceFs {
   const dirs = new Map<string, FileSystemDirectoryHandle>([['', stackDir]]);
   const open = new Map<string, Open>();
@@ -202,26 +223,36 @@ export function opfsWorkspaceFs(stackDir: FileSystemDirectoryHandle): WorkspaceF
     }),
     read: guarded(async (path, offset: number, length: number) => {
       const { handle } = await handleOf(path);
-      const size = handle.getSize();
-      const bytes = new Uint8Array(Math.max(0, Math.min(length, size - offset)));
-      let done = 0;
-      while (done < bytes.byteLength) {
-        const n = handle.read(bytes.subarray(done), { at: offset + done });
-        if (n <= 0) break;
-        done += n;
-      }
-      return bytes.subarray(0, done);
+      const bytes = new Uint8Array(Math.max(0, Math.min(length, handle.getSize() - offset)));
+      return bytes.subarray(0, readAt(handle, offset, bytes));
     }),
     write: guarded(async (path, offset: number, bytes: Uint8Array) => {
       const o = await handleOf(path);
-      let done = 0;
-      while (done < bytes.byteLength) {
-        const n = o.handle.write(bytes.subarray(done), { at: offset + done });
-        if (n <= 0) throw new FsError(ENOSPC, "the browser's storage is full");
-        done += n;
-      }
+      writeAt(o.handle, offset, bytes);
       o.writtenAt = Date.now();
     }),
+    readNow(path, offset, into) {
+      const o = open.get(path);
+      if (!o) return null;
+      try {
+        scheduleClose(path, o);
+        return readAt(o.handle, offset, into);
+      } catch (error) {
+        throw toFsError(error, path);
+      }
+    },
+    writeNow(path, offset, bytes) {
+      const o = open.get(path);
+      if (!o) return false;
+      try {
+        scheduleClose(path, o);
+        writeAt(o.handle, offset, bytes);
+        o.writtenAt = Date.now();
+        return true;
+      } catch (error) {
+        throw toFsError(error, path);
+      }
+    },
     truncate: guarded(async (path, size: number) => {
       const o = await handleOf(path);
       o.handle.truncate(size);
