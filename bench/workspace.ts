@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { serveStack } from '../scripts/lib/serve.mjs';
 import { startFakeModel } from '../tests/fake-model/server.ts';
+import { makeBulkFiles } from '../tests/support/bulk-files.ts';
 import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
 import { chromiumMemory } from './app-memory.ts';
 import { report, round } from './stats.ts';
@@ -78,32 +79,7 @@ export async function benchWorkspace(): Promise<void> {
     // what making them costs is not counted as the app's.
     const writer = await context.newPage();
     await writer.goto(new URL('favicon.svg', stack.appUrl).href);
-    const written = await writer.evaluate(
-      async ({ files, mb }) => {
-        let dir = await navigator.storage.getDirectory();
-        for (const part of ['stacks', 'default', 'bulk']) dir = await dir.getDirectoryHandle(part, { create: true });
-        const lines: string[] = [];
-        for (let f = 0; f < files; f++) {
-          const bytes = new Uint8Array(mb * 1024 * 1024);
-          let x = 0x9e3779b9 ^ (f + 1);
-          const words = new Uint32Array(bytes.buffer);
-          for (let i = 0; i < words.length; i++) {
-            x ^= x << 13;
-            x ^= x >>> 17;
-            x ^= x << 5;
-            words[i] = x >>> 0;
-          }
-          const name = `part-${String(f).padStart(2, '0')}.bin`;
-          const writable = await (await dir.getFileHandle(name, { create: true })).createWritable();
-          await writable.write(bytes);
-          await writable.close();
-          const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
-          lines.push(`${[...digest].map((b) => b.toString(16).padStart(2, '0')).join('')}  ${name}\n`);
-        }
-        return lines.join('');
-      },
-      { files: FILES, mb: FILE_MB },
-    );
+    const written = await writer.evaluate(makeBulkFiles, { folder: ['stacks', 'default', 'bulk'], files: FILES, mb: FILE_MB });
     await writer.close();
     const expected = createHash('sha256').update(written).digest('hex');
 

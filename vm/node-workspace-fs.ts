@@ -3,7 +3,7 @@
 import { open, mkdir, readdir, readFile, rename, rm, rmdir, stat, statfs, truncate, writeFile } from 'node:fs/promises';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { EEXIST, EIO, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EISDIR, FsError, type WorkspaceFs } from './workspace-9p.ts';
+import { EEXIST, EIO, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EISDIR, errnosOf, FsError, type WorkspaceFs } from './workspace-9p.ts';
 
 const ERRNO: Record<string, number> = { ENOENT, EEXIST, ENOTDIR, ENOTEMPTY, EISDIR, ENOSPC };
 
@@ -15,15 +15,7 @@ function toFsError(error: unknown, path: string): FsError {
 
 export function nodeWorkspaceFs(root: string): WorkspaceFs {
   const full = (path: string) => join(root, path);
-  const guarded =
-    <A extends unknown[], R>(fn: (path: string, ...rest: A) => Promise<R>) =>
-    async (path: string, ...rest: A): Promise<R> => {
-      try {
-        return await fn(path, ...rest);
-      } catch (error) {
-        throw toFsError(error, path);
-      }
-    };
+  const guarded = errnosOf(toFsError);
   return {
     stat: guarded(async (path) => {
       try {

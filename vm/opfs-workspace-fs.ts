@@ -2,7 +2,7 @@
 // sight), as the 9p server reads and writes them. Bytes go through sync access handles, opened
 // when first used and closed once the file has been idle a moment: the stack worker replaces a
 // user file by moving a new one over it, which an open handle would refuse.
-import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, FsError, type FsStat, type WorkspaceFs } from './workspace-9p.ts';
+import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, errnosOf, FsError, type FsStat, type WorkspaceFs } from './workspace-9p.ts';
 import { isPartialWrite, sweepPartialWrites } from './opfs-write.ts';
 
 type DirEntries = FileSystemDirectoryHandle & { entries(): AsyncIterable<[string, FileSystemHandle]> };
@@ -188,15 +188,7 @@ export function opfsWorkspaceFs(stackDir: FileSystemDirectoryHandle): WorkspaceF
     return o;
   }
 
-  const guarded =
-    <A extends unknown[], R>(fn: (path: string, ...rest: A) => Promise<R>) =>
-    async (path: string, ...rest: A): Promise<R> => {
-      try {
-        return await fn(path, ...rest);
-      } catch (error) {
-        throw toFsError(error, path);
-      }
-    };
+  const guarded = errnosOf(toFsError);
 
   return {
     stat: guarded(async (path): Promise<FsStat | null> => {

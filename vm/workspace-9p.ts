@@ -40,6 +40,18 @@ export class FsError extends Error {
   }
 }
 
+/** Wraps a WorkspaceFs method so that whatever it throws reaches the server as an FsError. */
+export function errnosOf(toFsError: (error: unknown, path: string) => FsError) {
+  return <A extends unknown[], R>(fn: (path: string, ...rest: A) => Promise<R>) =>
+    async (path: string, ...rest: A): Promise<R> => {
+      try {
+        return await fn(path, ...rest);
+      } catch (error) {
+        throw toFsError(error, path);
+      }
+    };
+}
+
 export interface FsStat {
   kind: 'file' | 'dir';
   size: number;

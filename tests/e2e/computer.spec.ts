@@ -14,6 +14,7 @@ import { E2E_APP_URL, E2E_PROXY_SECRET, E2E_PROXY_URL } from './ports.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { send, typeInTerminal } from './app.ts';
 import { bundleTestServer } from '../mcp/bundle.ts';
+import { makeBulkFiles } from '../support/bulk-files.ts';
 
 // The build copies the image into dist/vm/ when it exists (vite.config.ts).
 const IMAGE = join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json');
@@ -593,28 +594,7 @@ test('200 MB of files in /workspace: the guest lists and hashes every one, and t
   await run('clear; ls /workspace >/dev/null; echo BEFORE-"BULK"', /BEFORE-BULK/);
   const before = await savedAtRest();
   // Ten files of 20 MB, each its own bytes, put in the stack's folder as an import leaves them.
-  const listing = await page.evaluate(async () => {
-    let dir = await navigator.storage.getDirectory();
-    for (const part of ['stacks', 'default', 'bulk']) dir = await dir.getDirectoryHandle(part, { create: true });
-    const lines: string[] = [];
-    for (let f = 0; f < 10; f++) {
-      const words = new Uint32Array(5 * 1024 * 1024);
-      let x = 0x9e3779b9 ^ (f + 1);
-      for (let i = 0; i < words.length; i++) {
-        x ^= x << 13;
-        x ^= x >>> 17;
-        x ^= x << 5;
-        words[i] = x >>> 0;
-      }
-      const name = `part-${String(f).padStart(2, '0')}.bin`;
-      const writable = await (await dir.getFileHandle(name, { create: true })).createWritable();
-      await writable.write(words);
-      await writable.close();
-      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', words));
-      lines.push(`${[...digest].map((b) => b.toString(16).padStart(2, '0')).join('')}  ${name}\n`);
-    }
-    return lines.join('');
-  });
+  const listing = await page.evaluate(makeBulkFiles, { folder: ['stacks', 'default', 'bulk'], files: 10, mb: 20 });
   const all = createHash('sha256').update(listing).digest('hex');
   const began = Date.now();
   await run('clear; cd /workspace/bulk && echo "FILES=$(ls -la | grep -c \' part-\')" && echo "ALL=$(sha256sum part-* | sha256sum | cut -c1-64)"; cd /', new RegExp(`FILES=10[\\s\\S]*ALL=${all}`), 5 * 60_000);
