@@ -75,7 +75,8 @@ export interface VmCapture {
   state: Uint8Array | null;
   stateUnchanged: boolean;
   /**
-   * The /workspace journal (workspace.json) of a state saved for this capture, taken with it; null:
+   * The /workspace journal (workspace.json: the fids the guest of that state holds) of a state saved
+   * for this capture, taken with it; null:
    * the one in the stack's folder goes with the state (a state saved for a capture is still being
    * written, its journal after it).
    */

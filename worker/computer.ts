@@ -295,7 +295,8 @@ export function createComputer(deps: ComputerDeps): Computer {
       };
     },
     workspaceChanged(path) {
-      // Only a running computer needs telling: a later start reconciles from OPFS anyway.
+      // Only a running computer needs telling (its /workspace share may hold the file open); a
+      // later start serves the folder as it is then.
       if (!vm || status.state === 'unavailable') return;
       void vm.workspaceChanged(path);
     },
