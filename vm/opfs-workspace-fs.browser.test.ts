@@ -3,7 +3,7 @@
 // of files and folders, and errors as the guest's errnos.
 import * as Comlink from 'comlink';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeWholeFile } from './opfs-write.ts';
+import { whenLetGo, writeWholeFile } from './opfs-write.ts';
 import type { OpfsWorkspaceFsWorker } from './testing/opfs-workspace-fs.worker.ts';
 import { EEXIST, EISDIR, ENOENT, ENOTEMPTY, type WorkspaceFs } from './workspace-9p.ts';
 
@@ -58,6 +58,10 @@ describe('opfsWorkspaceFs', () => {
     await writeWholeFile(dir, 'upload.csv', bytes('new,bytes'));
     await call('release', 'upload.csv');
     expect(text(await call('read', 'upload.csv', 0, 100))).toBe('new,bytes');
+    // And removed by it (a document deleted) while the share has it open.
+    await call('write', 'upload.csv', 0, bytes('held'));
+    await whenLetGo(() => dir.removeEntry('upload.csv'));
+    expect(await call('stat', 'upload.csv')).toBe(null);
   });
 
   it('moves files and folders, and refuses what POSIX refuses', async () => {

@@ -43,33 +43,39 @@ export async function writeWholeFile(dir: FileSystemDirectoryHandle, name: strin
   return dir.getFileHandle(name);
 }
 
-/** How long a move waits for the computer to let go of the file it replaces (its /workspace share reads it). */
+/** How long a change waits for the computer to let go of a file (its /workspace share has it open). */
 const HELD_WAIT_MS = 3000;
 
 /**
- * Renames `file` to `name`, replacing a file there (Chromium's move does; others may refuse). A
- * file the computer has open (workspace-9p.ts closes what it has not used for a moment) is waited for.
+ * Runs `change` (a move onto a file, its removal), again while another worker holds the file
+ * (NoModificationAllowedError): the computer's /workspace share (vm/workspace-9p.ts) closes what it
+ * has not used for 300 ms. Gives up with the browser's error after 3 s.
  */
-async function moveOver(file: FileSystemFileHandle, dir: FileSystemDirectoryHandle, name: string): Promise<void> {
-  const move = (file as FileSystemFileHandle & { move(name: string): Promise<void> }).move.bind(file);
+export async function whenLetGo<T>(change: () => Promise<T>): Promise<T> {
   const began = Date.now();
   for (;;) {
     try {
-      await move(name);
-      return;
+      return await change();
     } catch (error) {
-      if (!(error instanceof DOMException) || !['InvalidModificationError', 'NoModificationAllowedError'].includes(error.name)) throw error;
-      try {
-        await dir.removeEntry(name);
-        await move(name);
-        return;
-      } catch (again) {
-        const held = again instanceof DOMException && again.name === 'NoModificationAllowedError';
-        if (!held || Date.now() - began > HELD_WAIT_MS) throw again;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      const held = error instanceof DOMException && error.name === 'NoModificationAllowedError';
+      if (!held || Date.now() - began > HELD_WAIT_MS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
+}
+
+/** Renames `file` to `name`, replacing a file there (Chromium's move does; others may refuse). */
+async function moveOver(file: FileSystemFileHandle, dir: FileSystemDirectoryHandle, name: string): Promise<void> {
+  const move = (file as FileSystemFileHandle & { move(name: string): Promise<void> }).move.bind(file);
+  await whenLetGo(async () => {
+    try {
+      await move(name);
+    } catch (error) {
+      if (!(error instanceof DOMException) || !['InvalidModificationError', 'NoModificationAllowedError'].includes(error.name)) throw error;
+      await dir.removeEntry(name);
+      await move(name);
+    }
+  });
 }
 
 /** Removes partial files a killed tab left in `dir` (not its subfolders) over `minAgeMs` ago. */

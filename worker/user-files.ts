@@ -1,6 +1,6 @@
 // The stack's user space (documents/, ocr/, extractions/, artifacts/): the files the user and the
 // agent work on, and that the computer sees as /workspace. System files live in `.os/` instead.
-import { isPartialWrite, writeWholeFile } from '../vm/opfs-write.ts';
+import { isPartialWrite, whenLetGo, writeWholeFile } from '../vm/opfs-write.ts';
 import { sniffMime, SNIFF_BYTES } from './file-kind.ts';
 
 export interface FileInfo {
@@ -111,7 +111,8 @@ export function createOpfsUserFiles(stackDir: FileSystemDirectoryHandle): UserFi
       try {
         let dir = stackDir;
         for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
-        await dir.removeEntry(parts.at(-1)!);
+        // The computer may have it open for a moment (its /workspace share).
+        await whenLetGo(() => dir.removeEntry(parts.at(-1)!));
         return true;
       } catch (error) {
         if (error instanceof DOMException && error.name === 'NotFoundError') return false;
