@@ -3,7 +3,7 @@
 import { open, mkdir, readdir, readFile, rename, rm, rmdir, stat, statfs, truncate, writeFile } from 'node:fs/promises';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { EEXIST, EIO, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EISDIR, errnosOf, FsError, type WorkspaceFs } from './workspace-9p.ts';
+import { EEXIST, EIO, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EISDIR, errnosOf, FsError, isHidden, MODES_FILE, type WorkspaceFs } from './workspace-9p.ts';
 
 const ERRNO: Record<string, number> = { ENOENT, EEXIST, ENOTDIR, ENOTEMPTY, EISDIR, ENOSPC };
 
@@ -29,7 +29,7 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
     list: guarded(async (path) => {
       const entries = await readdir(full(path), { withFileTypes: true });
       return entries
-        .filter((e) => !(path === '' && e.name === '.os') && !e.name.startsWith('.stackdocs-partial-'))
+        .filter((e) => !isHidden(path, e.name))
         .map((e) => ({ name: e.name, kind: e.isDirectory() ? ('dir' as const) : ('file' as const) }))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     }),
@@ -97,14 +97,14 @@ export function nodeWorkspaceFs(root: string): WorkspaceFs {
     },
     async readModes() {
       try {
-        return JSON.parse(await readFile(join(root, '.os', 'workspace-modes.json'), 'utf8')) as Record<string, number>;
+        return JSON.parse(await readFile(join(root, '.os', MODES_FILE), 'utf8')) as Record<string, number>;
       } catch {
         return {};
       }
     },
     async writeModes(modes) {
       await mkdir(join(root, '.os'), { recursive: true });
-      await writeFile(join(root, '.os', 'workspace-modes.json'), JSON.stringify(modes));
+      await writeFile(join(root, '.os', MODES_FILE), JSON.stringify(modes));
     },
   };
 }

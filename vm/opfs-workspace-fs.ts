@@ -2,14 +2,12 @@
 // sight), as the 9p server reads and writes them. Bytes go through sync access handles, opened
 // when first used and closed once the file has been idle a moment: the stack worker replaces a
 // user file by moving a new one over it, which an open handle would refuse.
-import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, errnosOf, FsError, type FsStat, type WorkspaceFs } from './workspace-9p.ts';
+import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, errnosOf, FsError, isHidden, MODES_FILE, type FsStat, type WorkspaceFs } from './workspace-9p.ts';
 import { isPartialWrite, sweepPartialWrites } from './opfs-write.ts';
 
 type DirEntries = FileSystemDirectoryHandle & { entries(): AsyncIterable<[string, FileSystemHandle]> };
 type Movable = FileSystemHandle & { move(dir: FileSystemDirectoryHandle, name: string): Promise<void> };
 
-/** Where the permission bits the guest set are kept (beside the stack's other system files). */
-export const MODES_FILE = 'workspace-modes.json';
 /** A handle unused this long is closed (ms). */
 const IDLE_CLOSE_MS = 300;
 /** How long an open waits for another worker (the stack worker's move) to let the file go. */
@@ -206,7 +204,7 @@ export function opfsWorkspaceFs(stackDir: FileSystemDirectoryHandle): WorkspaceF
       let partial = false;
       for await (const [name, handle] of (folder as DirEntries).entries()) {
         if (isPartialWrite(name)) partial = true;
-        if ((path === '' && name === '.os') || isPartialWrite(name)) continue;
+        if (isHidden(path, name)) continue;
         out.push({ name, kind: handle.kind === 'directory' ? 'dir' : 'file' });
       }
       // What a tab killed mid-write left (over ten minutes old) goes when its folder is listed.

@@ -12,6 +12,8 @@
 //   others are refused (EPERM), as on a FAT drive.
 // Protocol: https://github.com/chaos/diod/blob/master/protocol.md (9P2000.L).
 
+import { isPartialWrite } from './opfs-write.ts';
+
 export const EPERM = 1;
 export const ENOENT = 2;
 export const EIO = 5;
@@ -124,9 +126,13 @@ const GETATTR_BASIC = 0x7ff;
 const V9FS_MAGIC = 0x01021997;
 const BLOCK = 4096;
 const NAME_MAX = 255;
-/** Names the guest never sees nor makes: the stack's system space and writes in progress. */
-const HIDDEN_AT_ROOT = new Set(['.os']);
-const PARTIAL_PREFIX = '.stackdocs-partial-';
+/** In the stack's system space (.os/): the permission bits the guest set, by path. */
+export const MODES_FILE = 'workspace-modes.json';
+
+/** Names the guest never sees nor makes: the stack's system space, and writes in progress. */
+export function isHidden(dir: string, name: string): boolean {
+  return (dir === '' && name === '.os') || isPartialWrite(name);
+}
 
 type Fid = { path: string; listing?: { name: string; kind: 'file' | 'dir' }[] };
 
@@ -302,7 +308,7 @@ const parentOf = (path: string) => path.slice(0, Math.max(0, path.lastIndexOf('/
 function checkName(dir: string, name: string): string {
   if (!name || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) throw new FsError(EINVAL, `"${name}" is not a name`);
   if (encoder.encode(name).byteLength > NAME_MAX) throw new FsError(ENAMETOOLONG, 'a name over 255 bytes');
-  if ((dir === '' && HIDDEN_AT_ROOT.has(name)) || name.startsWith(PARTIAL_PREFIX)) throw new FsError(EACCES, `"${name}" is reserved for the stack`);
+  if (isHidden(dir, name)) throw new FsError(EACCES, `"${name}" is reserved for the stack`);
   return join(dir, name);
 }
 
