@@ -34,7 +34,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   worker.terminate();
-  await (await navigator.storage.getDirectory()).removeEntry(folder, { recursive: true });
+  // A terminated worker lets go of its sync access handles a moment later.
+  const root = await navigator.storage.getDirectory();
+  await whenLetGo(() => root.removeEntry(folder, { recursive: true }));
 });
 
 describe('opfsWorkspaceFs', () => {
