@@ -3,9 +3,7 @@
 // A stack open in a tab is guarded by that tab's Web Lock: one is copied or deleted only while it
 // is still (nobody holds its lock and this takes it, or the caller holds it and closed its worker).
 import type { ErrorShape, StackSummary, StacksReport } from './protocol.ts';
-import { exportStack } from './stack-file/export.ts';
 import { SNAPSHOT_DIR, StackFileError, totalSize } from './stack-file/format.ts';
-import { importStackFile } from './stack-file/import.ts';
 import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.ts';
 import { checkpointSources, keptThroughRestore } from './checkpoints/sources.ts';
 import { CheckpointError } from './checkpoints/store.ts';
@@ -246,6 +244,8 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
       const name = template ? checkName(template.name) : (await summary(stackId, dir)).name;
       try {
         // Only the tab that closed the stack for it (its databases copied, its computer saved) exports it whole; a template reads only files no worker holds.
+        // The zip library and zstd load when a file is made or opened, not with the stack list.
+        const { exportStack } = await import('./stack-file/export.ts');
         const written = await exportStack({ stack: dir, name, ...rest, ...(template ? { template: { description: template.description.trim().slice(0, 500) } } : {}) });
         return { name, bytes: written.bytes };
       } catch (error) {
@@ -265,6 +265,7 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
         try {
           // Unfinished until the last file passed its checks: list() removes what a killed tab left.
           await writeMeta(target, { name: 'Imported stack', created_at: now(), copying: true });
+          const { importStackFile } = await import('./stack-file/import.ts');
           const imported = await importStackFile({
             file,
             target,

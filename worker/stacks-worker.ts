@@ -3,14 +3,15 @@
 import * as Comlink from 'comlink';
 import { toErrorShape } from './agent/errors.ts';
 import { stackLockName, type StacksApi, type StacksResult } from './protocol.ts';
-import { createStackFolders, StackFolderError, webStackLocks } from './stack-folders.ts';
+import { createStackFolders, folderSize, StackFolderError, webStackLocks } from './stack-folders.ts';
 import { recipeOfImageBase } from './stack-file/format.ts';
 import { noRoomMessage, storageEstimate } from './storage-full.ts';
 import { vmImageBase } from 'virtual:vm-image';
 import { version as appVersion } from '../package.json';
 
+const stacksDir = async () => (await navigator.storage.getDirectory()).getDirectoryHandle('stacks', { create: true });
 const folders = createStackFolders({
-  stacksDir: async () => (await navigator.storage.getDirectory()).getDirectoryHandle('stacks', { create: true }),
+  stacksDir,
   locks: webStackLocks(navigator.locks, stackLockName),
   estimate: storageEstimate,
   resetPointsDir: async () => (await navigator.storage.getDirectory()).getDirectoryHandle('kiosk', { create: true }),
@@ -83,8 +84,7 @@ const api: StacksApi = {
         } else {
           // Made in this origin's storage first: at most the stack's size again must fit.
           await forgetExport();
-          const { stacks } = await folders.list();
-          const bytes = stacks.find((stack) => stack.id === stackId)?.bytes ?? 0;
+          const bytes = await folderSize(await (await stacksDir()).getDirectoryHandle(stackId));
           const refusal = noRoomMessage('The stack was not exported', bytes, await storageEstimate());
           if (refusal) throw new StackFolderError({ code: 'storage', message: refusal });
           file = await (await exportsDir()).getFileHandle(`${stackId}.stack`, { create: true });

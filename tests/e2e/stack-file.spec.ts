@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { strFromU8, strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
+import { strFromU8, strToU8, zipSync, type Zippable } from 'fflate';
 import { chromium, expect, test, type BrowserContext, type Page } from './test.ts';
 import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
 import { E2E_APP_URL, E2E_PROXY_URL } from './ports.ts';
@@ -16,6 +16,7 @@ import { fakeState, loadScript } from './fake.ts';
 import { send, typeInTerminal } from './app.ts';
 import { putFile } from './opfs.ts';
 import { fixture, invoice } from '../support/fixtures.ts';
+import { unpackStackFile } from '../support/stack-zip.ts';
 
 const HAS_IMAGE = existsSync(join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json'));
 const API_KEY = 'test-key-e2e-stackfile-4b1f9c0d7e2a';
@@ -174,8 +175,11 @@ test('a stack exported in one browser opens in another as a new stack with every
   await download.saveAs(exported);
   const bytes = readFileSync(exported);
   console.log(`exported .stack: ${(bytes.length / 1e6).toFixed(2)} MB${HAS_IMAGE ? ' (with the computer)' : ''}`);
-  expect(bytes.includes(API_KEY)).toBe(false);
-  for (const token of deviceTokens) expect(bytes.includes(token)).toBe(false);
+  // Neither in the file's bytes nor in any of its entries unpacked.
+  for (const data of [bytes, ...Object.values(await unpackStackFile(new Uint8Array(bytes))).map((entry) => Buffer.from(entry))]) {
+    expect(data.includes(API_KEY)).toBe(false);
+    for (const token of deviceTokens) expect(data.includes(token)).toBe(false);
+  }
   // The exported stack opens again here, as it was.
   await exporting.getByRole('button', { name: 'Open the stack again' }).click();
   await expect(a.getByRole('textbox', { name: 'Message' })).toBeEnabled();
@@ -239,13 +243,15 @@ test('a stack exported in one browser opens in another as a new stack with every
 });
 
 /** The exported file, changed and zipped again with its manifest first. */
-function rezip(change: (files: Record<string, Uint8Array>, manifest: { format_version: number; image: { recipe: string | null }; entries: { path: string; size: number; sha256: string }[] }) => void): Buffer {
-  const files = unzipSync(readFileSync(exported));
+async function rezip(change: (files: Record<string, Uint8Array>, manifest: { format_version: number; image: { recipe: string | null }; entries: { path: string; size: number; sha256: string }[] }) => void): Promise<Buffer> {
+  const files = await unpackStackFile(readFileSync(exported));
   const manifest = JSON.parse(strFromU8(files['manifest.json']!));
   delete files['manifest.json'];
   change(files, manifest);
   const ordered: Zippable = { 'manifest.json': strToU8(JSON.stringify(manifest)) };
-  for (const [name, data] of Object.entries(files)) ordered[name] = data;
+  // The checksums stay the last entry, where format 2 has them.
+  for (const [name, data] of Object.entries(files)) if (name !== 'checksums.json') ordered[name] = data;
+  if (files['checksums.json']) ordered['checksums.json'] = files['checksums.json'];
   return Buffer.from(zipSync(ordered));
 }
 
@@ -266,21 +272,21 @@ test('hostile .stack files are refused, each with its own message, and leave no 
   });
   const full = readFileSync(exported);
   const cases: [string, Buffer, string | RegExp][] = [
-    ['dotdot', withEntry('stack/../escaped.txt'), 'This stack file is refused: "stack/../escaped.txt" leaves the stack (a path with "..").'],
-    ['absolute', withEntry('/etc/cron.d/evil'), 'This stack file is refused: "/etc/cron.d/evil" is an absolute path.'],
-    ['checksum', rezip((files) => void (files['stack/artifacts/summary.txt'] = strToU8('one invoice, vendor CORRECTED\n'))), 'This stack file is damaged: "stack/artifacts/summary.txt" does not match its checksum.'],
-    ['truncated', full.subarray(0, Math.floor(full.length / 2)), /^This stack file ends early: \d+ of its \d+ files are missing or cut short/],
-    ['quota', rezip((_files, manifest) => void (manifest.entries.find((entry) => entry.path.startsWith('stack/documents/'))!.size = 400e12)), /^The stack was not imported: it needs .+ and the browser's storage for Stackdocs has .+ left/],
+    ['dotdot', await withEntry('stack/../escaped.txt'), 'This stack file is refused: "stack/../escaped.txt" leaves the stack (a path with "..").'],
+    ['absolute', await withEntry('/etc/cron.d/evil'), 'This stack file is refused: "/etc/cron.d/evil" is an absolute path.'],
+    ['checksum', await rezip((files) => void (files['stack/artifacts/summary.txt'] = strToU8('one invoice, vendor CORRECTED\n'))), 'This stack file is damaged: "stack/artifacts/summary.txt" does not match its checksum.'],
+    ['truncated', full.subarray(0, Math.floor(full.length / 2)), 'This stack file ends early: the list of its files, at its end, is missing. It was not copied whole; export it again.'],
+    ['quota', await rezip((_files, manifest) => void (manifest.entries.find((entry) => entry.path.startsWith('stack/documents/'))!.size = 400e12)), /^The stack was not imported: it needs .+ and the browser's storage for Stackdocs has .+ left/],
     [
       'bomb',
-      rezip((files, manifest) => {
+      await rezip((files, manifest) => {
         files['stack/documents/bomb.txt'] = new Uint8Array(30_000_000);
         manifest.entries.push({ path: 'stack/documents/bomb.txt', size: 100, sha256: sha('x') });
       }),
       'This stack file is refused: "stack/documents/bomb.txt" unpacks to more than the 100 bytes its manifest declares.',
     ],
-    ['version', rezip((_files, manifest) => void (manifest.format_version = 7)), 'This stack file is format version 7; this version of Stackdocs reads format version 1 only. Open it in a newer Stackdocs.'],
-    ['image', rezip((_files, manifest) => void (manifest.image.recipe = '0123456789abcdef')), /^This stack's computer runs on system image 0123456789abcdef, but this Stackdocs (has system image [0-9a-f]+, and the file does not include its image|has no system image)\./],
+    ['version', await rezip((_files, manifest) => void (manifest.format_version = 7)), 'This stack file is format version 7; this version of Stackdocs reads format versions 1 and 2 only. Open it in a newer Stackdocs.'],
+    ['image', await rezip((_files, manifest) => void (manifest.image.recipe = '0123456789abcdef')), /^This stack's computer runs on system image 0123456789abcdef, but this Stackdocs (has system image [0-9a-f]+, and the file does not include its image|has no system image)\./],
   ];
   for (const [name, file, message] of cases) {
     const path = join(work, `${name}.stack`);

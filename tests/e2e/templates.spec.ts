@@ -3,11 +3,11 @@
 // stack with a conversation, an upload and the user's own key holds none of them (the file is
 // read byte by byte), and a stack made from that file has the skill and windows it was saved with.
 import { readFileSync } from 'node:fs';
-import { unzipSync } from 'fflate';
 import { expect, test, type Page } from './test.ts';
 import { assistant, openApp, send } from './app.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { E2E_PROXY_URL } from './ports.ts';
+import { unpackStackFile } from '../support/stack-zip.ts';
 
 const PRIVATE_UPLOAD = 'PRIVATE-UPLOAD-7731 payment terms';
 const PRIVATE_CHAT = 'PRIVATE-CHAT-5521';
@@ -84,7 +84,7 @@ test('a stack from the Invoice inbox template has its windows, skill and memory;
 
   const bytes = readFileSync(path);
   for (const secret of [PRIVATE_UPLOAD, PRIVATE_CHAT, API_KEY, 'Ready for invoices.']) expect(bytes.includes(secret), secret).toBe(false);
-  const files = unzipSync(new Uint8Array(bytes));
+  const files = await unpackStackFile(new Uint8Array(bytes));
   for (const secret of [PRIVATE_UPLOAD, PRIVATE_CHAT, API_KEY]) {
     for (const [name, data] of Object.entries(files)) expect(Buffer.from(data).includes(secret), `${secret} in ${name}`).toBe(false);
   }

@@ -3,6 +3,7 @@
 // as deflate in JavaScript, to about the same size. Packs written before it hold deflated chunks,
 // which are still read; if zstd cannot be loaded, new chunks are deflated as before.
 import { deflateSync, inflateSync } from 'fflate';
+import { loadZstd, type ZstdModule } from '../zstd.ts';
 
 /** How a chunk lies in its pack: as it is, deflated (raw), or a zstd frame. */
 export const STORED = 0;
@@ -15,42 +16,15 @@ export interface Packer {
   pack(bytes: Uint8Array): Uint8Array;
 }
 
-type ZstdModule = typeof import('@bokuweb/zstd-wasm');
-
 /** The decompressor a chunk needs could not be loaded: the checkpoint is whole, this page cannot read it now. */
 export class CodecUnavailableError extends Error {
   override readonly name = 'CodecUnavailableError';
 }
 
-/** How long the compressor may take to load before checkpoints fall back to deflate. */
-const LOAD_TIMEOUT_MS = 15_000;
-
-let loading: Promise<ZstdModule> | null = null;
-
-/** The zstd module, loaded once per worker (its wasm is fetched beside it, precached for offline use). */
-function zstd(): Promise<ZstdModule> {
-  loading ??= (async () => {
-    const module = await import('@bokuweb/zstd-wasm');
-    // The module waits for its runtime forever if the wasm never arrives: bounded here.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`zstd did not load in ${LOAD_TIMEOUT_MS / 1000} s`)), LOAD_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([module.init(), late]);
-    } finally {
-      clearTimeout(timer);
-    }
-    return module;
-  })();
-  loading.catch(() => (loading = null)); // the next checkpoint tries again
-  return loading;
-}
-
 /** zstd when it loads, else deflate: a checkpoint is never refused for its compressor. */
 export async function packer(): Promise<Packer> {
   try {
-    const module = await zstd();
+    const module = await loadZstd();
     return { packing: ZSTD, pack: (bytes) => module.compress(bytes, 1) };
   } catch (error) {
     console.warn('checkpoints: zstd could not be loaded, chunks are deflated instead', error);
@@ -65,7 +39,7 @@ export async function unpack(stored: Uint8Array, packing: Packing): Promise<Uint
   if (packing === ZSTD) {
     let module: ZstdModule;
     try {
-      module = await zstd();
+      module = await loadZstd();
     } catch (cause) {
       throw new CodecUnavailableError('This checkpoint needs its decompressor (zstd), which could not be loaded; reload the page and try again.', { cause });
     }

@@ -1,10 +1,13 @@
 // Writes a still stack (closed by its tab, its databases copied with VACUUM INTO) as one `.stack`
-// file, streamed: the manifest first (every entry's size and sha256, measured in a first pass),
-// then the layout and the stack's files, each deflated by fflate's streaming Zip.
-import { deflateSync, Zip, ZipDeflate, ZipPassThrough } from 'fflate';
-import { createSHA256 } from 'hash-wasm';
+// file, streamed: the manifest first (every entry's path and size), then the layout and the
+// stack's files, each packed with zstd (zstd-codec.ts) into zip.js's writer as it is read, and
+// last every entry's sha256 (`checksums.json`). Each file is read once.
+import { Uint8ArrayReader, ZipWriter } from '@zip.js/zip.js';
+import { createCRC32, createSHA256 } from 'hash-wasm';
+import { loadZstd, type ZstdModule } from '../zstd.ts';
+import { FRAME_BYTES, registerZstd, ZSTD_METHOD } from './zstd-codec.ts';
 import { CANVAS_PATH, inTemplate, MCP_PATH, templateCanvas, templateMcp } from './template.ts';
-import { FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, NEVER_EXPORTED, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type ManifestEntry, type StackManifest } from './format.ts';
+import { CHECKSUMS_NAME, FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, NEVER_EXPORTED, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type StackManifest } from './format.ts';
 import { isPartialWrite } from '../../vm/opfs-write.ts';
 
 export interface ExportOptions {
@@ -17,7 +20,7 @@ export interface ExportOptions {
   /** Where the file goes; closed when complete, aborted on failure. */
   out: WritableStream<Uint8Array>;
   signal: AbortSignal;
-  /** Bytes done of the total (each file is read twice: measured, then written). */
+  /** Bytes of the stack's files packed, of all of them. */
   onProgress?(done: number, total: number): void;
   /**
    * A template (template.ts) instead of the whole stack: its makings only, read from the stack as
@@ -30,24 +33,24 @@ export interface ExportOptions {
 type Source = { path: string; file: File } | { path: string; bytes: Uint8Array };
 
 type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
-const READ_CHUNK = 1 << 20;
+const READ_CHUNK = 4 << 20;
+/** Bytes written to the file at a time. */
+const WRITE_BATCH = 4 << 20;
+/** Bytes of the file handed to the browser and not yet written, at most (then the packing waits). */
+const WRITE_AHEAD = 16 << 20;
 
 /** Returns the manifest written. Throws StackFileError (`cancelled` when `signal` aborts). */
 export async function exportStack(options: ExportOptions): Promise<StackManifest & { bytes: number }> {
   const { signal } = options;
   const sources = await collect(options);
-  const total = sources.reduce((sum, source) => sum + sizeOf(source), 0) * 2;
+  const total = sources.reduce((sum, source) => sum + sizeOf(source), 0);
   let done = 0;
   const progress = (bytes: number) => {
     done += bytes;
     options.onProgress?.(done, total);
   };
-
-  const entries: ManifestEntry[] = [];
-  for (const source of sources) {
-    checkCancelled(signal);
-    entries.push({ path: source.path, size: sizeOf(source), sha256: await hashSource(source, signal, progress) });
-  }
+  // Sizes are known now, checksums once each entry is written: they go last (`checksums.json`),
+  // and each file is read once.
   const manifest: StackManifest = {
     format: FORMAT,
     format_version: FORMAT_VERSION,
@@ -57,20 +60,69 @@ export async function exportStack(options: ExportOptions): Promise<StackManifest
     image: { recipe: options.template ? null : await imageRecipe(options.stack) },
     includes_image: false,
     ...(options.template ? { template: options.template } : {}),
-    entries,
+    entries: sources.map((source) => ({ path: source.path, size: sizeOf(source) })),
   };
 
+  const zstd = await loadZstd();
+  await registerZstd();
   const writer = options.out.getWriter();
   let written = 0;
+  // The zip writer's pieces are gathered into batches of a few MiB (one browser write each), and
+  // handed on without waiting for each to land: the browser writes while the next frames are
+  // packed. A failed write (a full disk) surfaces at the next one or at the end.
+  let failed: unknown = null;
+  let inFlight = 0;
+  let landed: (() => void) | null = null;
+  let batch = new Uint8Array(WRITE_BATCH);
+  let batched = 0;
+  const send = async () => {
+    while (inFlight > WRITE_AHEAD && !failed) await new Promise<void>((resolve) => (landed = resolve));
+    if (failed) throw failed;
+    const bytes = batch.subarray(0, batched);
+    batch = new Uint8Array(WRITE_BATCH);
+    batched = 0;
+    inFlight += bytes.byteLength;
+    writer.write(bytes).then(
+      () => {
+        inFlight -= bytes.byteLength;
+        landed?.();
+      },
+      (error: unknown) => {
+        failed ??= error;
+        landed?.();
+      },
+    );
+  };
+  const counted = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      // Copied into the batch: the zip writer may use its buffer again once this call returns.
+      for (let at = 0; at < chunk.byteLength; ) {
+        const part = chunk.subarray(at, at + WRITE_BATCH - batched);
+        batch.set(part, batched);
+        batched += part.byteLength;
+        at += part.byteLength;
+        if (batched === WRITE_BATCH) await send();
+      }
+      written += chunk.byteLength;
+    },
+    async close() {
+      if (batched) await send();
+    },
+  });
+  const json = (value: unknown) => new Uint8ArrayReader(new TextEncoder().encode(JSON.stringify(value, null, 1)));
   try {
-    const zip = createZipSink(writer, (bytes) => (written += bytes));
-    await zip.add(MANIFEST_NAME, [new TextEncoder().encode(JSON.stringify(manifest, null, 1))]);
+    const zip = new ZipWriter(counted, { keepOrder: true, useWebWorkers: false, signal });
+    // The manifest is stored as it is: an app of an earlier format reads it and names the version.
+    await zip.add(MANIFEST_NAME, json(manifest), { level: 0 });
+    const sha256: Record<string, string> = {};
     for (const source of sources) {
       checkCancelled(signal);
-      await zip.add(source.path, chunksOf(source, signal), progress, await worthDeflating(source));
+      sha256[source.path] = await addEntry(zip, source, zstd, signal, progress);
     }
-    await zip.end();
+    await zip.add(CHECKSUMS_NAME, json({ sha256 }), { level: 0 });
+    await zip.close();
     await writer.close();
+    if (failed) throw failed;
   } catch (error) {
     await writer.abort(error).catch(() => {});
     if (signal.aborted) throw new StackFileError('cancelled', 'The export was cancelled.');
@@ -165,98 +217,76 @@ async function imageRecipe(stack: FileSystemDirectoryHandle): Promise<string | n
   return typeof hash === 'string' && /^[0-9a-f]{8,64}$/.test(hash) ? hash : null;
 }
 
-const SAMPLE = 64 * 1024;
-
-/**
- * Whether deflating a file pays: samples across it (start, middle, end) deflated, and the file
- * is stored as it is when they barely shrink (PDFs, photos, random data). Deflating what does
- * not shrink costs most of an export's time and most of an import's.
- */
-async function worthDeflating(source: Source): Promise<boolean> {
-  const size = sizeOf(source);
-  if (size <= SAMPLE * 4) return true;
-  let sampled = 0;
-  let packed = 0;
-  for (const at of [0, Math.floor(size / 3), Math.floor((size * 2) / 3), size - SAMPLE]) {
-    const slice = 'file' in source ? new Uint8Array(await source.file.slice(at, at + SAMPLE).arrayBuffer()) : source.bytes.subarray(at, at + SAMPLE);
-    sampled += slice.byteLength;
-    packed += deflateSync(slice, { level: 1 }).byteLength;
-  }
-  return packed < sampled * 0.9;
-}
-
 async function* chunksOf(source: Source, signal: AbortSignal): AsyncGenerator<Uint8Array> {
   if ('bytes' in source) {
     yield source.bytes;
     return;
   }
-  // Read in large slices: OPFS files are read fastest that way, and deflate works on whole runs.
+  // Read in large slices: OPFS files are read fastest that way, and zstd packs a MiB a frame.
   for (let at = 0; at < source.file.size; at += READ_CHUNK) {
     checkCancelled(signal);
     yield new Uint8Array(await source.file.slice(at, at + READ_CHUNK).arrayBuffer());
   }
 }
 
-async function hashSource(source: Source, signal: AbortSignal, progress: (bytes: number) => void): Promise<string> {
-  const hasher = await createSHA256();
-  hasher.init();
-  for await (const chunk of chunksOf(source, signal)) {
-    hasher.update(chunk);
-    progress(chunk.byteLength);
-  }
-  return hasher.digest('hex');
+/** The source as a stream for the zip writer, counting what it reads into the progress. */
+function readableOf(source: Source, signal: AbortSignal, progress: (bytes: number) => void): ReadableStream<Uint8Array> {
+  const chunks = chunksOf(source, signal);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await chunks.next();
+      if (done) return controller.close();
+      progress(value.byteLength);
+      controller.enqueue(value);
+    },
+    async cancel() {
+      await chunks.return(undefined);
+    },
+  });
 }
 
 /**
- * fflate's Zip, whose output is pushed synchronously, in front of an async writer: after each
- * chunk the queued output is written before more is read, so memory holds about one chunk.
+ * Files up to this size are read whole: hashed by the browser's own SHA-256 (several times faster,
+ * and beside the packing, on another thread) and packed from memory.
  */
-function createZipSink(writer: WritableStreamDefaultWriter<Uint8Array>, onWritten: (bytes: number) => void) {
-  let queue: Uint8Array[] = [];
-  let failure: unknown = null;
-  const zip = new Zip((error, data, final) => {
-    if (error) failure = error;
-    else if (data.byteLength) queue.push(data);
-    void final;
-  });
-  async function drain(): Promise<void> {
-    if (failure) throw failure;
-    if (queue.length === 0) return;
-    const parts = queue;
-    queue = [];
-    const size = parts.reduce((sum, part) => sum + part.byteLength, 0);
-    const joined = parts.length === 1 ? parts[0]! : new Uint8Array(size);
-    if (parts.length > 1) {
-      let at = 0;
-      for (const part of parts) {
-        joined.set(part, at);
-        at += part.byteLength;
-      }
-    }
-    await writer.write(joined);
-    onWritten(size);
+const WHOLE_READ = 64 * 2 ** 20;
+
+/** Packs one file into the zip as zstd frames; returns its sha256 (hex). */
+async function addEntry(zip: ZipWriter<unknown>, source: Source, zstd: ZstdModule, signal: AbortSignal, progress: (bytes: number) => void): Promise<string> {
+  const size = sizeOf(source);
+  if (size <= WHOLE_READ) {
+    const bytes = 'bytes' in source ? source.bytes : new Uint8Array(await source.file.arrayBuffer());
+    const digest = crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
+    const crc = await createCRC32();
+    crc.init();
+    crc.update(bytes);
+    let at = 0;
+    const frames = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (at >= size) return controller.close();
+          const frame = bytes.subarray(at, at + FRAME_BYTES);
+          at += frame.byteLength;
+          controller.enqueue(zstd.compress(frame, 1));
+          progress(frame.byteLength);
+        },
+      },
+      { highWaterMark: 4 }, // packs a few frames ahead of their writing
+    );
+    await zip.add(source.path, frames, { passThrough: true, compressionMethod: ZSTD_METHOD, uncompressedSize: size, crc32: parseInt(crc.digest('hex'), 16) });
+    return Array.from(new Uint8Array(await digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
   }
-  return {
-    async add(name: string, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, progress?: (bytes: number) => void, deflate = true) {
-      const entry = deflate ? new ZipDeflate(name, { level: 1 }) : new ZipPassThrough(name);
-      zip.add(entry);
-      let pending: Uint8Array | null = null;
-      // One chunk behind, so the last one is pushed with `final`.
-      for await (const chunk of chunks) {
-        if (pending) {
-          entry.push(pending, false);
-          progress?.(pending.byteLength);
-          await drain();
-        }
-        pending = chunk;
-      }
-      entry.push(pending ?? new Uint8Array(0), true);
-      if (pending) progress?.(pending.byteLength);
-      await drain();
-    },
-    async end() {
-      zip.end();
-      await drain();
-    },
-  };
+  // A large file streams through, hashed as it goes; the zip writer takes its CRC-32 itself.
+  const hasher = await createSHA256();
+  hasher.init();
+  const hashed = readableOf(source, signal, progress).pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        hasher.update(chunk);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  await zip.add(source.path, hashed, { compressionMethod: ZSTD_METHOD, uncompressedSize: size });
+  return hasher.digest('hex');
 }

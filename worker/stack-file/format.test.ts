@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkManifest, FORMAT, FORMAT_VERSION, pathProblem, recipeOfImageBase, StackFileError, type ManifestChecks, type StackManifest } from './format.ts';
+import { checkManifest, FORMAT, FORMAT_VERSION, pathProblem, recipeOfImageBase, StackFileError, withChecksums, type ManifestChecks, type StackManifest } from './format.ts';
 
 const SHA = 'a'.repeat(64);
 const manifest = (patch: Partial<StackManifest> = {}): StackManifest => ({
@@ -64,9 +64,10 @@ describe('checkManifest', () => {
   });
 
   it('refuses an unknown format version, naming both', () => {
+    expect(checkManifest(JSON.stringify(manifest({ format_version: 1 })), roomy).format_version).toBe(1);
     const error = refusal(JSON.stringify(manifest({ format_version: 99 })));
     expect(error.code).toBe('format_version');
-    expect(error.message).toBe('This stack file is format version 99; this version of Stackdocs reads format version 1 only. Open it in a newer Stackdocs.');
+    expect(error.message).toBe('This stack file is format version 99; this version of Stackdocs reads format versions 1 and 2 only. Open it in a newer Stackdocs.');
   });
 
   it('refuses a manifest with a hostile or repeated path before anything is written', () => {
@@ -74,7 +75,7 @@ describe('checkManifest', () => {
     expect(refusal(JSON.stringify(manifest({ entries: entries('stack/../x') }))).message).toBe('This stack file is refused: "stack/../x" leaves the stack (a path with "..").');
     expect(refusal(JSON.stringify(manifest({ entries: entries('/stack/x') }))).message).toBe('This stack file is refused: "/stack/x" is an absolute path.');
     expect(refusal(JSON.stringify(manifest({ entries: entries('stack/documents/invoice.pdf') }))).message).toContain('is listed twice');
-    expect(refusal(JSON.stringify(manifest({ entries: entries('manifest.json') }))).message).toContain('cannot list itself');
+    expect(refusal(JSON.stringify(manifest({ entries: entries('manifest.json') }))).message).toContain('cannot be listed');
   });
 
   it('refuses a damaged manifest with the field at fault', () => {
@@ -108,5 +109,25 @@ describe('recipeOfImageBase', () => {
     expect(recipeOfImageBase('vm/fd64fdc78ca0f2c7/')).toBe('fd64fdc78ca0f2c7');
     expect(recipeOfImageBase('/vm/fd64fdc78ca0f2c7/')).toBe('fd64fdc78ca0f2c7');
     expect(recipeOfImageBase(null)).toBeNull();
+  });
+});
+
+describe('withChecksums', () => {
+  const bare = manifest({ entries: [{ path: 'layout.json', size: 10 }, { path: 'stack/notes.txt', size: 3, sha256: SHA }] });
+  const B = 'b'.repeat(64);
+
+  it("takes an entry's sha256 from the manifest, else from checksums.json", () => {
+    expect(withChecksums(bare, JSON.stringify({ sha256: { 'layout.json': B, 'stack/notes.txt': B } })).entries.map((entry) => entry.sha256)).toEqual([B, SHA]);
+  });
+
+  it('refuses an entry left without one, and a list that is not one', () => {
+    expect(() => withChecksums(bare, null)).toThrow('This stack file is damaged: "layout.json" has no checksum (its list of checksums, at its end, is missing).');
+    expect(() => withChecksums(bare, JSON.stringify({ sha256: { 'layout.json': 'nope' } }))).toThrow('This stack file is damaged: "layout.json" has no checksum.');
+    expect(() => withChecksums(bare, '[1, 2')).toThrow('This stack file is damaged: its list of checksums is not readable.');
+    expect(() => withChecksums(bare, JSON.stringify({ sha256: ['x'] }))).toThrow('its list of checksums is not readable');
+  });
+
+  it('never lets checksums.json be listed as a file of the stack', () => {
+    expect(refusal(JSON.stringify(manifest({ entries: [{ path: 'checksums.json', size: 1 }] }))).message).toBe('This stack file is refused: "checksums.json" cannot be listed.');
   });
 });

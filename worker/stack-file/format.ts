@@ -6,8 +6,12 @@ import { z } from 'zod';
 import { noRoomMessage, type StorageEstimateLike } from '../storage-full.ts';
 
 export const FORMAT = 'stackdocs-stack';
-export const FORMAT_VERSION = 1;
+/** 2: entries packed with zstd (zip method 93); 1: deflated. Both are read. */
+export const FORMAT_VERSION = 2;
+export const READ_VERSIONS = [1, 2];
 export const MANIFEST_NAME = 'manifest.json';
+/** Format 2's last entry: every other entry's sha256, known only once the entry is written. */
+export const CHECKSUMS_NAME = 'checksums.json';
 export const LAYOUT_NAME = 'layout.json';
 export const STACK_PREFIX = 'stack/';
 /** A manifest is small text; anything larger is not one. */
@@ -33,10 +37,13 @@ export class StackFileError extends Error {
   }
 }
 
+const SHA256 = /^[0-9a-f]{64}$/;
+
 const entrySchema = z.object({
   path: z.string().min(1).max(1024),
   size: z.number().int().nonnegative(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** In the manifest (format 1, templates) or in `checksums.json` (format 2's exports). */
+  sha256: z.string().regex(SHA256).optional(),
 });
 
 const manifestSchema = z.object({
@@ -100,10 +107,10 @@ export function checkManifest(text: string, checks: ManifestChecks): StackManife
   }
   const head = raw as { format?: unknown; format_version?: unknown } | null;
   if (head?.format !== FORMAT) throw new StackFileError('bad_file', 'This is not a Stackdocs stack file: its manifest does not say "stackdocs-stack".');
-  if (typeof head.format_version === 'number' && head.format_version !== FORMAT_VERSION) {
+  if (typeof head.format_version === 'number' && !READ_VERSIONS.includes(head.format_version)) {
     throw new StackFileError(
       'format_version',
-      `This stack file is format version ${head.format_version}; this version of Stackdocs reads format version ${FORMAT_VERSION} only. ${head.format_version > FORMAT_VERSION ? 'Open it in a newer Stackdocs.' : ''}`.trim(),
+      `This stack file is format version ${head.format_version}; this version of Stackdocs reads format versions ${READ_VERSIONS.join(' and ')} only. ${head.format_version > FORMAT_VERSION ? 'Open it in a newer Stackdocs.' : ''}`.trim(),
     );
   }
   const parsed = manifestSchema.safeParse(raw);
@@ -114,7 +121,7 @@ export function checkManifest(text: string, checks: ManifestChecks): StackManife
   const manifest = parsed.data;
   const seen = new Set<string>();
   for (const entry of manifest.entries) {
-    const problem = entry.path === MANIFEST_NAME ? `"${entry.path}" cannot list itself` : pathProblem(entry.path);
+    const problem = entry.path === MANIFEST_NAME || entry.path === CHECKSUMS_NAME ? `"${entry.path}" cannot be listed` : pathProblem(entry.path);
     if (problem) throw new StackFileError('bad_file', `This stack file is refused: ${problem}.`);
     if (seen.has(entry.path)) throw new StackFileError('bad_file', `This stack file is refused: "${entry.path}" is listed twice.`);
     seen.add(entry.path);
@@ -133,6 +140,36 @@ export function checkManifest(text: string, checks: ManifestChecks): StackManife
   const refusal = noRoomMessage('The stack was not imported', totalSize(manifest), checks.estimate);
   if (refusal) throw new StackFileError('storage', refusal);
   return manifest;
+}
+
+/** Max bytes of `checksums.json`: a line per entry. */
+export const CHECKSUMS_MAX_BYTES = 200_000 * 100;
+
+/**
+ * The manifest with every entry's sha256: from the manifest, else from `checksums.json` (its
+ * text, or null when the file has none). Throws StackFileError naming the first entry without one.
+ */
+export function withChecksums(manifest: StackManifest, text: string | null): StackManifest & { entries: Required<ManifestEntry>[] } {
+  let sums: Record<string, unknown> = {};
+  if (text !== null) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = null;
+    }
+    const listed = (parsed as { sha256?: unknown } | null)?.sha256;
+    if (typeof listed !== 'object' || listed === null || Array.isArray(listed)) throw new StackFileError('damaged', 'This stack file is damaged: its list of checksums is not readable.');
+    sums = listed as Record<string, unknown>;
+  }
+  const entries = manifest.entries.map((entry) => {
+    const sha256 = entry.sha256 ?? (Object.hasOwn(sums, entry.path) ? sums[entry.path] : undefined);
+    if (typeof sha256 !== 'string' || !SHA256.test(sha256)) {
+      throw new StackFileError('damaged', `This stack file is damaged: "${entry.path}" has no checksum${text === null ? ' (its list of checksums, at its end, is missing)' : ''}.`);
+    }
+    return { ...entry, sha256 };
+  });
+  return { ...manifest, entries };
 }
 
 export function totalSize(manifest: Pick<StackManifest, 'entries'>): number {

@@ -1,12 +1,27 @@
-// Reads a `.stack` file into a new stack. The manifest comes first and is checked whole (format,
+// Reads a `.stack` file into a new stack. The zip's central directory is read first (zip.js,
+// from the end of the file), then the manifest, the first entry, is checked whole (format,
 // version, paths, image, room) before anything is written; each file is then written into the
 // new stack's folder, marked unfinished (`copying`, as a duplicate is) until the last one, while
 // its size and sha256 are checked. A refusal, a cancel or a killed tab leaves no stack behind.
-import { Unzip, UnzipInflate, type UnzipFile } from 'fflate';
+import { BlobReader, ZipReader, type Entry, type FileEntry } from '@zip.js/zip.js';
 import { createSHA256, type IHasher } from 'hash-wasm';
 import { concatBytes } from '../../vm/bytes.ts';
 import type { StorageEstimateLike } from '../storage-full.ts';
-import { LAYOUT_NAME, MANIFEST_MAX_BYTES, MANIFEST_NAME, STACK_PREFIX, StackFileError, checkManifest, pathProblem, type ManifestEntry, type StackManifest } from './format.ts';
+import {
+  CHECKSUMS_MAX_BYTES,
+  CHECKSUMS_NAME,
+  LAYOUT_NAME,
+  MANIFEST_MAX_BYTES,
+  MANIFEST_NAME,
+  STACK_PREFIX,
+  StackFileError,
+  checkManifest,
+  pathProblem,
+  withChecksums,
+  type ManifestEntry,
+  type StackManifest,
+} from './format.ts';
+import { registerZstd } from './zstd-codec.ts';
 
 export interface ImportOptions {
   file: Blob;
@@ -25,138 +40,138 @@ export interface Imported {
   layout: string | null;
 }
 
-/** The file is fed to the reader in slices this big: a bomb is caught within one slice's output. */
-const SLICE = 64 * 1024;
 const WRITE_BATCH = 1 << 20;
-
-type Step = { kind: 'start'; entry: ManifestEntry } | { kind: 'data'; chunk: Uint8Array; final: boolean };
+/** A zip's local file header starts every zip file. */
+const ZIP_START = [0x50, 0x4b, 0x03, 0x04];
 
 /** Throws StackFileError with a message for the user; the caller removes the target then. */
 export async function importStackFile(options: ImportOptions): Promise<Imported> {
   const { signal } = options;
+  const cancelled = () => new StackFileError('cancelled', 'The import was cancelled; no stack was made.');
+  await registerZstd();
   const hasher = await createSHA256();
-  let manifest: StackManifest | null = null;
-  let manifestText: Uint8Array[] = [];
-  let manifestBytes = 0;
-  let failure: unknown = null;
-  let first = true;
-  const steps: Step[] = [];
-  const finished = new Set<string>();
-  let layout: string | null = null;
-
-  const fail = (error: unknown) => {
-    failure ??= error;
-  };
-  const unzip = new Unzip((file: UnzipFile) => {
-    if (failure) return;
-    if (first) {
-      first = false;
-      if (file.name !== MANIFEST_NAME) return fail(new StackFileError('bad_file', 'This is not a Stackdocs stack file: it does not start with a manifest.'));
-      file.ondata = (error, data, final) => {
-        if (failure) return;
-        if (error) return fail(damaged());
-        manifestBytes += data.byteLength;
-        if (manifestBytes > MANIFEST_MAX_BYTES) {
-          file.terminate();
-          return fail(new StackFileError('bad_file', 'This is not a Stackdocs stack file: its manifest is far too large.'));
-        }
-        manifestText.push(data);
-        if (final) {
-          try {
-            manifest = checkManifest(new TextDecoder().decode(concatBytes(...manifestText)), { appImage: options.appImage, estimate: options.estimate });
-          } catch (problem) {
-            fail(problem);
-          }
-          manifestText = [];
-        }
-      };
-      file.start();
-      return;
-    }
-    const problem = pathProblem(file.name);
-    if (problem) return fail(new StackFileError('bad_file', `This stack file is refused: ${problem}.`));
-    const entry = manifest?.entries.find((listed) => listed.path === file.name);
-    if (!entry) return fail(new StackFileError('bad_file', `This stack file is refused: "${file.name}" is not in its manifest.`));
-    if (finished.has(entry.path) || steps.some((step) => step.kind === 'start' && step.entry === entry)) {
-      return fail(new StackFileError('bad_file', `This stack file is refused: "${file.name}" is in it twice.`));
-    }
-    let inflated = 0;
-    steps.push({ kind: 'start', entry });
-    file.ondata = (error, data, final) => {
-      if (failure) return;
-      if (error) return fail(damaged());
-      inflated += data.byteLength;
-      if (inflated > entry.size) {
-        // A zip bomb, or a damaged file: either way nothing past the declared size is read.
-        file.terminate();
-        return fail(new StackFileError('damaged', `This stack file is refused: "${entry.path}" unpacks to more than the ${entry.size} bytes its manifest declares.`));
-      }
-      steps.push({ kind: 'data', chunk: data, final });
-    };
-    file.start();
-  });
-  unzip.register(UnzipInflate);
-
+  const zip = new ZipReader(new BlobReader(options.file), { useWebWorkers: false });
   let writing: EntryWriter | null = null;
-  let manifestAnnounced = false;
-  const reader = options.file.stream().getReader();
-  let read = 0;
   try {
-    for (;;) {
-      if (signal.aborted) throw new StackFileError('cancelled', 'The import was cancelled; no stack was made.');
-      const { done, value } = await reader.read();
-      if (done) break;
-      for (let at = 0; at < value.byteLength && !failure; at += SLICE) {
-        try {
-          unzip.push(value.subarray(at, at + SLICE), false);
-        } catch {
-          fail(damaged());
-        }
-        if (failure) break;
-        if (manifest && !manifestAnnounced) {
-          manifestAnnounced = true;
-          await options.onManifest?.(manifest);
-        }
-        // What this slice unpacked is written now, before more is read.
-        for (const step of steps.splice(0)) {
-          if (step.kind === 'start') {
-            writing = await EntryWriter.open(options.target, step.entry, hasher);
-            continue;
-          }
-          if (!writing) throw damaged();
-          await writing.write(step.chunk);
-          if (step.final) {
-            const bytes = await writing.finish();
-            if (writing.entry.path === LAYOUT_NAME) layout = readLayout(bytes!);
-            finished.add(writing.entry.path);
-            writing = null;
-          }
-        }
-      }
-      if (failure) throw failure;
-      read += value.byteLength;
-      options.onProgress?.(read, options.file.size);
+    const entries = await listEntries(zip, options.file);
+    const first = entries[0];
+    if (!first || first.filename !== MANIFEST_NAME || first.directory) throw new StackFileError('bad_file', 'This is not a Stackdocs stack file: it does not start with a manifest.');
+    const tooBig = () => new StackFileError('bad_file', 'This is not a Stackdocs stack file: its manifest is far too large.');
+    const manifestText = new TextDecoder().decode(await readBounded(first, MANIFEST_MAX_BYTES, signal, tooBig));
+    const checked = checkManifest(manifestText, { appImage: options.appImage, estimate: options.estimate });
+    // Format 2 writes the checksums last, once each entry is written: read before anything else.
+    const last = entries.length > 1 ? entries.at(-1)! : null;
+    const sums = last?.filename === CHECKSUMS_NAME && !last.directory ? last : null;
+    const sumsText = sums ? new TextDecoder().decode(await readBounded(sums, CHECKSUMS_MAX_BYTES, signal, () => new StackFileError('damaged', 'This stack file is damaged: its list of checksums is far too large.'))) : null;
+    const manifest = withChecksums(checked, sumsText);
+    if (signal.aborted) throw cancelled();
+    await options.onManifest?.(manifest);
+
+    const listed = new Map(manifest.entries.map((entry) => [entry.path, entry]));
+    const finished = new Set<string>();
+    let layout: string | null = null;
+    const total = entries.reduce((sum, entry) => sum + entry.compressedSize, 0);
+    let done = first.compressedSize;
+    for (const found of entries.slice(1, sums ? -1 : undefined)) {
+      if (signal.aborted) throw cancelled();
+      const problem = pathProblem(found.filename);
+      if (problem) throw new StackFileError('bad_file', `This stack file is refused: ${problem}.`);
+      const entry = listed.get(found.filename);
+      if (!entry || found.directory) throw new StackFileError('bad_file', `This stack file is refused: "${found.filename}" is not in its manifest.`);
+      if (finished.has(entry.path)) throw new StackFileError('bad_file', `This stack file is refused: "${found.filename}" is in it twice.`);
+      if (found.uncompressedSize > entry.size) throw tooLarge(entry);
+      writing = await EntryWriter.open(options.target, entry, hasher);
+      await unpackInto(found, writing, signal);
+      const bytes = await writing.finish();
+      writing = null;
+      if (entry.path === LAYOUT_NAME) layout = readLayout(bytes!);
+      finished.add(entry.path);
+      done += found.compressedSize;
+      options.onProgress?.(done, total);
     }
-    try {
-      unzip.push(new Uint8Array(0), true);
-    } catch {
-      // A file cut short inside an entry: counted below as missing.
-    }
-    if (failure) throw failure;
-    if (!manifest) throw new StackFileError('bad_file', 'This is not a Stackdocs stack file: it has no manifest.');
-    const missing = (manifest as StackManifest).entries.filter((entry) => !finished.has(entry.path));
+    const missing = manifest.entries.filter((entry) => !finished.has(entry.path));
     if (missing.length) {
       throw new StackFileError(
         'damaged',
-        `This stack file ends early: ${missing.length} of its ${(manifest as StackManifest).entries.length} files are missing or cut short (the first: "${missing[0]!.path}"). It was not copied whole; export it again.`,
+        `This stack file ends early: ${missing.length} of its ${manifest.entries.length} files are missing or cut short (the first: "${missing[0]!.path}"). It was not copied whole; export it again.`,
       );
     }
     return { manifest, layout };
   } catch (error) {
     await (writing as EntryWriter | null)?.abort();
-    await reader.cancel().catch(() => {});
+    if (signal.aborted && !(error instanceof StackFileError && error.code !== 'damaged')) throw cancelled();
     throw error;
+  } finally {
+    await zip.close().catch(() => {});
   }
+}
+
+/** The zip's entries from its central directory; a file that is not a whole zip is named as such. */
+async function listEntries(zip: ZipReader<unknown>, file: Blob): Promise<FileEntry[]> {
+  const start = new Uint8Array(await file.slice(0, 4).arrayBuffer());
+  if (start.byteLength < 4 || ZIP_START.some((byte, at) => start[at] !== byte)) throw new StackFileError('bad_file', 'This is not a Stackdocs stack file: it is not a zip archive.');
+  let entries: Entry[];
+  try {
+    entries = await zip.getEntries();
+  } catch (error) {
+    // zip.js refuses a name that leaves the folder ("..", absolute) before listing anything.
+    const unsafe = (error as { filename?: unknown } | null)?.filename;
+    if (typeof unsafe === 'string') throw new StackFileError('bad_file', `This stack file is refused: ${pathProblem(unsafe) ?? `"${unsafe}" is not a safe name`}.`);
+    // The directory of a zip is at its end: a file cut short has none.
+    throw new StackFileError('damaged', 'This stack file ends early: the list of its files, at its end, is missing. It was not copied whole; export it again.');
+  }
+  return entries as FileEntry[];
+}
+
+/** An entry whole in memory, refused (`tooBig`) past `limit` bytes. */
+async function readBounded(entry: FileEntry, limit: number, signal: AbortSignal, tooBig: () => StackFileError): Promise<Uint8Array> {
+  if (entry.uncompressedSize > limit) throw tooBig();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  await entry
+    .getData(
+      new WritableStream<Uint8Array>({
+        write(chunk) {
+          size += chunk.byteLength;
+          if (size > limit) throw tooBig();
+          parts.push(chunk.slice());
+        },
+      }),
+      { signal },
+    )
+    .catch((error: unknown) => {
+      throw error instanceof StackFileError ? error : damaged();
+    });
+  return concatBytes(...parts);
+}
+
+/** Streams an entry into its writer; unpacking stops at the first byte past the declared size. */
+async function unpackInto(found: FileEntry, writing: EntryWriter, signal: AbortSignal): Promise<void> {
+  let refusal: StackFileError | null = null;
+  let size = 0;
+  const sink = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      size += chunk.byteLength;
+      if (size > writing.entry.size) {
+        // A zip bomb, or a damaged file: either way nothing past the declared size is read.
+        refusal = tooLarge(writing.entry);
+        throw refusal;
+      }
+      await writing.write(chunk);
+    },
+  });
+  try {
+    await found.getData(sink, { signal });
+  } catch (error) {
+    if (refusal) throw refusal;
+    if (error instanceof StackFileError) throw error;
+    if (signal.aborted) throw error;
+    throw damaged();
+  }
+}
+
+function tooLarge(entry: ManifestEntry): StackFileError {
+  return new StackFileError('damaged', `This stack file is refused: "${entry.path}" unpacks to more than the ${entry.size} bytes its manifest declares.`);
 }
 
 /** The page's layout: any JSON object (the page's own store checks its fields when it loads it). */

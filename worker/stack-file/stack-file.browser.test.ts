@@ -1,11 +1,12 @@
 // A stack to a `.stack` file and back, in real Chromium OPFS: every file travels (the databases
 // as their consistent copies), no secret does, and each hostile file is refused with its own
 // message, leaving no stack behind.
-import { strFromU8, strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
+import { strFromU8, strToU8, Zip, ZipDeflate, ZipPassThrough, zipSync, type Zippable } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stackLockName } from '../protocol.ts';
 import { createStackFolders, type StackFolders } from '../stack-folders.ts';
 import type { StorageEstimateLike } from '../storage-full.ts';
+import { unpackStackFile } from '../../tests/support/stack-zip.ts';
 
 const IMAGE = 'fd64fdc78ca0f2c7';
 const SECRET = 'test-key-secret-0123456789';
@@ -80,19 +81,27 @@ async function exportBytes(layout: string | null = '{"state":{"geometry":{}},"ve
 const importBytes = (bytes: Uint8Array, appImage: string | null = IMAGE) =>
   folders.importStack(new Blob([bytes.slice()]), { appImage, signal: new AbortController().signal });
 
-/** The exported file, changed: its entries and manifest as objects, zipped again (manifest first). */
-function rezip(bytes: Uint8Array, change: (files: Record<string, Uint8Array>, manifest: { entries: { path: string; size: number; sha256: string }[]; [key: string]: unknown }) => void): Uint8Array {
-  const files = unzipSync(bytes);
+/** The exported file, changed: its entries and manifest as objects, zipped again (manifest first, checksums last). */
+async function rezip(bytes: Uint8Array, change: (files: Record<string, Uint8Array>, manifest: { entries: { path: string; size: number; sha256: string }[]; [key: string]: unknown }) => void): Promise<Uint8Array> {
+  const files = await unpackStackFile(bytes);
   const manifest = JSON.parse(strFromU8(files['manifest.json']!));
   delete files['manifest.json'];
   change(files, manifest);
   const ordered: Zippable = { 'manifest.json': strToU8(JSON.stringify(manifest)) };
-  for (const [name, data] of Object.entries(files)) ordered[name] = data;
+  // The checksums stay the last entry, where format 2 has them.
+  for (const [name, data] of Object.entries(files)) if (name !== 'checksums.json') ordered[name] = data;
+  if (files['checksums.json']) ordered['checksums.json'] = files['checksums.json'];
   return zipSync(ordered);
 }
 
-async function refusal(bytes: Uint8Array, appImage: string | null = IMAGE): Promise<string> {
-  const failure = await importBytes(bytes, appImage).then(
+/** The file's bytes and every entry's unpacked bytes, as text to search. */
+async function everyByte(bytes: Uint8Array): Promise<string> {
+  const latin1 = new TextDecoder('latin1');
+  return [latin1.decode(bytes), ...Object.values(await unpackStackFile(bytes)).map((entry) => latin1.decode(entry))].join('\n');
+}
+
+async function refusal(file: Uint8Array | Promise<Uint8Array>, appImage: string | null = IMAGE): Promise<string> {
+  const failure = await importBytes(await file, appImage).then(
     () => null,
     (error: Error) => error,
   );
@@ -148,9 +157,9 @@ describe('templates', () => {
       }),
     );
     const bytes = await exportBytes('{"version":1}', { name: 'Weekly inbox', description: 'Invoices, weekly.' });
-    const text = new TextDecoder('latin1').decode(bytes);
+    const text = await everyByte(bytes);
     for (const secret of [SECRET, 'crm-key-SECRET', 'tok-SECRET', 'ACME 12.50', 'my private question', 'the live transcript', 'memory copy', 'from the shell', 'The user edited a cell']) expect(text).not.toContain(secret);
-    const files = unzipSync(bytes);
+    const files = await unpackStackFile(bytes);
     expect(Object.keys(files)).toEqual([
       'manifest.json',
       'layout.json',
@@ -161,6 +170,7 @@ describe('templates', () => {
       'stack/.os/config/settings.json',
       'stack/.os/memory/user.md',
       'stack/.os/skills/weekly/SKILL.md',
+      'checksums.json',
     ]);
     const manifest = JSON.parse(strFromU8(files['manifest.json']!));
     // The servers travel, their keys do not: whoever opens the template fills them in.
@@ -182,8 +192,8 @@ describe('templates', () => {
 describe('.stack files', () => {
   it('carries every file of a stack into a new one, the databases as their copies, and no secret', async () => {
     const bytes = await exportBytes();
-    expect(new TextDecoder('latin1').decode(bytes)).not.toContain(SECRET);
-    const names = Object.keys(unzipSync(bytes));
+    expect(await everyByte(bytes)).not.toContain(SECRET);
+    const names = Object.keys(await unpackStackFile(bytes));
     expect(names[0]).toBe('manifest.json');
     expect(names).not.toContain('stack/.os/config/secrets.json');
     expect(names).not.toContain('stack/.os/memory/memory.db-journal');
@@ -206,9 +216,46 @@ describe('.stack files', () => {
     expect((await folders.list()).stacks.map((listed) => listed.name)).toEqual(['Receipts', 'Receipts']);
   });
 
+  it('carries files that are zips themselves, and still opens files of format version 1', async () => {
+    // An office document is a zip, stored as it is: its own headers are inside the stack file.
+    const inner = zipSync({ 'xl/workbook.xml': strToU8('<workbook/>'), 'xl/sheet1.xml': new Uint8Array(400_000).map((_, i) => (i * 7919) % 251) }, { level: 0 });
+    await put('default/documents/sheet.xlsx', inner);
+    const { stack } = await importBytes(await exportBytes());
+    expect(await read(`${stack.id}/documents/sheet.xlsx`)).toBe(await read('default/documents/sheet.xlsx'));
+
+    // Format version 1: deflate entries streamed with data descriptors (fflate's Zip).
+    const files: [string, Uint8Array][] = [
+      ['stack/documents/sheet.xlsx', inner],
+      ['stack/notes.txt', strToU8('written by format version 1')],
+    ];
+    const digest = async (data: Uint8Array) => [...new Uint8Array(await crypto.subtle.digest('SHA-256', data.slice()))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    const manifest = {
+      format: 'stackdocs-stack',
+      format_version: 1,
+      app_version: '0.1.0',
+      created_at: 1,
+      stack: { name: 'Old file' },
+      image: { recipe: null },
+      includes_image: false,
+      entries: await Promise.all(files.map(async ([path, data]) => ({ path, size: data.byteLength, sha256: await digest(data) }))),
+    };
+    const parts: Uint8Array[] = [];
+    const zip = new Zip((_error, data) => void parts.push(data));
+    for (const [name, data, deflate] of [['manifest.json', strToU8(JSON.stringify(manifest)), true], ...files.map(([path, data]) => [path, data, path.endsWith('.txt')] as const)] as const) {
+      const entry = deflate ? new ZipDeflate(name, { level: 1 }) : new ZipPassThrough(name);
+      zip.add(entry);
+      entry.push(data, true);
+    }
+    zip.end();
+    const old = await importBytes(new Uint8Array(await new Blob(parts as Uint8Array<ArrayBuffer>[]).arrayBuffer()), IMAGE);
+    expect(old.stack.name).toBe('Old file');
+    expect(await read(`${old.stack.id}/notes.txt`)).toBe('written by format version 1');
+    expect(await read(`${old.stack.id}/documents/sheet.xlsx`)).toBe(await read('default/documents/sheet.xlsx'));
+  });
+
   it('leaves out a saved state that does not match the disk', async () => {
     await put('default/.os/vm/machine.json', JSON.stringify({ imageHash: IMAGE, state: 'g1', disk: null }));
-    const files = unzipSync(await exportBytes());
+    const files = await unpackStackFile(await exportBytes());
     expect(files['stack/.os/vm/state.bin']).toBeUndefined();
     expect(JSON.parse(strFromU8(files['stack/.os/vm/machine.json']!))).toEqual({ imageHash: IMAGE, state: null, disk: null });
   });
@@ -216,6 +263,21 @@ describe('.stack files', () => {
   it('refuses an export of a stack whose databases were not copied for it', async () => {
     await (await (await (await stacksDir()).getDirectoryHandle('default')).getDirectoryHandle('.os')).removeEntry('snapshot', { recursive: true });
     await expect(exportBytes()).rejects.toThrow("The stack's transcript.db was not copied for the export; try again.");
+  });
+
+  it('stops at a write that fails (a full disk) and says why, whatever was in flight', async () => {
+    // Big enough that the writes run ahead of the packing several times over.
+    const noise = new Uint8Array(24 << 20);
+    for (let at = 0; at < noise.length; at += 65536) crypto.getRandomValues(noise.subarray(at, at + 65536));
+    await put('default/artifacts/noise.bin', noise);
+    let accepted = 0;
+    const out = new WritableStream<Uint8Array>({
+      write(chunk) {
+        accepted += chunk.byteLength;
+        if (accepted > 5_000_000) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      },
+    });
+    await expect(folders.exportStack('default', { layout: null, out, appVersion: '0.1.0', signal: new AbortController().signal })).rejects.toThrow(/^"Receipts" was not exported: the browser.s storage for Stackdocs is full/);
   });
 
   it('refuses each hostile file with its own message and leaves no stack behind', async () => {
@@ -234,7 +296,7 @@ describe('.stack files', () => {
         }),
       ),
     ).toBe('This stack file is damaged: "stack/documents/invoice.txt" does not match its checksum.');
-    expect(await refusal(good.slice(0, Math.floor(good.length * 0.6)))).toMatch(/^This stack file ends early: \d+ of its \d+ files are missing or cut short \(the first: ".*"\)\. It was not copied whole; export it again\.$/);
+    expect(await refusal(good.slice(0, Math.floor(good.length * 0.6)))).toBe('This stack file ends early: the list of its files, at its end, is missing. It was not copied whole; export it again.');
     expect(
       await refusal(
         rezip(good, (_files, manifest) => {
@@ -253,10 +315,10 @@ describe('.stack files', () => {
     expect(
       await refusal(
         rezip(good, (_files, manifest) => {
-          manifest.format_version = 2;
+          manifest.format_version = 3;
         }),
       ),
-    ).toBe('This stack file is format version 2; this version of Stackdocs reads format version 1 only. Open it in a newer Stackdocs.');
+    ).toBe('This stack file is format version 3; this version of Stackdocs reads format versions 1 and 2 only. Open it in a newer Stackdocs.');
     expect(await refusal(good, '0123456789abcdef')).toBe(
       `This stack's computer runs on system image ${IMAGE}, but this Stackdocs has system image 0123456789abcdef, and the file does not include its image. Open it in a Stackdocs built with image ${IMAGE}.`,
     );
@@ -267,7 +329,7 @@ describe('.stack files', () => {
         }),
       ),
     ).toBe('This stack file is refused: "stack/documents/unlisted.txt" is not in its manifest.');
-    expect(await refusal(strToU8('not a zip at all'))).toBe('This is not a Stackdocs stack file: it has no manifest.');
+    expect(await refusal(strToU8('not a zip at all'))).toBe('This is not a Stackdocs stack file: it is not a zip archive.');
   });
 
   it('stops when cancelled, leaving no stack', async () => {

@@ -1,0 +1,163 @@
+// zstd as a zip compression method (93, APPNOTE 4.4.5) for zip.js: an entry is a plain zstd stream
+// of independent frames, one per MiB of the file, each declaring its content size. zstd at level 1
+// packs a stack's disk and memory about seven times as fast as deflate, to a similar size, and
+// unpacks at over 1 GB/s. The frames are cut apart by reading their own headers (RFC 8878), so a
+// reader holds one frame at a time and refuses a frame that claims more than a MiB.
+import { registerCodec } from '@zip.js/zip.js';
+import { loadZstd, type ZstdModule } from '../zstd.ts';
+
+export const ZSTD_METHOD = 93;
+/** The bytes packed into one frame; a frame that declares more is refused. */
+export const FRAME_BYTES = 1 << 20;
+const LEVEL = 1;
+const FRAME_MAGIC = 0xfd2fb528;
+/** Skippable frames (magic 0x184D2A50–5F) are allowed by the format and skipped. */
+const SKIPPABLE_MASK = 0xfffffff0;
+const SKIPPABLE_MAGIC = 0x184d2a50;
+
+export class ZstdDataError extends Error {
+  override readonly name = 'ZstdDataError';
+}
+
+/** A growing byte buffer read from its front. */
+class Bytes {
+  private buffer = new Uint8Array(0);
+  private start = 0;
+  private end = 0;
+
+  get length(): number {
+    return this.end - this.start;
+  }
+
+  push(chunk: Uint8Array): void {
+    if (this.end + chunk.byteLength > this.buffer.byteLength) {
+      const kept = this.buffer.subarray(this.start, this.end);
+      const grown = this.length + chunk.byteLength > this.buffer.byteLength ? new Uint8Array(Math.max(this.length + chunk.byteLength, this.buffer.byteLength * 2)) : this.buffer;
+      grown.set(kept, 0);
+      this.buffer = grown;
+      this.end = kept.byteLength;
+      this.start = 0;
+    }
+    this.buffer.set(chunk, this.end);
+    this.end += chunk.byteLength;
+  }
+
+  view(): Uint8Array {
+    return this.buffer.subarray(this.start, this.end);
+  }
+
+  take(count: number): Uint8Array {
+    const taken = this.buffer.subarray(this.start, this.start + count);
+    this.start += count;
+    if (this.start === this.end) this.start = this.end = 0;
+    return taken;
+  }
+}
+
+const u32 = (b: Uint8Array, at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+
+/**
+ * The length of the frame at the start of `b` and the size of its content (null for a skippable
+ * frame), or null while `b` does not hold the whole frame yet.
+ */
+export function frameAt(b: Uint8Array): { length: number; contentSize: number | null } | null {
+  if (b.byteLength < 8) return null;
+  const magic = u32(b, 0);
+  if ((magic & SKIPPABLE_MASK) >>> 0 === SKIPPABLE_MAGIC) {
+    const length = 8 + u32(b, 4);
+    return b.byteLength >= length ? { length, contentSize: null } : null;
+  }
+  if (magic !== FRAME_MAGIC) throw new ZstdDataError('not a zstd frame');
+  const descriptor = b[4]!;
+  const sizeFlag = descriptor >> 6;
+  const singleSegment = (descriptor >> 5) & 1;
+  const checksum = (descriptor >> 2) & 1;
+  const dictionaryBytes = [0, 1, 2, 4][descriptor & 3]!;
+  const sizeBytes = sizeFlag === 0 ? singleSegment : [0, 2, 4, 8][sizeFlag]!;
+  if (sizeBytes === 0) throw new ZstdDataError('a zstd frame without its content size');
+  const sizeAt = 5 + (singleSegment ? 0 : 1) + dictionaryBytes;
+  let at = sizeAt + sizeBytes;
+  if (b.byteLength < at) return null;
+  let contentSize: number;
+  if (sizeBytes === 1) contentSize = b[sizeAt]!;
+  else if (sizeBytes === 2) contentSize = (b[sizeAt]! | (b[sizeAt + 1]! << 8)) + 256;
+  else if (sizeBytes === 4) contentSize = u32(b, sizeAt);
+  else contentSize = u32(b, sizeAt + 4) === 0 ? u32(b, sizeAt) : Infinity;
+  if (contentSize > FRAME_BYTES) throw new ZstdDataError(`a zstd frame of ${contentSize} bytes (at most ${FRAME_BYTES} are written)`);
+  for (;;) {
+    if (b.byteLength < at + 3) return null;
+    const header = b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
+    const type = (header >> 1) & 3;
+    if (type === 3) throw new ZstdDataError('a zstd block of a reserved type');
+    at += 3 + (type === 1 ? 1 : header >>> 3);
+    if (header & 1) break;
+  }
+  at += checksum ? 4 : 0;
+  return b.byteLength >= at ? { length: at, contentSize } : null;
+}
+
+/** Packs what it is given into frames of FRAME_BYTES. */
+export function zstdCompressor(zstd: ZstdModule): TransformStream<Uint8Array, Uint8Array> {
+  const pending = new Bytes();
+  return new TransformStream({
+    transform(chunk, controller) {
+      pending.push(chunk);
+      while (pending.length >= FRAME_BYTES) controller.enqueue(zstd.compress(pending.take(FRAME_BYTES), LEVEL));
+    },
+    flush(controller) {
+      if (pending.length) controller.enqueue(zstd.compress(pending.take(pending.length), LEVEL));
+    },
+  }, undefined, { highWaterMark: 4 }); // packs a few frames ahead of their writing
+}
+
+/** Unpacks frames one at a time as they arrive; an incomplete last frame is an error. */
+export function zstdDecompressor(zstd: ZstdModule): TransformStream<Uint8Array, Uint8Array> {
+  const pending = new Bytes();
+  return new TransformStream({
+    transform(chunk, controller) {
+      pending.push(chunk);
+      for (let frame = frameAt(pending.view()); frame; frame = frameAt(pending.view())) {
+        const bytes = pending.take(frame.length);
+        if (frame.contentSize === null) continue;
+        const content = frame.contentSize === 0 ? new Uint8Array(0) : zstd.decompress(bytes);
+        if (content.byteLength !== frame.contentSize) throw new ZstdDataError('a zstd frame unpacked to another size than it declares');
+        controller.enqueue(content);
+      }
+    },
+    flush() {
+      if (pending.length) throw new ZstdDataError('the zstd data ends inside a frame');
+    },
+  });
+}
+
+let registered: Promise<void> | null = null;
+
+/** Loads zstd and registers it with zip.js as method 93 (once per worker). */
+export function registerZstd(): Promise<void> {
+  registered ??= loadZstd().then((zstd) => {
+    // zip.js constructs these with (format, options); a class built on TransformStream.
+    class Compression {
+      readonly readable: ReadableStream<Uint8Array>;
+      readonly writable: WritableStream<Uint8Array>;
+      constructor() {
+        ({ readable: this.readable, writable: this.writable } = zstdCompressor(zstd));
+      }
+    }
+    class Decompression {
+      readonly readable: ReadableStream<Uint8Array>;
+      readonly writable: WritableStream<Uint8Array>;
+      constructor() {
+        ({ readable: this.readable, writable: this.writable } = zstdDecompressor(zstd));
+      }
+    }
+    registerCodec({
+      compressionMethod: ZSTD_METHOD,
+      format: 'zstd',
+      CompressionStream: Compression as never,
+      DecompressionStream: Decompression as never,
+      versionNeeded: 63,
+    });
+  });
+  registered.catch(() => (registered = null));
+  return registered;
+}
