@@ -20,6 +20,7 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
   const job = useRef(`job-${crypto.randomUUID()}`);
   const [phase, setPhase] = useState<Phase>(task.kind === 'export' ? { step: 'ask' } : { step: 'working', done: 0, total: task.file.size });
   const progress = (done: number, total: number) => setPhase({ step: 'working', done, total });
+  const [includeImage, setIncludeImage] = useState(false);
 
   useEffect(() => {
     if (!dialog.current?.open) dialog.current?.showModal();
@@ -36,7 +37,7 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
     if (target === 'closed') return;
     setPhase({ step: 'working', done: 0, total: 0 });
     try {
-      const done = await actions.exportCurrent(target, job.current, progress);
+      const done = await actions.exportCurrent(target, job.current, progress, includeImage);
       if (done.file) saveFile(done.file, fileName(task.name));
       setPhase({ step: 'exported', bytes: done.bytes, saved: done.file ? 'downloaded' : 'picked' });
     } catch (error) {
@@ -57,6 +58,12 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
           the window layout and the settings — never your API key or this browser's pairing. It opens as a new stack in another browser. The stack closes
           while it is written and opens again after.
         </p>
+      )}
+      {phase.step === 'ask' && (
+        <label class="stack-file-option">
+          <input type="checkbox" checked={includeImage} onChange={(event) => setIncludeImage(event.currentTarget.checked)} />
+          Include the system image (a few hundred MB more): the file then opens in a Stackdocs whose computer has another system image too.
+        </label>
       )}
       {working && (
         <>

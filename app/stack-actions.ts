@@ -72,12 +72,13 @@ export function createStackActions(deps: StackActionsDeps) {
     /**
      * Writes the stack open here as one `.stack` file: closed first (its computer saved, its
      * databases copied whole), then streamed to `target` (null: a file to download). The stack
-     * stays closed after: the page opens it again. Any failure throws StackClosedError.
+     * stays closed after: the page opens it again. `includeImage`: the computer's system image goes
+     * in too, so the file opens in an app with another image. Any failure throws StackClosedError.
      */
-    async exportCurrent(target: FileSystemFileHandle | null, job: string, onProgress: (done: number, total: number) => void) {
+    async exportCurrent(target: FileSystemFileHandle | null, job: string, onProgress: (done: number, total: number) => void, includeImage = false) {
       await deps.closeCurrent('export');
       try {
-        return await stacks.exportStack(currentId, { layout: deps.layoutOf(currentId), target, job }, onProgress);
+        return await stacks.exportStack(currentId, { layout: deps.layoutOf(currentId), target, job, ...(includeImage ? { includeImage } : {}) }, onProgress);
       } catch (error) {
         throw new StackClosedError(error instanceof Error ? error.message : String(error), { cause: error });
       }

@@ -14,7 +14,7 @@ export interface StacksClient {
   remove(stackId: string, options: { heldByCaller: boolean }): Promise<{ freed: number }>;
   exportStack(
     stackId: string,
-    options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string } },
+    options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string }; includeImage?: boolean },
     onProgress?: (done: number, total: number) => void,
   ): Promise<{ name: string; bytes: number; file: File | null }>;
   importStack(file: Blob, options: { job: string; name?: string }, onProgress?: (done: number, total: number) => void): Promise<{ stack: StackSummary; layout: string | null }>;

@@ -6,7 +6,8 @@ import { AgentError } from './agent-client.ts';
 import { BaseChunks, opfsChunkFiles, type BaseProgress } from './disk/base-chunks.ts';
 import { LayeredDisk } from './disk/layered-disk.ts';
 import { CHANGE_CHUNK, Overlay, OverlayError } from './disk/overlay.ts';
-import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, type ImageManifest } from './image.ts';
+import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, joinUrl, type FetchLike, type ImageManifest } from './image.ts';
+import { DISK_PACK, isStoredImageUrl, packedChunkFiles, storedImageFetch } from './stored-image.ts';
 import { Machine, MachineError, type MachineBootFiles, type MachineOptions } from './machine.ts';
 import { openBaseDir, openOpfsMachine, readWarmSet, writeWarmSet, type OpfsMachineFiles } from './opfs-store.ts';
 import { readJournal, writeJournal } from './opfs-workspace.ts';
@@ -43,6 +44,10 @@ const BOOT_STATE_WAIT_MS = 10_000;
 
 /** Builds the VmApi; exported for tests, exposed by this module when run as a worker. */
 export function createVmApi(deps: VmWorkerDeps): VmApi {
+  // The image is served by the app, or kept in this browser (stored-image.ts) for a stack that
+  // came with its own.
+  const storedFetch = storedImageFetch(deps.storageRoot);
+  const imageFetch: FetchLike = (url) => (isStoredImageUrl(url) ? storedFetch(url) : (deps.fetch ?? fetch)(url));
   const statusListeners = new Set<(status: VmStatus) => void>();
   const terminalListeners = new Set<(bytes: Uint8Array) => void>();
   let status: VmStatus = { state: 'off' };
@@ -160,8 +165,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   };
 
   async function prepare(options: VmStartOptions, forceFill: FillReason | null): Promise<Machine> {
-    const manifest = await fetchManifest(options.imageBaseUrl, deps.fetch);
-    const fetchFile = (role: 'bios' | 'vgaBios' | 'kernel' | 'initrd') => fetchImageFile(manifest, options.imageBaseUrl, role, { fetch: deps.fetch });
+    const manifest = await fetchManifest(options.imageBaseUrl, imageFetch);
+    const fetchFile = (role: 'bios' | 'vgaBios' | 'kernel' | 'initrd') => fetchImageFile(manifest, options.imageBaseUrl, role, { fetch: imageFetch });
     const [bios, vgaBios] = await Promise.all([fetchFile('bios'), fetchFile('vgaBios')]);
     // The kernel and initrd (7.5 MB, checksummed) only for a cold boot: a wake never reads them.
     const kernel = async () => {
@@ -284,7 +289,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     // The pristine state matches the image's disk byte for byte, hence one generation for both.
     // Fetched beside the chunks: on a slow line the two share it, and neither waits for the other.
     let chunksMs = 0;
-    const [, stateBytes_] = await Promise.all([chunks.then(() => (chunksMs = performance.now() - started)), fetchPristineState(manifest, baseUrl, { fetch: deps.fetch })]);
+    const [, stateBytes_] = await Promise.all([chunks.then(() => (chunksMs = performance.now() - started)), fetchPristineState(manifest, baseUrl, { fetch: imageFetch })]);
     const fetchedMs = performance.now() - started;
     if (stateBytes_) {
       const generation = `pristine-${manifest.recipeHash}`;
@@ -303,6 +308,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
 
   // The image's chunks: one store per worker and image, shared through OPFS with every stack.
   let baseChunks: BaseChunks | null = null;
+  let baseChunksUrl = '';
   const availabilityListeners = new Set<(availability: VmAvailability) => void>();
   let availability: VmAvailability | null = null;
   let downloading: Promise<void> | null = null;
@@ -318,10 +324,14 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   };
 
   async function baseFor(manifest: ImageManifest, baseUrl: string): Promise<BaseChunks> {
-    if (baseChunks?.manifest.recipeHash === manifest.recipeHash) return baseChunks;
-    const dir = await openBaseDir(await deps.storageRoot());
-    baseChunks = new BaseChunks(manifest, baseUrl, opfsChunkFiles(dir), {
-      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    if (baseChunks?.manifest.recipeHash === manifest.recipeHash && baseChunksUrl === baseUrl) return baseChunks;
+    // A stored image's chunks stay in its own folder; a served image's are shared by every stack.
+    const chunkFiles = isStoredImageUrl(baseUrl)
+      ? packedChunkFiles(manifest, await (await imageFetch(joinUrl(baseUrl, DISK_PACK))).blob().then((blob) => blob as File))
+      : opfsChunkFiles(await openBaseDir(await deps.storageRoot()));
+    baseChunksUrl = baseUrl;
+    baseChunks = new BaseChunks(manifest, baseUrl, chunkFiles, {
+      fetch: imageFetch,
       onWaiting: (reason) => {
         if (!reason) return;
         const bytes = new TextEncoder().encode(`\r\n\x1b[33m[computer] ${reason}\x1b[0m\r\n`);
@@ -387,7 +397,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     },
     async makeAvailableOffline(imageBaseUrl) {
       return guard(async () => {
-        const base = await baseFor(await fetchManifest(imageBaseUrl, deps.fetch), imageBaseUrl);
+        const base = await baseFor(await fetchManifest(imageBaseUrl, imageFetch), imageBaseUrl);
         await downloadRest(base);
         return availability ?? { state: 'complete' as const, ...(await base.progress()) };
       });

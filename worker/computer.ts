@@ -14,6 +14,11 @@ export interface ComputerDeps {
   connect: (() => VmApi) | null;
   /** Where the image is served, e.g. `/vm/39984eec6bc63029/`. */
   imageBaseUrl: string | null;
+  /**
+   * The image this stack's computer runs on when it is not the app's: one kept in this browser
+   * (vm/stored-image.ts), brought by a stack file that included it. Asked at each start.
+   */
+  storedImage?: () => Promise<string | null>;
   stackId: string;
   emit(status: ComputerStatus): void;
   /** The proxy's relay and resolver for the guest, asked at each start and change; or why it has none. */
@@ -183,6 +188,10 @@ export function createComputer(deps: ComputerDeps): Computer {
     await target.subscribeTerminal(deps.proxy((bytes: Uint8Array) => terminalListeners.forEach((l) => l(bytes))));
   }
 
+  async function imageBase(): Promise<string> {
+    return (await deps.storedImage?.().catch(() => null)) ?? deps.imageBaseUrl!;
+  }
+
   function start(): Promise<ComputerStatus> {
     if (status.state === 'unavailable') return Promise.resolve(status);
     if (status.state === 'ready') return Promise.resolve(status);
@@ -193,7 +202,7 @@ export function createComputer(deps: ComputerDeps): Computer {
         startedAt = null;
         const given = await askNetwork();
         online = given.network !== null;
-        const result = await target.start({ imageBaseUrl: deps.imageBaseUrl!, stackId: deps.stackId, ...given });
+        const result = await target.start({ imageBaseUrl: await imageBase(), stackId: deps.stackId, ...given });
         if (!result.ok) set({ state: 'error', message: result.error.message, can_reboot: true });
         // Started: its "ready" comes through the status subscription, which may arrive after this answer.
         else if (['off', 'downloading', 'booting', 'waking'].includes(status.state)) await settled(STATUS_AFTER_START_MS);
@@ -211,7 +220,7 @@ export function createComputer(deps: ComputerDeps): Computer {
     if (action === 'start') return start();
     if (action === 'download') {
       if (status.state === 'unavailable') return status;
-      const result = await api().makeAvailableOffline(deps.imageBaseUrl!);
+      const result = await api().makeAvailableOffline(await imageBase());
       if (result.ok) onAvailability(result.value);
       else console.warn(`the computer's system image could not be downloaded: ${result.error.message}`);
       return status;

@@ -778,7 +778,7 @@ export interface StacksApi {
    */
   exportStack(
     stackId: string,
-    options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string } },
+    options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string }; includeImage?: boolean },
     onProgress?: (done: number, total: number) => void,
   ): Promise<StacksResult<{ name: string; bytes: number; file: File | null }>>;
   /**

@@ -5,6 +5,8 @@
 import type { ErrorShape, StackSummary, StacksReport } from './protocol.ts';
 import { SNAPSHOT_DIR, StackFileError, totalSize } from './stack-file/format.ts';
 import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.ts';
+import type { Source } from './stack-file/export.ts';
+import type { FetchLike } from '../vm/image.ts';
 import { checkpointSources, keptThroughRestore } from './checkpoints/sources.ts';
 import { CheckpointError } from './checkpoints/store.ts';
 import { isStorageFull, noRoomMessage, storageFullMessage, type StorageEstimateLike } from './storage-full.ts';
@@ -52,6 +54,8 @@ export interface StackFoldersDeps {
   releaseWaitMs?: number;
   /** Where kiosk reset points are kept (`kiosk/`, beside `stacks/`: never listed as stacks). */
   resetPointsDir?(): Promise<FileSystemDirectoryHandle>;
+  /** The OPFS root: system images a stack file brought are kept in its `images/`. */
+  root?(): Promise<FileSystemDirectoryHandle>;
 }
 
 export interface StackFolders {
@@ -83,6 +87,8 @@ export interface StackFolders {
 
 export interface StackExportOptions {
   layout: string | null;
+  /** Carries the system image the stack's computer runs on (image-entries.ts). */
+  includeImage?: { appImageBase: string | null; appRecipe: string | null; fetch: FetchLike };
   /** A template of the stack (stack-file/template.ts), named and described so; the stack may be open. */
   template?: { name: string; description: string };
   out: WritableStream<Uint8Array>;
@@ -153,6 +159,8 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
           // A copy cut short (the tab closed mid-way) is not a stack: it goes, freeing its room,
           // unless the copy is still being made.
           await deps.locks.withLock(id, async () => (await deps.stacksDir()).removeEntry(id, { recursive: true })).catch(() => {});
+          // And the system image an import cut short was bringing with it.
+          if (deps.root) await import('./stack-file/image-entries.ts').then(async ({ pruneImages }) => pruneImages(await deps.root!(), await deps.stacksDir(), folderSize)).catch(() => {});
           continue;
         }
         let name = meta?.name;
@@ -240,13 +248,19 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
 
     async exportStack(stackId, options) {
       const dir = await folder(stackId);
-      const { template, ...rest } = options;
+      const { template, includeImage, ...rest } = options;
       const name = template ? checkName(template.name) : (await summary(stackId, dir)).name;
       try {
         // Only the tab that closed the stack for it (its databases copied, its computer saved) exports it whole; a template reads only files no worker holds.
         // The zip library and zstd load when a file is made or opened, not with the stack list.
         const { exportStack } = await import('./stack-file/export.ts');
-        const written = await exportStack({ stack: dir, name, ...rest, ...(template ? { template: { description: template.description.trim().slice(0, 500) } } : {}) });
+        let image: Source[] | undefined;
+        if (includeImage && !template && deps.root) {
+          const recipe = await machineRecipe(dir);
+          const { imageSources } = await import('./stack-file/image-entries.ts');
+          if (recipe) image = await imageSources({ stack: dir, root: await deps.root(), recipe, ...includeImage });
+        }
+        const written = await exportStack({ stack: dir, name, ...rest, ...(image ? { image } : {}), ...(template ? { template: { description: template.description.trim().slice(0, 500) } } : {}) });
         return { name, bytes: written.bytes };
       } catch (error) {
         if (error instanceof StackFileError) throw new StackFolderError({ code: error.code === 'cancelled' ? 'aborted' : 'bad_request', message: error.message });
@@ -267,6 +281,7 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
           await writeMeta(target, { name: 'Imported stack', created_at: now(), copying: true });
           const { importStackFile } = await import('./stack-file/import.ts');
           const imported = await importStackFile({
+            ...(deps.root ? { root: await deps.root() } : {}),
             file,
             target,
             appImage: options.appImage,
@@ -395,10 +410,24 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
       if (others.length === 0) throw new StackFolderError({ code: 'bad_request', message: `"${name}" is the only stack here: make another one before deleting it.` });
       return whileStill(stackId, name, heldByCaller, 'delete', async () => {
         await removeWhenReleased(await deps.stacksDir(), stackId, releaseWaitMs);
-        return { freed: bytes };
+        // A system image only this stack ran on goes with it.
+        const { pruneImages } = await import('./stack-file/image-entries.ts');
+        const images = deps.root ? await pruneImages(await deps.root(), await deps.stacksDir(), folderSize).catch(() => 0) : 0;
+        return { freed: bytes + images };
       });
     },
   };
+}
+
+/** The image the stack's disk lies over (machine.json's imageHash), or null. */
+async function machineRecipe(dir: FileSystemDirectoryHandle): Promise<string | null> {
+  try {
+    const vm = await (await dir.getDirectoryHandle('.os')).getDirectoryHandle('vm');
+    const hash = (JSON.parse(await (await (await vm.getFileHandle('machine.json')).getFile()).text()) as { imageHash?: unknown }).imageHash;
+    return typeof hash === 'string' && /^[0-9a-f]{8,64}$/.test(hash) ? hash : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A name as the user gave it, trimmed and at most 60 characters; refused when empty. */

@@ -9,6 +9,8 @@ import { DEFAULT_ENDPOINTS, DEFAULT_MODEL } from './settings.ts';
 import { vmImageBase } from 'virtual:vm-image';
 import { appUrl } from './app-root.ts';
 import type { VmApi } from '../vm/protocol.ts';
+import { stackStoredImage } from '../vm/stored-image.ts';
+import { recipeOfImageBase } from './stack-file/format.ts';
 import { createComputer, type Computer } from './computer.ts';
 import { createStack } from './stack.ts';
 import { openDeviceStorage, openOpfsStorage, openStackDirectory } from './storage.ts';
@@ -58,6 +60,7 @@ async function openStack(): Promise<StackApi> {
       (computer = createComputer({
         connect: () => Comlink.wrap<VmApi>(new Worker(new URL('../vm/vm-worker.ts', import.meta.url), { type: 'module', name: `vm:${stackId}` })) as unknown as VmApi,
         imageBaseUrl: vmImageBase === null ? null : appUrl(vmImageBase),
+        storedImage: async () => stackStoredImage(await openStackDirectory(stackId), await navigator.storage.getDirectory(), recipeOfImageBase(vmImageBase)),
         stackId,
         emit,
         network,

@@ -7,11 +7,13 @@ import { createStackFolders, folderSize, StackFolderError, webStackLocks } from 
 import { recipeOfImageBase } from './stack-file/format.ts';
 import { noRoomMessage, storageEstimate } from './storage-full.ts';
 import { vmImageBase } from 'virtual:vm-image';
+import { appUrl } from './app-root.ts';
 import { version as appVersion } from '../package.json';
 
 const stacksDir = async () => (await navigator.storage.getDirectory()).getDirectoryHandle('stacks', { create: true });
 const folders = createStackFolders({
   stacksDir,
+  root: () => navigator.storage.getDirectory(),
   locks: webStackLocks(navigator.locks, stackLockName),
   estimate: storageEstimate,
   resetPointsDir: async () => (await navigator.storage.getDirectory()).getDirectoryHandle('kiosk', { create: true }),
@@ -96,6 +98,7 @@ const api: StacksApi = {
           appVersion,
           signal,
           ...(options.template ? { template: options.template } : {}),
+          ...(options.includeImage === true ? { includeImage: { appImageBase: vmImageBase === null ? null : appUrl(vmImageBase), appRecipe: recipeOfImageBase(vmImageBase), fetch: (url: string) => fetch(url) } } : {}),
           ...(onProgress ? { onProgress: throttle(onProgress) } : {}),
         });
         return { ...done, file: file ? await file.getFile() : null };

@@ -5,7 +5,7 @@
 // The file carries neither the user's API key nor the device's token. Hostile files are refused,
 // each with its own message, and leave no stack behind. Each profile has its own user-data dir.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { strFromU8, strToU8, zipSync, type Zippable } from 'fflate';
@@ -305,4 +305,85 @@ test('hostile .stack files are refused, each with its own message, and leave no 
     return names.length;
   });
   expect(folders).toBe(before);
+});
+
+test('with its system image included, a stack opens in an app whose image differs, offline, its own disk intact; deleting it frees the image', async () => {
+  test.setTimeout(15 * 60_000);
+  test.skip(!HAS_IMAGE || !profiles[0] || !profiles[1], 'needs the computer image and the first test');
+  const a = profiles[0]!.context.pages()[0]!;
+  await openMenu(a);
+  await panel(a).getByRole('button', { name: 'Export stack…' }).click();
+  const exporting = a.getByRole('dialog', { name: 'Export “My stack”' });
+  await exporting.getByRole('checkbox', { name: /Include the system image/ }).check();
+  const downloaded = a.waitForEvent('download', { timeout: 5 * 60_000 });
+  await exporting.getByRole('button', { name: 'Export' }).click();
+  await expect(exporting.getByRole('status').or(exporting.getByRole('alert'))).toBeVisible({ timeout: 5 * 60_000 });
+  await expect(exporting.getByRole('alert')).toHaveCount(0);
+  const withImage = join(work, 'with-image.stack');
+  await (await downloaded).saveAs(withImage);
+  await exporting.getByRole('button', { name: 'Open the stack again' }).click();
+  await expect(a.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+
+  // The same file as an app with another system image would make it: its recipe renamed.
+  const files = await unpackStackFile(readFileSync(withImage));
+  console.log(`with the system image: ${(statSync(withImage).size / 1e6).toFixed(1)} MB, ${Object.keys(files).filter((name) => name.startsWith('image/')).length} image entries`);
+  const manifest = JSON.parse(strFromU8(files['manifest.json']!)) as { image: { recipe: string }; includes_image: boolean; entries: { path: string; size: number }[] };
+  expect(manifest.includes_image).toBe(true);
+  const recipe = manifest.image.recipe;
+  const other = [...recipe].reverse().join('');
+  const sums = JSON.parse(strFromU8(files['checksums.json']!)) as { sha256: Record<string, string> };
+  const change = (path: string, edit: (text: string) => string) => {
+    files[path] = strToU8(edit(strFromU8(files[path]!)));
+    manifest.entries.find((entry) => entry.path === path)!.size = files[path]!.byteLength;
+    sums.sha256[path] = createHash('sha256').update(files[path]!).digest('hex');
+  };
+  change('image/manifest.json', (text) => text.replace(`"recipeHash": "${recipe}"`, `"recipeHash": "${other}"`).replace(`"recipeHash":"${recipe}"`, `"recipeHash":"${other}"`));
+  change('stack/.os/vm/machine.json', (text) => text.replace(recipe, other));
+  expect(strFromU8(files['image/manifest.json']!)).toContain(other);
+  manifest.image.recipe = other;
+  const ordered: Zippable = { 'manifest.json': strToU8(JSON.stringify(manifest)) };
+  for (const [name, data] of Object.entries(files)) if (name !== 'manifest.json' && name !== 'checksums.json') ordered[name] = data;
+  ordered['checksums.json'] = strToU8(JSON.stringify(sums));
+  const renamed = join(work, 'other-image.stack');
+  writeFileSync(renamed, zipSync(ordered, { level: 0 }));
+
+  // Opened offline in the second browser, whose app serves only its own image.
+  const b = profiles[1]!.context.pages()[0]!;
+  const earlier = stackId(b);
+  await profiles[1]!.context.setOffline(true);
+  await openMenu(b);
+  await panel(b).getByLabel('Stack file to open').setInputFiles(renamed);
+  const opening = b.getByRole('dialog', { name: 'Open “other-image.stack”' });
+  await expect.poll(async () => ((await opening.getByRole('alert').count()) ? await opening.getByRole('alert').textContent() : stackId(b) !== earlier), { timeout: 5 * 60_000 }).toBe(true);
+  await expect(b.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  const imported = stackId(b)!;
+  await run(b, 'cat /root/made-here.txt', /made on the first browser/, 5 * 60_000);
+  await run(b, "python3 -c 'import stackdemo; print(\"pkg\", stackdemo.VALUE)'", /pkg 42/);
+  const kept = await b.evaluate(async (id) => {
+    const root = await navigator.storage.getDirectory();
+    const vm = await (await (await (await root.getDirectoryHandle('stacks')).getDirectoryHandle(id)).getDirectoryHandle('.os')).getDirectoryHandle('vm');
+    const names: string[] = [];
+    for await (const name of (await root.getDirectoryHandle('images')) as unknown as AsyncIterable<[string, unknown]>) names.push(name[0]);
+    return { machine: JSON.parse(await (await (await vm.getFileHandle('machine.json')).getFile()).text()) as { imageHash: string }, images: names };
+  }, imported);
+  // Still on its own image (an app's image would have made its disk anew).
+  expect(kept.machine.imageHash).toBe(other);
+  expect(kept.images).toEqual([expect.stringMatching(new RegExp(`^${other}-[0-9a-f]{16}$`))]);
+
+  // Deleting the stack frees its image too.
+  await profiles[1]!.context.setOffline(false);
+  const usage = () => b.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
+  const before = await usage();
+  await openMenu(b);
+  // Its row: the one open here (other stacks are named "My stack" too).
+  await panel(b).locator('.stack-row').filter({ has: b.locator('[aria-current=true]') }).getByRole('button', { name: 'Delete My stack' }).click();
+  await b.getByRole('dialog', { name: 'Delete “My stack”?' }).getByRole('button', { name: 'Delete' }).click();
+  await expect.poll(async () => b.evaluate(async () => {
+    const names: string[] = [];
+    for await (const name of (await (await navigator.storage.getDirectory()).getDirectoryHandle('images')) as unknown as AsyncIterable<[string, unknown]>) names.push(name[0]);
+    return names;
+  }), { timeout: 60_000 }).toEqual([]);
+  const freed = before - (await usage());
+  console.log(`deleting the stack freed ${(freed / 1e6).toFixed(0)} MB`);
+  expect(freed).toBeGreaterThan(100e6);
 });

@@ -27,10 +27,16 @@ export interface ExportOptions {
    * it is (it need not be still: no database, no computer).
    */
   template?: { description: string };
+  /** The system image the stack's computer runs on (image-entries.ts), when the file includes it. */
+  image?: Source[];
 }
 
 /** One entry of the file: a stack file read from OPFS, or a few bytes made here. */
-type Source = { path: string; file: File } | { path: string; bytes: Uint8Array };
+export type Source =
+  | { path: string; file: File; store?: boolean }
+  | { path: string; bytes: Uint8Array; store?: boolean }
+  /** Made as it is read (the system image's chunks, gathered from this browser or its server). */
+  | { path: string; size: number; stream: () => AsyncIterable<Uint8Array>; store?: boolean };
 
 type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
 const READ_CHUNK = 4 << 20;
@@ -42,7 +48,7 @@ const WRITE_AHEAD = 16 << 20;
 /** Returns the manifest written. Throws StackFileError (`cancelled` when `signal` aborts). */
 export async function exportStack(options: ExportOptions): Promise<StackManifest & { bytes: number }> {
   const { signal } = options;
-  const sources = await collect(options);
+  const sources = [...(await collect(options)), ...(options.template ? [] : (options.image ?? []))];
   const total = sources.reduce((sum, source) => sum + sizeOf(source), 0);
   let done = 0;
   const progress = (bytes: number) => {
@@ -58,7 +64,7 @@ export async function exportStack(options: ExportOptions): Promise<StackManifest
     created_at: Date.now(),
     stack: { name: options.name },
     image: { recipe: options.template ? null : await imageRecipe(options.stack) },
-    includes_image: false,
+    includes_image: Boolean(options.image?.length),
     ...(options.template ? { template: options.template } : {}),
     entries: sources.map((source) => ({ path: source.path, size: sizeOf(source) })),
   };
@@ -136,7 +142,7 @@ function checkCancelled(signal: AbortSignal): void {
 }
 
 function sizeOf(source: Source): number {
-  return 'file' in source ? source.file.size : source.bytes.byteLength;
+  return 'file' in source ? source.file.size : 'bytes' in source ? source.bytes.byteLength : source.size;
 }
 
 /** Every file of the stack that travels, in a stable order, with the databases' copies in their place. */
@@ -218,6 +224,16 @@ async function imageRecipe(stack: FileSystemDirectoryHandle): Promise<string | n
 }
 
 async function* chunksOf(source: Source, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  if ('stream' in source) {
+    let size = 0;
+    for await (const chunk of source.stream()) {
+      checkCancelled(signal);
+      size += chunk.byteLength;
+      yield chunk;
+    }
+    if (size !== source.size) throw new StackFileError('damaged', `"${source.path}" came to ${size} bytes, not the ${source.size} expected.`);
+    return;
+  }
   if ('bytes' in source) {
     yield source.bytes;
     return;
@@ -254,12 +270,18 @@ const WHOLE_READ = 64 * 2 ** 20;
 /** Packs one file into the zip as zstd frames; returns its sha256 (hex). */
 async function addEntry(zip: ZipWriter<unknown>, source: Source, zstd: ZstdModule, signal: AbortSignal, progress: (bytes: number) => void): Promise<string> {
   const size = sizeOf(source);
-  if (size <= WHOLE_READ) {
+  if (size <= WHOLE_READ && !('stream' in source)) {
     const bytes = 'bytes' in source ? source.bytes : new Uint8Array(await source.file.arrayBuffer());
     const digest = crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
     const crc = await createCRC32();
     crc.init();
     crc.update(bytes);
+    if (source.store) {
+      // Packed already (the image's gzip chunks and zstd states): stored as it is.
+      progress(size);
+      await zip.add(source.path, new Uint8ArrayReader(bytes), { level: 0 });
+      return Array.from(new Uint8Array(await digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
+    }
     let at = 0;
     const frames = new ReadableStream<Uint8Array>(
       {
@@ -287,6 +309,6 @@ async function addEntry(zip: ZipWriter<unknown>, source: Source, zstd: ZstdModul
       },
     }),
   );
-  await zip.add(source.path, hashed, { compressionMethod: ZSTD_METHOD, uncompressedSize: size });
+  await zip.add(source.path, hashed, source.store ? { level: 0, uncompressedSize: size } : { compressionMethod: ZSTD_METHOD, uncompressedSize: size });
   return hasher.digest('hex');
 }

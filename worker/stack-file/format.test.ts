@@ -131,3 +131,29 @@ describe('withChecksums', () => {
     expect(refusal(JSON.stringify(manifest({ entries: [{ path: 'checksums.json', size: 1 }] }))).message).toBe('This stack file is refused: "checksums.json" cannot be listed.');
   });
 });
+
+describe('a file that includes its system image', () => {
+  const withImage = (patch: Partial<StackManifest> = {}) =>
+    manifest({
+      image: { recipe: '0123456789abcdef' },
+      includes_image: true,
+      entries: [
+        { path: 'stack/notes.txt', size: 3, sha256: SHA },
+        { path: 'image/manifest.json', size: 900, sha256: SHA },
+        { path: 'image/disk.bin', size: 9000, sha256: SHA },
+      ],
+      ...patch,
+    });
+
+  it('opens in an app with another image, and only then carries image files', () => {
+    expect(checkManifest(JSON.stringify(withImage()), roomy).image.recipe).toBe('0123456789abcdef');
+    expect(refusal(JSON.stringify(withImage({ includes_image: false }))).message).toBe('This stack file is refused: "image/manifest.json" is a system image\'s file in a file that includes none.');
+    expect(refusal(JSON.stringify(withImage({ entries: [{ path: 'stack/notes.txt', size: 3, sha256: SHA }] }))).message).toBe('This stack file says it includes its system image, but it has none.');
+  });
+
+  it('takes only plain file names under image/', () => {
+    expect(pathProblem('image/bzImage')).toBeNull();
+    expect(pathProblem('image/disk/x')).toBe('"image/disk/x" is not a file of a system image');
+    expect(pathProblem('image/.hidden')).toBe('"image/.hidden" is not a file of a system image');
+  });
+});

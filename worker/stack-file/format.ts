@@ -14,6 +14,8 @@ export const MANIFEST_NAME = 'manifest.json';
 export const CHECKSUMS_NAME = 'checksums.json';
 export const LAYOUT_NAME = 'layout.json';
 export const STACK_PREFIX = 'stack/';
+/** The system image, when the file includes it (image-entries.ts). */
+export const IMAGE_DIR_PREFIX = 'image/';
 /** A manifest is small text; anything larger is not one. */
 export const MANIFEST_MAX_BYTES = 8 * 1024 * 1024;
 /** The canvas layout is a small JSON object kept by the page. */
@@ -54,7 +56,7 @@ const manifestSchema = z.object({
   stack: z.object({ name: z.string().min(1).max(200) }),
   /** The system image the stack's computer disk was made over (its recipe hash); null: the computer never started. */
   image: z.object({ recipe: z.string().regex(/^[0-9a-f]{8,64}$/).nullable() }),
-  /** Whether the file carries the system image itself. This version never includes it. */
+  /** Whether the file carries the system image itself (`image/`): it then opens in an app with another image. */
   includes_image: z.boolean(),
   /** A template (template.ts): a stack's makings without its history; what it is for, in a line. */
   template: z.object({ description: z.string().max(500) }).optional(),
@@ -76,6 +78,7 @@ export function pathProblem(path: string): string | null {
   if (parts.some((part) => part === '..')) return `"${path}" leaves the stack (a path with "..")`;
   if (parts.some((part) => part === '' || part === '.')) return `"${path}" is not a plain path`;
   if (path === MANIFEST_NAME || path === LAYOUT_NAME) return null;
+  if (path.startsWith(IMAGE_DIR_PREFIX)) return /^image\/[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/.test(path) ? null : `"${path}" is not a file of a system image`;
   if (!path.startsWith(STACK_PREFIX) || parts.length < 2) return `"${path}" is outside the stack`;
   const inStack = path.slice(STACK_PREFIX.length);
   if (NEVER_EXPORTED.some((rule) => rule.test(inStack)) && !isDatabaseCopy(inStack)) return `"${path}" is a file a stack never takes from outside`;
@@ -129,7 +132,13 @@ export function checkManifest(text: string, checks: ManifestChecks): StackManife
   const layout = manifest.entries.find((entry) => entry.path === LAYOUT_NAME);
   if (layout && layout.size > LAYOUT_MAX_BYTES) throw new StackFileError('bad_file', `This stack file is refused: its layout claims ${layout.size} bytes.`);
   const recipe = manifest.image.recipe;
-  if (recipe !== null && recipe !== checks.appImage) {
+  const imageEntries = manifest.entries.filter((entry) => entry.path.startsWith(IMAGE_DIR_PREFIX));
+  if (manifest.includes_image) {
+    if (recipe === null || !manifest.entries.some((entry) => entry.path === `${IMAGE_DIR_PREFIX}manifest.json`)) throw new StackFileError('bad_file', 'This stack file says it includes its system image, but it has none.');
+  } else if (imageEntries.length) {
+    throw new StackFileError('bad_file', `This stack file is refused: "${imageEntries[0]!.path}" is a system image's file in a file that includes none.`);
+  }
+  if (recipe !== null && recipe !== checks.appImage && !manifest.includes_image) {
     throw new StackFileError(
       'image',
       checks.appImage === null

@@ -21,7 +21,9 @@ import {
   type ManifestEntry,
   type StackManifest,
 } from './format.ts';
+import { abandonImageImport, completeImageImport, IMAGE_MANIFEST, IMAGE_PREFIX, prepareImageImport, type ImageImport } from './image-entries.ts';
 import { registerZstd } from './zstd-codec.ts';
+import { STACK_IMAGE_FILE } from '../../vm/stored-image.ts';
 
 export interface ImportOptions {
   file: Blob;
@@ -33,6 +35,8 @@ export interface ImportOptions {
   onProgress?(done: number, total: number): void;
   /** Called once the manifest passed its checks, before any file is written. */
   onManifest?(manifest: StackManifest): Promise<void>;
+  /** The OPFS root, where a system image the file includes is kept (`images/`). */
+  root?: FileSystemDirectoryHandle;
 }
 
 export interface Imported {
@@ -52,6 +56,7 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
   const hasher = await createSHA256();
   const zip = new ZipReader(new BlobReader(options.file), { useWebWorkers: false });
   let writing: EntryWriter | null = null;
+  let image: ImageImport | null = null;
   try {
     const entries = await listEntries(zip, options.file);
     const first = entries[0];
@@ -66,6 +71,23 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
     const manifest = withChecksums(checked, sumsText);
     if (signal.aborted) throw cancelled();
     await options.onManifest?.(manifest);
+    if (manifest.includes_image) {
+      // The image's manifest first: it names the image's files, and where they are kept.
+      const found = entries.find((entry) => entry.filename === IMAGE_MANIFEST);
+      const listedEntry = manifest.entries.find((entry) => entry.path === IMAGE_MANIFEST)!;
+      if (!found || !options.root) throw new StackFileError('damaged', 'This stack file ends early: its system image is missing. It was not copied whole; export it again.');
+      const bytes = await readBounded(found, MANIFEST_MAX_BYTES, signal, () => new StackFileError('damaged', "This stack file's system image is damaged: its manifest is far too large."));
+      const digest = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)), (byte) => byte.toString(16).padStart(2, '0')).join('');
+      if (digest !== listedEntry.sha256 || bytes.byteLength !== listedEntry.size) throw new StackFileError('damaged', `This stack file is damaged: "${IMAGE_MANIFEST}" does not match its checksum.`);
+      image = await prepareImageImport({ entries: manifest.entries, manifestBytes: bytes, recipe: manifest.image.recipe, appRecipe: options.appImage, root: options.root });
+      if (image.recipe !== options.appImage) {
+        // The stack runs on the image it came with (vm/stored-image.ts), from now on.
+        const vm = await (await options.target.getDirectoryHandle('.os', { create: true })).getDirectoryHandle('vm', { create: true });
+        const writable = await (await vm.getFileHandle(STACK_IMAGE_FILE, { create: true })).createWritable();
+        await writable.write(JSON.stringify({ recipe: image.recipe, folder: image.folder }));
+        await writable.close();
+      }
+    }
 
     const listed = new Map(manifest.entries.map((entry) => [entry.path, entry]));
     const finished = new Set<string>();
@@ -80,7 +102,13 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
       if (!entry || found.directory) throw new StackFileError('bad_file', `This stack file is refused: "${found.filename}" is not in its manifest.`);
       if (finished.has(entry.path)) throw new StackFileError('bad_file', `This stack file is refused: "${found.filename}" is in it twice.`);
       if (found.uncompressedSize > entry.size) throw tooLarge(entry);
-      writing = await EntryWriter.open(options.target, entry, hasher);
+      if (entry.path.startsWith(IMAGE_PREFIX) && !image?.target) {
+        // Not needed here: this app serves that image, or this browser keeps it already.
+        finished.add(entry.path);
+        done += found.compressedSize;
+        continue;
+      }
+      writing = await EntryWriter.open(entry.path.startsWith(IMAGE_PREFIX) ? image!.target! : options.target, entry, hasher);
       await unpackInto(found, writing, signal);
       const bytes = await writing.finish();
       writing = null;
@@ -96,9 +124,11 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
         `This stack file ends early: ${missing.length} of its ${manifest.entries.length} files are missing or cut short (the first: "${missing[0]!.path}"). It was not copied whole; export it again.`,
       );
     }
+    if (image) await completeImageImport(image);
     return { manifest, layout };
   } catch (error) {
     await (writing as EntryWriter | null)?.abort();
+    if (options.root) await abandonImageImport(image, options.root);
     if (signal.aborted && !(error instanceof StackFileError && error.code !== 'damaged')) throw cancelled();
     throw error;
   } finally {
@@ -206,10 +236,11 @@ class EntryWriter {
     private readonly kept: Uint8Array[] | null,
   ) {}
 
+  /** Into `target` at the entry's path under `stack/` (or under `image/` when `target` is an image's folder). */
   static async open(target: FileSystemDirectoryHandle, entry: ManifestEntry, hasher: IHasher): Promise<EntryWriter> {
     hasher.init();
     if (entry.path === LAYOUT_NAME) return new EntryWriter(entry, hasher, null, []);
-    const parts = entry.path.slice(STACK_PREFIX.length).split('/');
+    const parts = entry.path.slice(entry.path.startsWith(IMAGE_PREFIX) ? IMAGE_PREFIX.length : STACK_PREFIX.length).split('/');
     let dir = target;
     for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
     const handle = await dir.getFileHandle(parts.at(-1)!, { create: true });
