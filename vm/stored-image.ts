@@ -34,20 +34,26 @@ export function packOrder(manifest: ImageManifest): DiskChunk[] {
   return manifest.disk.chunks.filter((chunk) => !seen.has(chunk.sha256) && seen.add(chunk.sha256));
 }
 
+/** The file a stored image's URL names (`stored-image:images/<folder>/<file>`), or null. */
+export async function storedImageFile(root: () => Promise<FileSystemDirectoryHandle>, url: string): Promise<File | null> {
+  const parts = url.slice(STORED_IMAGE_SCHEME.length).split('/');
+  if (!isStoredImageUrl(url) || parts.length !== 3 || parts[0] !== IMAGES_DIR || parts.some((part) => !part || part === '.' || part === '..')) return null;
+  try {
+    const folder = await (await (await root()).getDirectoryHandle(IMAGES_DIR)).getDirectoryHandle(parts[1]!);
+    return await (await folder.getFileHandle(parts[2]!)).getFile();
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Answers the image's requests (`stored-image:images/<folder>/<file>`) from OPFS: the file, or
- * 404 when it is not there. Only the folder's own top-level files are served.
+ * Answers the image's requests from OPFS: the file, or 404 when it is not there. Only the
+ * folder's own top-level files are served.
  */
 export function storedImageFetch(root: () => Promise<FileSystemDirectoryHandle>): FetchLike {
   return async (url) => {
-    const parts = url.slice(STORED_IMAGE_SCHEME.length).split('/');
-    if (parts.length !== 3 || parts[0] !== IMAGES_DIR || parts.some((part) => !part || part === '.' || part === '..')) return new Response(null, { status: 404 });
-    try {
-      const folder = await (await (await root()).getDirectoryHandle(IMAGES_DIR)).getDirectoryHandle(parts[1]!);
-      return new Response(await (await folder.getFileHandle(parts[2]!)).getFile());
-    } catch {
-      return new Response(null, { status: 404 });
-    }
+    const file = await storedImageFile(root, url);
+    return file ? new Response(file) : new Response(null, { status: 404 });
   };
 }
 

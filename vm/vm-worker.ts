@@ -7,7 +7,7 @@ import { BaseChunks, opfsChunkFiles, type BaseProgress } from './disk/base-chunk
 import { LayeredDisk } from './disk/layered-disk.ts';
 import { CHANGE_CHUNK, Overlay, OverlayError } from './disk/overlay.ts';
 import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, joinUrl, type FetchLike, type ImageManifest } from './image.ts';
-import { DISK_PACK, isStoredImageUrl, packedChunkFiles, storedImageFetch } from './stored-image.ts';
+import { DISK_PACK, isStoredImageUrl, packedChunkFiles, storedImageFetch, storedImageFile } from './stored-image.ts';
 import { Machine, MachineError, type MachineBootFiles, type MachineOptions } from './machine.ts';
 import { openBaseDir, openOpfsMachine, readWarmSet, writeWarmSet, type OpfsMachineFiles } from './opfs-store.ts';
 import { readJournal, writeJournal } from './opfs-workspace.ts';
@@ -327,7 +327,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     if (baseChunks?.manifest.recipeHash === manifest.recipeHash && baseChunksUrl === baseUrl) return baseChunks;
     // A stored image's chunks stay in its own folder; a served image's are shared by every stack.
     const chunkFiles = isStoredImageUrl(baseUrl)
-      ? packedChunkFiles(manifest, await (await imageFetch(joinUrl(baseUrl, DISK_PACK))).blob().then((blob) => blob as File))
+      ? packedChunkFiles(manifest, (await storedImageFile(deps.storageRoot, joinUrl(baseUrl, DISK_PACK))) ?? new File([], DISK_PACK))
       : opfsChunkFiles(await openBaseDir(await deps.storageRoot()));
     baseChunksUrl = baseUrl;
     baseChunks = new BaseChunks(manifest, baseUrl, chunkFiles, {
