@@ -121,10 +121,15 @@ export async function exportStack(options: ExportOptions): Promise<StackManifest
     // The manifest is stored as it is: an app of an earlier format reads it and names the version.
     await zip.add(MANIFEST_NAME, json(manifest), { level: 0 });
     const sha256: Record<string, string> = {};
-    for (const source of sources) {
+    // The next file is read while this one is packed and written (the browser reads on its own thread).
+    let next = readWhole(sources[0]);
+    for (const [at, source] of sources.entries()) {
       checkCancelled(signal);
-      sha256[source.path] = await addEntry(zip, source, zstd, signal, progress);
+      const bytes = await next;
+      next = readWhole(sources[at + 1]);
+      sha256[source.path] = await addEntry(zip, source, bytes, zstd, signal, progress);
     }
+    await next;
     await zip.add(CHECKSUMS_NAME, json({ sha256 }), { level: 0 });
     await zip.close();
     await writer.close();
@@ -267,11 +272,19 @@ function readableOf(source: Source, signal: AbortSignal, progress: (bytes: numbe
  */
 const WHOLE_READ = 64 * 2 ** 20;
 
-/** Packs one file into the zip as zstd frames; returns its sha256 (hex). */
-async function addEntry(zip: ZipWriter<unknown>, source: Source, zstd: ZstdModule, signal: AbortSignal, progress: (bytes: number) => void): Promise<string> {
+/** A file read whole (up to WHOLE_READ), or null: streamed instead. A failed read fails at its turn. */
+function readWhole(source: Source | undefined): Promise<Uint8Array | null> {
+  if (!source || 'stream' in source || sizeOf(source) > WHOLE_READ) return Promise.resolve(null);
+  if ('bytes' in source) return Promise.resolve(source.bytes);
+  const reading = source.file.arrayBuffer().then((buffer) => new Uint8Array(buffer));
+  reading.catch(() => {}); // awaited in turn
+  return reading;
+}
+
+/** Packs one file into the zip as zstd frames (`bytes`: the whole file, when read whole); returns its sha256 (hex). */
+async function addEntry(zip: ZipWriter<unknown>, source: Source, bytes: Uint8Array | null, zstd: ZstdModule, signal: AbortSignal, progress: (bytes: number) => void): Promise<string> {
   const size = sizeOf(source);
-  if (size <= WHOLE_READ && !('stream' in source)) {
-    const bytes = 'bytes' in source ? source.bytes : new Uint8Array(await source.file.arrayBuffer());
+  if (bytes) {
     const digest = crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
     const crc = await createCRC32();
     crc.init();
