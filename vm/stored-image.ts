@@ -107,17 +107,21 @@ export function parseStackImage(text: string): StackImage | null {
  * another, and that image's folder is complete. Null: the app's image serves it.
  */
 export async function stackStoredImage(stackDir: FileSystemDirectoryHandle, root: FileSystemDirectoryHandle, appRecipe: string | null): Promise<string | null> {
-  let image: StackImage | null;
-  try {
-    const vm = await (await stackDir.getDirectoryHandle('.os')).getDirectoryHandle('vm');
-    image = parseStackImage(await (await (await vm.getFileHandle(STACK_IMAGE_FILE)).getFile()).text());
-  } catch {
-    return null;
-  }
+  const image = await readStackImage(stackDir);
   if (!image || image.recipe === appRecipe) return null;
   try {
     await (await (await root.getDirectoryHandle(IMAGES_DIR)).getDirectoryHandle(image.folder)).getFileHandle(IMAGE_COMPLETE);
     return storedImageBase(image.folder);
+  } catch {
+    return null;
+  }
+}
+
+/** The stored image a stack's `.os/vm/image.json` names, or null (it runs on the app's image). */
+export async function readStackImage(stackDir: FileSystemDirectoryHandle): Promise<StackImage | null> {
+  try {
+    const vm = await (await stackDir.getDirectoryHandle('.os')).getDirectoryHandle('vm');
+    return parseStackImage(await (await (await vm.getFileHandle(STACK_IMAGE_FILE)).getFile()).text());
   } catch {
     return null;
   }

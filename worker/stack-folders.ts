@@ -5,7 +5,6 @@
 import type { ErrorShape, StackSummary, StacksReport } from './protocol.ts';
 import { SNAPSHOT_DIR, StackFileError, totalSize } from './stack-file/format.ts';
 import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.ts';
-import type { Source } from './stack-file/export.ts';
 import type { FetchLike } from '../vm/image.ts';
 import { checkpointSources, keptThroughRestore } from './checkpoints/sources.ts';
 import { CheckpointError } from './checkpoints/store.ts';
@@ -254,13 +253,8 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
         // Only the tab that closed the stack for it (its databases copied, its computer saved) exports it whole; a template reads only files no worker holds.
         // The zip library and zstd load when a file is made or opened, not with the stack list.
         const { exportStack } = await import('./stack-file/export.ts');
-        let image: Source[] | undefined;
-        if (includeImage && !template && deps.root) {
-          const recipe = await machineRecipe(dir);
-          const { imageSources } = await import('./stack-file/image-entries.ts');
-          if (recipe) image = await imageSources({ stack: dir, root: await deps.root(), recipe, ...includeImage });
-        }
-        const written = await exportStack({ stack: dir, name, ...rest, ...(image ? { image } : {}), ...(template ? { template: { description: template.description.trim().slice(0, 500) } } : {}) });
+        const image = includeImage && !template && deps.root ? { includeImage: { ...includeImage, root: await deps.root() } } : {};
+        const written = await exportStack({ stack: dir, name, ...rest, ...image, ...(template ? { template: { description: template.description.trim().slice(0, 500) } } : {}) });
         return { name, bytes: written.bytes };
       } catch (error) {
         if (error instanceof StackFileError) throw new StackFolderError({ code: error.code === 'cancelled' ? 'aborted' : 'bad_request', message: error.message });
@@ -417,17 +411,6 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
       });
     },
   };
-}
-
-/** The image the stack's disk lies over (machine.json's imageHash), or null. */
-async function machineRecipe(dir: FileSystemDirectoryHandle): Promise<string | null> {
-  try {
-    const vm = await (await dir.getDirectoryHandle('.os')).getDirectoryHandle('vm');
-    const hash = (JSON.parse(await (await (await vm.getFileHandle('machine.json')).getFile()).text()) as { imageHash?: unknown }).imageHash;
-    return typeof hash === 'string' && /^[0-9a-f]{8,64}$/.test(hash) ? hash : null;
-  } catch {
-    return null;
-  }
 }
 
 /** A name as the user gave it, trimmed and at most 60 characters; refused when empty. */

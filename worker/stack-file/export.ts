@@ -5,6 +5,8 @@
 import { Uint8ArrayReader, ZipWriter } from '@zip.js/zip.js';
 import { createCRC32, createSHA256 } from 'hash-wasm';
 import { loadZstd, type ZstdModule } from '../zstd.ts';
+import { sha256Hex } from '../../vm/image.ts';
+import { imageSources, type ImageGathering } from './image-entries.ts';
 import { FRAME_BYTES, registerZstd, ZSTD_METHOD } from './zstd-codec.ts';
 import { CANVAS_PATH, inTemplate, MCP_PATH, templateCanvas, templateMcp } from './template.ts';
 import { CHECKSUMS_NAME, FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, NEVER_EXPORTED, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type StackManifest } from './format.ts';
@@ -27,8 +29,11 @@ export interface ExportOptions {
    * it is (it need not be still: no database, no computer).
    */
   template?: { description: string };
-  /** The system image the stack's computer runs on (image-entries.ts), when the file includes it. */
-  image?: Source[];
+  /**
+   * Carries the system image the stack's computer runs on (image-entries.ts): where the app's own
+   * is served and `root`, the OPFS root (`base/`, `images/`). Not for a template.
+   */
+  includeImage?: Omit<ImageGathering, 'stack' | 'recipe'>;
 }
 
 /** One entry of the file: a stack file read from OPFS, or a few bytes made here. */
@@ -48,7 +53,9 @@ const WRITE_AHEAD = 16 << 20;
 /** Returns the manifest written. Throws StackFileError (`cancelled` when `signal` aborts). */
 export async function exportStack(options: ExportOptions): Promise<StackManifest & { bytes: number }> {
   const { signal } = options;
-  const sources = [...(await collect(options)), ...(options.template ? [] : (options.image ?? []))];
+  const recipe = options.template ? null : await imageRecipe(options.stack);
+  const image = options.includeImage && recipe ? await imageSources({ ...options.includeImage, stack: options.stack, recipe }) : [];
+  const sources = [...(await collect(options)), ...image];
   const total = sources.reduce((sum, source) => sum + sizeOf(source), 0);
   let done = 0;
   const progress = (bytes: number) => {
@@ -63,8 +70,8 @@ export async function exportStack(options: ExportOptions): Promise<StackManifest
     app_version: options.appVersion,
     created_at: Date.now(),
     stack: { name: options.name },
-    image: { recipe: options.template ? null : await imageRecipe(options.stack) },
-    includes_image: Boolean(options.image?.length),
+    image: { recipe },
+    includes_image: image.length > 0,
     ...(options.template ? { template: options.template } : {}),
     entries: sources.map((source) => ({ path: source.path, size: sizeOf(source) })),
   };
@@ -285,7 +292,7 @@ function readWhole(source: Source | undefined): Promise<Uint8Array | null> {
 async function addEntry(zip: ZipWriter<unknown>, source: Source, bytes: Uint8Array | null, zstd: ZstdModule, signal: AbortSignal, progress: (bytes: number) => void): Promise<string> {
   const size = sizeOf(source);
   if (bytes) {
-    const digest = crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
+    const digest = sha256Hex(bytes); // on the browser's own thread, beside the packing
     const crc = await createCRC32();
     crc.init();
     crc.update(bytes);
@@ -293,7 +300,7 @@ async function addEntry(zip: ZipWriter<unknown>, source: Source, bytes: Uint8Arr
       // Packed already (the image's gzip chunks and zstd states): stored as it is.
       progress(size);
       await zip.add(source.path, new Uint8ArrayReader(bytes), { level: 0 });
-      return Array.from(new Uint8Array(await digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
+      return digest;
     }
     let at = 0;
     const frames = new ReadableStream<Uint8Array>(
@@ -309,7 +316,7 @@ async function addEntry(zip: ZipWriter<unknown>, source: Source, bytes: Uint8Arr
       { highWaterMark: 4 }, // packs a few frames ahead of their writing
     );
     await zip.add(source.path, frames, { passThrough: true, compressionMethod: ZSTD_METHOD, uncompressedSize: size, crc32: parseInt(crc.digest('hex'), 16) });
-    return Array.from(new Uint8Array(await digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
+    return digest;
   }
   // A large file streams through, hashed as it goes; the zip writer takes its CRC-32 itself.
   const hasher = await createSHA256();

@@ -4,8 +4,8 @@
 // whose own image differs. The export gathers it from where this browser has it: a stored image
 // the stack came with, or the app's own (its chunks from OPFS `base/`, the rest fetched). The
 // import keeps it as a stored image, under a folder named by the checksums of what it holds.
-import { fetchOk, joinUrl, parseManifest, responseBytes, type FetchLike, type ImageManifest } from '../../vm/image.ts';
-import { DISK_PACK, IMAGE_COMPLETE, IMAGES_DIR, imageFolderName, packOrder, parseStackImage, STACK_IMAGE_FILE } from '../../vm/stored-image.ts';
+import { fetchOk, joinUrl, parseManifest, responseBytes, sha256Hex, type FetchLike, type ImageManifest } from '../../vm/image.ts';
+import { DISK_PACK, IMAGE_COMPLETE, IMAGES_DIR, imageFolderName, packOrder, readStackImage } from '../../vm/stored-image.ts';
 import type { Source } from './export.ts';
 import { StackFileError, type ManifestEntry } from './format.ts';
 
@@ -102,10 +102,9 @@ export async function imageSources(options: ImageGathering): Promise<Source[]> {
 }
 
 async function storedFolder(options: ImageGathering): Promise<FileSystemDirectoryHandle | null> {
+  const image = await readStackImage(options.stack);
+  if (!image || image.recipe !== options.recipe) return null;
   try {
-    const vm = await (await options.stack.getDirectoryHandle('.os')).getDirectoryHandle('vm');
-    const image = parseStackImage(await (await (await vm.getFileHandle(STACK_IMAGE_FILE)).getFile()).text());
-    if (!image || image.recipe !== options.recipe) return null;
     const folder = await (await options.root.getDirectoryHandle(IMAGES_DIR)).getDirectoryHandle(image.folder);
     await folder.getFileHandle(IMAGE_COMPLETE);
     return folder;
@@ -158,7 +157,7 @@ export async function prepareImageImport(options: {
     .map((entry) => `${entry.path} ${entry.sha256}\n`)
     .sort()
     .join('');
-  const key = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(lines))), (byte) => byte.toString(16).padStart(2, '0')).join('');
+  const key = await sha256Hex(new TextEncoder().encode(lines));
   const folder = imageFolderName(manifest.recipeHash, key);
   if (manifest.recipeHash === options.appRecipe) return { recipe: manifest.recipeHash, folder, target: null, made: false };
   const images = await options.root.getDirectoryHandle(IMAGES_DIR, { create: true });
@@ -198,13 +197,8 @@ export async function pruneImages(root: FileSystemDirectoryHandle, stacks: FileS
   const used = new Set<string>();
   for await (const [, handle] of (stacks as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
     if (handle.kind !== 'directory') continue;
-    try {
-      const vm = await (await (handle as FileSystemDirectoryHandle).getDirectoryHandle('.os')).getDirectoryHandle('vm');
-      const image = parseStackImage(await (await (await vm.getFileHandle(STACK_IMAGE_FILE)).getFile()).text());
-      if (image) used.add(image.folder);
-    } catch {
-      // runs on the app's image
-    }
+    const image = await readStackImage(handle as FileSystemDirectoryHandle);
+    if (image) used.add(image.folder);
   }
   let freed = 0;
   const names: string[] = [];

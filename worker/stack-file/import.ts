@@ -24,6 +24,7 @@ import {
 import { abandonImageImport, completeImageImport, IMAGE_MANIFEST, IMAGE_PREFIX, prepareImageImport, type ImageImport } from './image-entries.ts';
 import { registerZstd } from './zstd-codec.ts';
 import { STACK_IMAGE_FILE } from '../../vm/stored-image.ts';
+import { sha256Hex } from '../../vm/image.ts';
 
 export interface ImportOptions {
   file: Blob;
@@ -77,7 +78,7 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
       const listedEntry = manifest.entries.find((entry) => entry.path === IMAGE_MANIFEST)!;
       if (!found || !options.root) throw new StackFileError('damaged', 'This stack file ends early: its system image is missing. It was not copied whole; export it again.');
       const bytes = await readBounded(found, MANIFEST_MAX_BYTES, signal, () => new StackFileError('damaged', "This stack file's system image is damaged: its manifest is far too large."));
-      const digest = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)), (byte) => byte.toString(16).padStart(2, '0')).join('');
+      const digest = await sha256Hex(bytes);
       if (digest !== listedEntry.sha256 || bytes.byteLength !== listedEntry.size) throw new StackFileError('damaged', `This stack file is damaged: "${IMAGE_MANIFEST}" does not match its checksum.`);
       image = await prepareImageImport({ entries: manifest.entries, manifestBytes: bytes, recipe: manifest.image.recipe, appRecipe: options.appImage, root: options.root });
       if (image.recipe !== options.appImage) {

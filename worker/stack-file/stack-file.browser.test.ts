@@ -7,6 +7,7 @@ import { stackLockName } from '../protocol.ts';
 import { createStackFolders, type StackFolders } from '../stack-folders.ts';
 import type { StorageEstimateLike } from '../storage-full.ts';
 import { unpackStackFile } from '../../tests/support/stack-zip.ts';
+import { sha256Hex } from '../../vm/image.ts';
 
 const IMAGE = 'fd64fdc78ca0f2c7';
 const SECRET = 'test-key-secret-0123456789';
@@ -228,7 +229,6 @@ describe('.stack files', () => {
       ['stack/documents/sheet.xlsx', inner],
       ['stack/notes.txt', strToU8('written by format version 1')],
     ];
-    const digest = async (data: Uint8Array) => [...new Uint8Array(await crypto.subtle.digest('SHA-256', data.slice()))].map((b) => b.toString(16).padStart(2, '0')).join('');
     const manifest = {
       format: 'stackdocs-stack',
       format_version: 1,
@@ -237,7 +237,7 @@ describe('.stack files', () => {
       stack: { name: 'Old file' },
       image: { recipe: null },
       includes_image: false,
-      entries: await Promise.all(files.map(async ([path, data]) => ({ path, size: data.byteLength, sha256: await digest(data) }))),
+      entries: await Promise.all(files.map(async ([path, data]) => ({ path, size: data.byteLength, sha256: await sha256Hex(data) }))),
     };
     const parts: Uint8Array[] = [];
     const zip = new Zip((_error, data) => void parts.push(data));
