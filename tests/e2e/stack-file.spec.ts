@@ -378,11 +378,14 @@ test('with its system image included, a stack opens in an app whose image differ
   // Its row: the one open here (other stacks are named "My stack" too).
   await panel(b).locator('.stack-row').filter({ has: b.locator('[aria-current=true]') }).getByRole('button', { name: 'Delete My stack' }).click();
   await b.getByRole('dialog', { name: 'Delete “My stack”?' }).getByRole('button', { name: 'Delete' }).click();
+  // Deleting the open stack moves the tab to another one: let it land before looking.
+  await b.waitForURL((url) => url.searchParams.get('stack') !== imported, { timeout: 30_000 });
+  await b.waitForLoadState();
   await expect.poll(async () => b.evaluate(async () => {
     const names: string[] = [];
     for await (const name of (await (await navigator.storage.getDirectory()).getDirectoryHandle('images')) as unknown as AsyncIterable<[string, unknown]>) names.push(name[0]);
     return names;
-  }), { timeout: 60_000 }).toEqual([]);
+  }).catch((error: Error) => `not read yet: ${error.message}`), { timeout: 60_000 }).toEqual([]);
   const freed = before - (await usage());
   console.log(`deleting the stack freed ${(freed / 1e6).toFixed(0)} MB`);
   expect(freed).toBeGreaterThan(100e6);
