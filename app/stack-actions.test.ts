@@ -6,7 +6,7 @@ import type { StacksClient } from './stacks-client.ts';
 
 const stack = (id: string, name = id, bytes = 100): StackSummary => ({ id, name, bytes });
 
-function setup(overrides: Partial<StacksClient> = {}) {
+function setup(overrides: Partial<StacksClient> = {}, closeCurrent?: StackActionsDeps['closeCurrent']) {
   const calls: string[] = [];
   const stacks: StacksClient = {
     list: async () => ({ stacks: [], usage: null, quota: null }),
@@ -15,7 +15,12 @@ function setup(overrides: Partial<StacksClient> = {}) {
     checkDuplicate: async (id, { heldByCaller }) => (calls.push(`check ${id} held=${heldByCaller}`), null),
     duplicate: async (id, name, { heldByCaller }) => (calls.push(`duplicate ${id} held=${heldByCaller}`), stack('s-copy', name)),
     remove: async (id, { heldByCaller }) => (calls.push(`remove ${id} held=${heldByCaller}`), { freed: 100 }),
-    exportStack: async (id, { layout, target }) => (calls.push(`export ${id} layout=${layout} target=${target ? 'picked' : 'none'}`), { name: 'My stack', bytes: 42, file: null }),
+    exportStack: async (id, { layout, target }, _onProgress, whenStill) => {
+      calls.push(`export ${id} layout=${layout} target=${target ? 'picked' : 'none'}`);
+      await whenStill?.();
+      calls.push('export: the stack is still');
+      return { name: 'My stack', bytes: 42, file: null };
+    },
     importStack: async () => (calls.push('import'), { stack: stack('s-imported', 'Receipts'), layout: '{"state":{}}' }),
     saveResetPoint: async (id, { heldByCaller }) => (calls.push(`save point ${id} held=${heldByCaller}`), { bytes: 10 }),
     resetToPoint: async (id, { heldByCaller }) => (calls.push(`reset ${id} held=${heldByCaller}`), { bytes: 10 }),
@@ -29,7 +34,7 @@ function setup(overrides: Partial<StacksClient> = {}) {
   const deps: StackActionsDeps = {
     stacks,
     currentId: 'default',
-    closeCurrent: async (mode) => void calls.push(`close current (${mode})`),
+    closeCurrent: closeCurrent ?? (async (mode) => void calls.push(`close current (${mode})`)),
     open: (id) => void calls.push(`open ${id}`),
     remember: (made) => void calls.push(`remember ${made.id} ${made.name}`),
     copyPageKeys: (from, to) => void calls.push(`keys ${from} -> ${to}`),
@@ -90,10 +95,28 @@ describe('stack actions', () => {
     expect(alone.calls).toEqual([]);
   });
 
-  it('exports the open stack after closing it for export, with its layout', async () => {
+  it('exports the open stack with its layout, starting while it is closed for export and going on once it is still', async () => {
     const { actions, calls } = setup();
     expect(await actions.exportCurrent(null, 'job-1', () => {})).toEqual({ name: 'My stack', bytes: 42, file: null });
-    expect(calls).toEqual(['close current (export)', 'export default layout={"state":{"windows":{}}} target=none']);
+    expect(calls).toEqual(['close current (export)', 'export default layout={"state":{"windows":{}}} target=none', 'export: the stack is still']);
+  });
+
+  it('drops the export and leaves the stack open when it cannot be closed', async () => {
+    const busy = new StackCallError({ code: 'busy', message: 'The agent is working in this stack: wait for it to finish (or stop it), then try again.' });
+    let heard: unknown = null;
+    const { actions, calls } = setup(
+      {
+        exportStack: async (_id, _options, _onProgress, whenStill) => {
+          await whenStill!().catch((error: unknown) => (heard = error));
+          throw new StackCallError({ code: 'bad_request', message: 'not exported' });
+        },
+      },
+      async () => Promise.reject(busy),
+    );
+    const failure = actions.exportCurrent(null, 'job-1', () => {});
+    await expect(failure).rejects.toBe(busy);
+    expect(heard).toBe(busy);
+    expect(calls).toEqual(['cancel job-1']);
   });
 
   it('says the stack was closed when its export fails', async () => {

@@ -76,9 +76,19 @@ export function createStackActions(deps: StackActionsDeps) {
      * in too, so the file opens in an app with another image. Any failure throws StackClosedError.
      */
     async exportCurrent(target: FileSystemFileHandle | null, job: string, onProgress: (done: number, total: number) => void, includeImage = false) {
-      await deps.closeCurrent('export');
+      // The export starts beside the closing: the files it leaves alone are packed meanwhile.
+      const closing = deps.closeCurrent('export');
+      const exporting = stacks.exportStack(currentId, { layout: deps.layoutOf(currentId), target, job, ...(includeImage ? { includeImage } : {}) }, onProgress, () => closing);
       try {
-        return await stacks.exportStack(currentId, { layout: deps.layoutOf(currentId), target, job, ...(includeImage ? { includeImage } : {}) }, onProgress);
+        await closing;
+      } catch (error) {
+        // Not closed (the agent is working…): the stack stays open, and the export is dropped.
+        await stacks.cancel(job);
+        await exporting.catch(() => {});
+        throw error;
+      }
+      try {
+        return await exporting;
       } catch (error) {
         throw new StackClosedError(error instanceof Error ? error.message : String(error), { cause: error });
       }

@@ -16,6 +16,7 @@ export interface StacksClient {
     stackId: string,
     options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string }; includeImage?: boolean },
     onProgress?: (done: number, total: number) => void,
+    whenStill?: () => Promise<void>,
   ): Promise<{ name: string; bytes: number; file: File | null }>;
   importStack(file: Blob, options: { job: string; name?: string }, onProgress?: (done: number, total: number) => void): Promise<{ stack: StackSummary; layout: string | null }>;
   saveResetPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
@@ -51,7 +52,7 @@ export function wrapStacks(api: StacksApi): StacksClient {
     duplicate: (stackId, name, options) => unwrap(api.duplicate(stackId, name, options)),
     remove: (stackId, options) => unwrap(api.remove(stackId, options)),
     // Progress comes back through a proxied callback; the worker calls it, never the reverse.
-    exportStack: (stackId, options, onProgress) => unwrap(api.exportStack(stackId, options, onProgress && Comlink.proxy(onProgress))),
+    exportStack: (stackId, options, onProgress, whenStill) => unwrap(api.exportStack(stackId, options, onProgress && Comlink.proxy(onProgress), whenStill && Comlink.proxy(whenStill))),
     importStack: (file, options, onProgress) => unwrap(api.importStack(file, options, onProgress && Comlink.proxy(onProgress))),
     saveResetPoint: (stackId, options) => unwrap(api.saveResetPoint(stackId, options)),
     resetToPoint: (stackId, options) => unwrap(api.resetToPoint(stackId, options)),

@@ -770,7 +770,8 @@ export interface StacksApi {
   remove(stackId: string, options: { heldByCaller: boolean }): Promise<StacksResult<{ freed: number }>>;
   /**
    * Writes the stack as one `.stack` file (docs/stack-file.md). The caller holds its lock and
-   * closed it with `close {snapshot: true}` first. `target`: a file the user picked (File System
+   * closes it with `close {snapshot: true}`, first or meanwhile: `whenStill` resolves once that is
+   * done, and the files the closing leaves alone are packed in the meantime. `target`: a file the user picked (File System
    * Access); null: the file is made in this origin's storage and handed back to be downloaded.
    * `job` names it for `cancel`; `onProgress` hears bytes done of the total. `template`: a
    * template of the stack instead (its makings, none of its history, uploads or secrets), named
@@ -780,6 +781,7 @@ export interface StacksApi {
     stackId: string,
     options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string }; includeImage?: boolean },
     onProgress?: (done: number, total: number) => void,
+    whenStill?: () => Promise<void>,
   ): Promise<StacksResult<{ name: string; bytes: number; file: File | null }>>;
   /**
    * Makes a new stack from a `.stack` file (or a template), named `name` or as the file says;

@@ -88,6 +88,8 @@ export interface StackExportOptions {
   layout: string | null;
   /** Carries the system image the stack's computer runs on (image-entries.ts). */
   includeImage?: { appImageBase: string | null; appRecipe: string | null; fetch: FetchLike };
+  /** Resolves once the caller closed the stack for the export: what the closing leaves alone is packed meanwhile. */
+  whenStill?: () => Promise<void>;
   /** A template of the stack (stack-file/template.ts), named and described so; the stack may be open. */
   template?: { name: string; description: string };
   out: WritableStream<Uint8Array>;

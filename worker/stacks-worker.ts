@@ -76,7 +76,7 @@ const api: StacksApi = {
   restoreCheckpoint: (stackId, checkpointId, options) =>
     result(() => folders.restoreCheckpoint(stackId, checkpointId, { heldByCaller: options?.heldByCaller === true, layout: typeof options?.layout === 'string' ? options.layout : null })),
   stackFromCheckpoint: (stackId, checkpointId, name) => result(() => folders.stackFromCheckpoint(stackId, checkpointId, name)),
-  exportStack: (stackId, options, onProgress) =>
+  exportStack: (stackId, options, onProgress, whenStill) =>
     result(() =>
       job(options.job, async (signal) => {
         let file: FileSystemFileHandle | null = null;
@@ -100,6 +100,7 @@ const api: StacksApi = {
           ...(options.template ? { template: options.template } : {}),
           ...(options.includeImage === true ? { includeImage: { appImageBase: vmImageBase === null ? null : appUrl(vmImageBase), appRecipe: recipeOfImageBase(vmImageBase), fetch: (url: string) => fetch(url) } } : {}),
           ...(onProgress ? { onProgress: throttle(onProgress) } : {}),
+          ...(whenStill ? { whenStill: async () => void (await whenStill()) } : {}),
         });
         return { ...done, file: file ? await file.getFile() : null };
       }),

@@ -10,7 +10,8 @@ export async function unpackStackFile(bytes: Uint8Array, only?: (name: string) =
     const files: Record<string, Uint8Array> = {};
     for (const entry of (await zip.getEntries()) as FileEntry[]) {
       if (entry.directory || (only && !only(entry.filename))) continue;
-      files[entry.filename] = await entry.getData(new Uint8ArrayWriter());
+      // Each entry's CRC-32 checked too (the app's importer checks the SHA-256 instead).
+      files[entry.filename] = await entry.getData(new Uint8ArrayWriter(), { checkSignature: true });
     }
     return files;
   } finally {

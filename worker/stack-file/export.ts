@@ -1,8 +1,11 @@
 // Writes a still stack (closed by its tab, its databases copied with VACUUM INTO) as one `.stack`
 // file, streamed: the manifest first (every entry's path and size), then the layout and the
-// stack's files, each packed with zstd (zstd-codec.ts) into zip.js's writer as it is read, and
-// last every entry's sha256 (`checksums.json`). Each file is read once.
+// stack's files, each packed with zstd (zstd-codec.ts) into zip.js's writer, and last every
+// entry's sha256 (`checksums.json`). A file is packed in memory as it is read, a large one half
+// here and half on a second thread (pack-worker.ts); one larger than WHOLE_READ streams through.
+// While the tab closes the stack, the files the closing leaves alone are packed already.
 import { Uint8ArrayReader, ZipWriter } from '@zip.js/zip.js';
+import * as Comlink from 'comlink';
 import { createCRC32, createSHA256 } from 'hash-wasm';
 import { loadZstd, type ZstdModule } from '../zstd.ts';
 import { sha256Hex } from '../../vm/image.ts';
@@ -11,6 +14,8 @@ import { FRAME_BYTES, registerZstd, ZSTD_METHOD } from './zstd-codec.ts';
 import { CANVAS_PATH, inTemplate, MCP_PATH, templateCanvas, templateMcp } from './template.ts';
 import { CHECKSUMS_NAME, FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, NEVER_EXPORTED, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type StackManifest } from './format.ts';
 import { isPartialWrite } from '../../vm/opfs-write.ts';
+import { crc32Combine } from './crc32-combine.ts';
+import type { PackApi, PackedPart } from './pack-worker.ts';
 
 export interface ExportOptions {
   /** The stack's folder, `stacks/<id>/`: still, with `.os/snapshot/` made by its worker's `close`. */
@@ -34,6 +39,12 @@ export interface ExportOptions {
    * is served and `root`, the OPFS root (`base/`, `images/`). Not for a template.
    */
   includeImage?: Omit<ImageGathering, 'stack' | 'recipe'>;
+  /**
+   * Resolves once the stack is still (its tab is closing it for the export: saving its computer,
+   * copying its databases). Given, the files the closing does not write are read and packed
+   * meanwhile (`prepack`); each is used only if it is unchanged once the stack is still.
+   */
+  whenStill?: () => Promise<void>;
 }
 
 /** One entry of the file: a stack file read from OPFS, or a few bytes made here. */
@@ -48,14 +59,43 @@ const READ_CHUNK = 4 << 20;
 /** Bytes written to the file at a time. */
 const WRITE_BATCH = 4 << 20;
 /** Bytes of the file handed to the browser and not yet written, at most (then the packing waits). */
-const WRITE_AHEAD = 16 << 20;
+const WRITE_AHEAD = 48 << 20;
 
-/** Returns the manifest written. Throws StackFileError (`cancelled` when `signal` aborts). */
-export async function exportStack(options: ExportOptions): Promise<StackManifest & { bytes: number }> {
+/**
+ * Returns the manifest written, the file's size and how many files were packed while the stack
+ * closed (`prepacked`). Throws StackFileError (`cancelled` when `signal` aborts).
+ */
+export async function exportStack(options: ExportOptions): Promise<StackManifest & { bytes: number; prepacked: number }> {
+  const zstd = await loadZstd();
+  const packer = secondPacker();
+  try {
+    return await exportWith(options, zstd, packer);
+  } finally {
+    packer.close();
+  }
+}
+
+async function exportWith(options: ExportOptions, zstd: ZstdModule, packer: Packer): Promise<StackManifest & { bytes: number; prepacked: number }> {
   const { signal } = options;
-  const recipe = options.template ? null : await imageRecipe(options.stack);
-  const image = options.includeImage && recipe ? await imageSources({ ...options.includeImage, stack: options.stack, recipe }) : [];
-  const sources = [...(await collect(options)), ...image];
+  let prepacked: Map<string, Packed>, recipe: string | null, image: Source[], sources: Source[];
+  try {
+    prepacked = options.whenStill && !options.template ? await prepack(options.stack, options.whenStill, zstd, signal) : new Map();
+    recipe = options.template ? null : await imageRecipe(options.stack);
+    image = options.includeImage && recipe ? await imageSources({ ...options.includeImage, stack: options.stack, recipe }) : [];
+    sources = [...(await collect(options)), ...image];
+  } catch (error) {
+    // Nothing written yet (a failed close, a missing copy): the file is dropped.
+    await options.out.abort(error).catch(() => {});
+    throw error;
+  }
+  // Files packed while the stack was being closed, and unchanged since, go first: they are only
+  // written, while the first of the others is read.
+  const packedOf = new Map<Source, Packed>();
+  for (const source of sources) {
+    const packed = 'file' in source ? prepacked.get(source.path) : undefined;
+    if (packed && 'file' in source && packed.size === source.file.size && packed.lastModified === source.file.lastModified) packedOf.set(source, packed);
+  }
+  sources.sort((a, b) => Number(packedOf.has(b)) - Number(packedOf.has(a)));
   const total = sources.reduce((sum, source) => sum + sizeOf(source), 0);
   let done = 0;
   const progress = (bytes: number) => {
@@ -76,7 +116,6 @@ export async function exportStack(options: ExportOptions): Promise<StackManifest
     entries: sources.map((source) => ({ path: source.path, size: sizeOf(source) })),
   };
 
-  const zstd = await loadZstd();
   await registerZstd();
   const writer = options.out.getWriter();
   let written = 0;
@@ -128,15 +167,30 @@ export async function exportStack(options: ExportOptions): Promise<StackManifest
     // The manifest is stored as it is: an app of an earlier format reads it and names the version.
     await zip.add(MANIFEST_NAME, json(manifest), { level: 0 });
     const sha256: Record<string, string> = {};
-    // The next file is read while this one is packed and written (the browser reads on its own thread).
-    let next = readWhole(sources[0]);
-    for (const [at, source] of sources.entries()) {
+    // Files are packed ahead of their writing, up to PACK_AHEAD bytes of them at a time.
+    const waiting = sources.filter((source) => !packedOf.has(source));
+    const packing = new Map<Source, Promise<Packed | null>>();
+    let ahead = 0;
+    const packMore = () => {
+      for (let source = waiting[0]; source && (packing.size === 0 || ahead + sizeOf(source) <= PACK_AHEAD); source = waiting[0]) {
+        waiting.shift();
+        const made = packInMemory(source, zstd, packer, signal);
+        packing.set(source, made);
+        ahead += sizeOf(source);
+      }
+    };
+    packMore();
+    for (const source of sources) {
       checkCancelled(signal);
-      const bytes = await next;
-      next = readWhole(sources[at + 1]);
-      sha256[source.path] = await addEntry(zip, source, bytes, zstd, signal, progress);
+      let packed = packedOf.get(source) ?? null;
+      if (!packed) {
+        packed = await packing.get(source)!;
+        packing.delete(source);
+        ahead -= sizeOf(source);
+        packMore();
+      }
+      sha256[source.path] = packed ? await addPacked(zip, source.path, packed, progress) : await addEntry(zip, source, signal, progress);
     }
-    await next;
     await zip.add(CHECKSUMS_NAME, json({ sha256 }), { level: 0 });
     await zip.close();
     await writer.close();
@@ -146,7 +200,7 @@ export async function exportStack(options: ExportOptions): Promise<StackManifest
     if (signal.aborted) throw new StackFileError('cancelled', 'The export was cancelled.');
     throw error;
   }
-  return { ...manifest, bytes: written };
+  return { ...manifest, bytes: written, prepacked: packedOf.size };
 }
 
 function checkCancelled(signal: AbortSignal): void {
@@ -274,51 +328,159 @@ function readableOf(source: Source, signal: AbortSignal, progress: (bytes: numbe
 }
 
 /**
- * Files up to this size are read whole: hashed by the browser's own SHA-256 (several times faster,
- * and beside the packing, on another thread) and packed from memory.
+ * Files up to this size are packed in memory, their checksums worked out beside the packing (the
+ * browser's own SHA-256 is several times faster than one in wasm); larger ones stream through.
  */
 const WHOLE_READ = 64 * 2 ** 20;
 
-/** A file read whole (up to WHOLE_READ), or null: streamed instead. A failed read fails at its turn. */
-function readWhole(source: Source | undefined): Promise<Uint8Array | null> {
-  if (!source || 'stream' in source || sizeOf(source) > WHOLE_READ) return Promise.resolve(null);
-  if ('bytes' in source) return Promise.resolve(source.bytes);
-  const reading = source.file.arrayBuffer().then((buffer) => new Uint8Array(buffer));
-  reading.catch(() => {}); // awaited in turn
-  return reading;
+/** A file packed in memory: its zstd frames, and its checksums. */
+interface Packed {
+  size: number;
+  /** The file's, when it was read: packed before the stack was still, it counts only if unchanged. */
+  lastModified: number;
+  frames: Uint8Array[];
+  crc32: number;
+  sha256: string;
 }
 
-/** Packs one file into the zip as zstd frames (`bytes`: the whole file, when read whole); returns its sha256 (hex). */
-async function addEntry(zip: ZipWriter<unknown>, source: Source, bytes: Uint8Array | null, zstd: ZstdModule, signal: AbortSignal, progress: (bytes: number) => void): Promise<string> {
-  const size = sizeOf(source);
-  if (bytes) {
-    const digest = sha256Hex(bytes); // on the browser's own thread, beside the packing
-    const crc = await createCRC32();
-    crc.init();
-    crc.update(bytes);
-    if (source.store) {
-      // Packed already (the image's gzip chunks and zstd states): stored as it is.
-      progress(size);
-      await zip.add(source.path, new Uint8ArrayReader(bytes), { level: 0 });
-      return digest;
+/** Files from this size on are packed half here, half on the second packer. */
+const SPLIT_FROM = 4 << 20;
+
+interface Packer {
+  /** The file packed from `from` on, and its whole SHA-256. */
+  packFrom(file: File, from: number): Promise<PackedPart>;
+  close(): void;
+}
+
+/** The second packer (pack-worker.ts), started on first use. */
+function secondPacker(): Packer {
+  let worker: Worker | null = null;
+  let api: Comlink.Remote<PackApi> | null = null;
+  let broken: Promise<never> | null = null;
+  return {
+    packFrom(file, from) {
+      if (!worker) {
+        const started = new Worker(new URL('./pack-worker.ts', import.meta.url), { type: 'module', name: 'stack-file packer' });
+        worker = started;
+        api = Comlink.wrap<PackApi>(started);
+        broken = new Promise<never>((_, reject) => started.addEventListener('error', (event) => reject(new Error(`the second packer stopped: ${event.message || 'it did not load'}`))));
+        broken.catch(() => {});
+      }
+      return Promise.race([api!.packFrom(file, from), broken!]);
+    },
+    close() {
+      worker?.terminate();
+    },
+  };
+}
+
+/**
+ * Packs a file (up to WHOLE_READ) or a few bytes into zstd frames in memory; null for what streams
+ * through instead (addEntry). A failed read fails at its turn.
+ */
+function packInMemory(source: Source | undefined, zstd: ZstdModule, packer: Packer, signal: AbortSignal): Promise<Packed | null> {
+  if (!source || 'stream' in source || source.store || sizeOf(source) > WHOLE_READ) return Promise.resolve(null);
+  const packing = 'bytes' in source ? packBytes(source.bytes, 0, zstd) : packFile(source.file, zstd, packer, signal);
+  packing.catch(() => {}); // awaited in turn
+  return packing;
+}
+
+function crc32Of(bytes: Uint8Array, crc: Awaited<ReturnType<typeof createCRC32>>): number {
+  crc.init();
+  crc.update(bytes);
+  return parseInt(crc.digest('hex'), 16);
+}
+
+async function packBytes(bytes: Uint8Array, lastModified: number, zstd: ZstdModule): Promise<Packed> {
+  const digest = sha256Hex(bytes); // on the browser's own thread, beside the packing
+  digest.catch(() => {});
+  const crc32 = crc32Of(bytes, await createCRC32());
+  const frames: Uint8Array[] = [];
+  for (let at = 0; at < bytes.byteLength; at += FRAME_BYTES) frames.push(zstd.compress(bytes.subarray(at, at + FRAME_BYTES), 1));
+  return { size: bytes.byteLength, lastModified, frames, crc32, sha256: await digest };
+}
+
+/** A file; a large one half here, the rest (and the whole file's SHA-256) on the second packer, if given. */
+async function packFile(file: File, zstd: ZstdModule, packer: Packer | null, signal: AbortSignal): Promise<Packed> {
+  if (file.size < SPLIT_FROM || !packer) return packBytes(new Uint8Array(await file.arrayBuffer()), file.lastModified, zstd);
+  const half = Math.ceil(file.size / 2 / FRAME_BYTES) * FRAME_BYTES;
+  const rest = packer.packFrom(file, half);
+  rest.catch(() => {});
+  const bytes = new Uint8Array(await file.slice(0, half).arrayBuffer());
+  checkCancelled(signal);
+  const crc32 = crc32Of(bytes, await createCRC32());
+  const frames: Uint8Array[] = [];
+  for (let at = 0; at < bytes.byteLength; at += FRAME_BYTES) frames.push(zstd.compress(bytes.subarray(at, at + FRAME_BYTES), 1));
+  const second = await rest;
+  return { size: file.size, lastModified: file.lastModified, frames: [...frames, ...second.frames], crc32: crc32Combine(crc32, second.crc32, file.size - half), sha256: second.sha256 };
+}
+
+/** Bytes of files being packed ahead of their writing, at most (one larger file alone). */
+const PACK_AHEAD = 128 * 2 ** 20;
+
+/** Packed output held in memory while the stack closes, at most. */
+const PREPACK_BYTES = 96 * 2 ** 20;
+
+/**
+ * Packs the stack's files that closing it does not write (all but the computer's and the
+ * database copies), until `whenStill` resolves or PREPACK_BYTES are held. A file that cannot be
+ * read now (written to meanwhile, or held open) is left for its turn; a failed close is thrown.
+ */
+async function prepack(stack: FileSystemDirectoryHandle, whenStill: () => Promise<void>, zstd: ZstdModule, signal: AbortSignal): Promise<Map<string, Packed>> {
+  const closing = whenStill();
+  let settled = false;
+  closing.then(
+    () => (settled = true),
+    () => (settled = true), // thrown below
+  );
+  const packed = new Map<string, Packed>();
+  const keep = (path: string) => !path.startsWith('.os/vm/') && !NEVER_EXPORTED.some((rule) => rule.test(path));
+  let held = 0;
+  try {
+    for (const [path, file] of await walk(stack, '', keep)) {
+      if (settled || signal.aborted || held >= PREPACK_BYTES) break;
+      if (file.size > WHOLE_READ) continue;
+      // On this thread alone: the tab's closing (its computer being saved) has the other core.
+      const made = await packFile(file, zstd, null, signal);
+      held += made.frames.reduce((sum, frame) => sum + frame.byteLength, 0);
+      packed.set(STACK_PREFIX + path, made);
     }
-    let at = 0;
-    const frames = new ReadableStream<Uint8Array>(
-      {
-        pull(controller) {
-          if (at >= size) return controller.close();
-          const frame = bytes.subarray(at, at + FRAME_BYTES);
-          at += frame.byteLength;
-          controller.enqueue(zstd.compress(frame, 1));
-          progress(frame.byteLength);
-        },
-      },
-      { highWaterMark: 4 }, // packs a few frames ahead of their writing
-    );
-    await zip.add(source.path, frames, { passThrough: true, compressionMethod: ZSTD_METHOD, uncompressedSize: size, crc32: parseInt(crc.digest('hex'), 16) });
+  } catch {
+    // Read at its turn instead, once the stack is still.
+  }
+  await closing;
+  return packed;
+}
+
+/** Writes a file packed beforehand; returns its sha256 (hex). */
+async function addPacked(zip: ZipWriter<unknown>, path: string, packed: Packed, progress: (bytes: number) => void): Promise<string> {
+  let at = 0;
+  const frames = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const frame = packed.frames[at++];
+      if (!frame) return controller.close();
+      controller.enqueue(frame);
+      progress(Math.min(FRAME_BYTES, packed.size - (at - 1) * FRAME_BYTES));
+    },
+  });
+  await zip.add(path, frames, { passThrough: true, compressionMethod: ZSTD_METHOD, uncompressedSize: packed.size, crc32: packed.crc32 });
+  return packed.sha256;
+}
+
+/**
+ * Adds what is not packed in memory: a file larger than WHOLE_READ or made as it is read, streamed
+ * through and hashed as it goes (the zip writer takes its CRC-32 itself), or one packed already
+ * (the image's gzip chunks and zstd states), stored as it is. Returns its sha256 (hex).
+ */
+async function addEntry(zip: ZipWriter<unknown>, source: Source, signal: AbortSignal, progress: (bytes: number) => void): Promise<string> {
+  const size = sizeOf(source);
+  if (source.store && 'file' in source && size <= WHOLE_READ) {
+    const bytes = new Uint8Array(await source.file.arrayBuffer());
+    const digest = sha256Hex(bytes);
+    progress(size);
+    await zip.add(source.path, new Uint8ArrayReader(bytes), { level: 0 });
     return digest;
   }
-  // A large file streams through, hashed as it goes; the zip writer takes its CRC-32 itself.
   const hasher = await createSHA256();
   hasher.init();
   const hashed = readableOf(source, signal, progress).pipeThrough(

@@ -5,6 +5,7 @@ import { strFromU8, strToU8, Zip, ZipDeflate, ZipPassThrough, zipSync, type Zipp
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stackLockName } from '../protocol.ts';
 import { createStackFolders, type StackFolders } from '../stack-folders.ts';
+import { exportStack } from './export.ts';
 import type { StorageEstimateLike } from '../storage-full.ts';
 import { unpackStackFile } from '../../tests/support/stack-zip.ts';
 import { sha256Hex } from '../../vm/image.ts';
@@ -258,6 +259,49 @@ describe('.stack files', () => {
     const files = await unpackStackFile(await exportBytes());
     expect(files['stack/.os/vm/state.bin']).toBeUndefined();
     expect(JSON.parse(strFromU8(files['stack/.os/vm/machine.json']!))).toEqual({ imageHash: IMAGE, state: null, disk: null });
+  });
+
+  it('packs the files the closing leaves alone while the stack closes, and takes one changed meanwhile as it is once still', async () => {
+    await put('default/documents/changing.txt', 'before-1');
+    await put('default/documents/kept.txt', 'kept as it was');
+    const stack = await (await stacksDir()).getDirectoryHandle('default');
+    const parts: Uint8Array<ArrayBuffer>[] = [];
+    const out = new WritableStream<Uint8Array>({ write: (chunk) => void parts.push(chunk.slice()) });
+    const written = await exportStack({
+      stack,
+      name: 'Receipts',
+      appVersion: '0.1.0',
+      layout: null,
+      out,
+      signal: new AbortController().signal,
+      // The tab closing the stack: its computer saves, and an upload lands meanwhile (same size).
+      whenStill: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await put('default/documents/changing.txt', 'after--2');
+        // Large enough to be packed on two threads, its halves' CRC-32s combined.
+        await put('default/.os/vm/state.bin', new Uint8Array(6_000_000).fill(9));
+      },
+    });
+    // settings.json, user.md, invoice.txt, kept.txt, made-here.txt: packed before, unchanged.
+    expect(written.prepacked).toBe(5);
+    const bytes = new Uint8Array(await new Blob(parts).arrayBuffer());
+    const files = await unpackStackFile(bytes);
+    expect(strFromU8(files['stack/documents/changing.txt']!)).toBe('after--2');
+    expect(strFromU8(files['stack/documents/kept.txt']!)).toBe('kept as it was');
+    expect(files['stack/.os/vm/state.bin']!.every((byte) => byte === 9)).toBe(true);
+    // Its checksums hold: it opens.
+    const made = await importBytes(bytes);
+    expect(await read(`${made.stack.id}/documents/kept.txt`)).toBe('kept as it was');
+    expect(await read(`${made.stack.id}/documents/changing.txt`)).toBe('after--2');
+  });
+
+  it('drops the file when the stack cannot be closed for the export', async () => {
+    let aborted: unknown = null;
+    const out = new WritableStream<Uint8Array>({ abort: (reason) => void (aborted = reason) });
+    const busy = new Error('The agent is working in this stack: wait for it to finish (or stop it), then try again.');
+    const failure = folders.exportStack('default', { layout: null, out, appVersion: '0.1.0', signal: new AbortController().signal, whenStill: () => Promise.reject(busy) });
+    await expect(failure).rejects.toBe(busy);
+    expect(aborted).toBe(busy);
   });
 
   it('refuses an export of a stack whose databases were not copied for it', async () => {
