@@ -99,8 +99,9 @@ describe('workerPool', () => {
 });
 
 describe('ocrPoolSize', () => {
-  it('is one per core but one (left to the page), as far as memory allows, between one and four', () => {
-    expect(ocrPoolSize(2, 8)).toBe(1);
+  it('is one per core but one (left to the page), two on two cores, as far as memory allows, between one and four', () => {
+    expect(ocrPoolSize(2, 8)).toBe(2);
+    expect(ocrPoolSize(2, 2)).toBe(1);
     expect(ocrPoolSize(4, 8)).toBe(3);
     expect(ocrPoolSize(16, 8)).toBe(4);
     expect(ocrPoolSize(8, 4)).toBe(2);
