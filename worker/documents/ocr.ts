@@ -4,6 +4,7 @@
 // or half turn (a phone photo, a sheet fed sideways) is found by reading it turned (see readUpright).
 import { createWorker, PSM, type Page, type RecognizeOptions, type Worker as TesseractWorker } from 'tesseract.js';
 import { canTurn, withQuarterTurn } from './orientation.ts';
+import { joinWrappedRows } from './rows.ts';
 
 /**
  * How pages are segmented: as one block of text, line by line across the page, which keeps an
@@ -31,10 +32,26 @@ export interface OcrWord {
   confidence: number;
 }
 
-/** The text, the mean confidence and each word's, from a tesseract page read with `blocks` output. */
+/**
+ * The text, the mean confidence and each word's, from a tesseract page read with `blocks` output;
+ * table rows whose description wrapped onto the next line made one again (rows.ts).
+ */
 export function resultOf(data: Page): OcrResult {
-  const words = (data.blocks ?? []).flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines.flatMap((line) => line.words)));
-  return { text: data.text.trim(), confidence: data.confidence, words: words.map((word) => ({ text: word.text, confidence: Math.round(word.confidence) })) };
+  const blocks = data.blocks ?? [];
+  const words = blocks.flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines.flatMap((line) => line.words)));
+  return { text: joinedText(blocks) ?? data.text.trim(), confidence: data.confidence, words: words.map((word) => ({ text: word.text, confidence: Math.round(word.confidence) })) };
+}
+
+/** The page's lines again, with wrapped rows joined; null when no row was wrapped (tesseract's own text stands). */
+function joinedText(blocks: NonNullable<Page['blocks']>): string | null {
+  let joined = false;
+  const text = blocks.map((block) => {
+    const lines = block.paragraphs.flatMap((paragraph) => paragraph.lines);
+    const rows = joinWrappedRows(lines);
+    if (rows) joined = true;
+    return (rows ?? lines).map((line) => line.words.map((word) => word.text).join(' ')).join('\n');
+  });
+  return joined ? text.join('\n\n').trim() : null;
 }
 
 /** What a page read returns: its text and its words' boxes (for each word's confidence). */
