@@ -1,6 +1,15 @@
-// The CRC-32 (zip's, the reflected polynomial 0xedb88320) of two pieces of data laid end to end,
-// from the CRC-32 of each and the second one's length, as zlib's crc32_combine works it out: a
-// file's halves are checked on two threads and the zip entry gets the whole file's CRC.
+// The CRC-32 (zip's, the reflected polynomial 0xedb88320) of some bytes (hash-wasm's), and of two
+// pieces of data laid end to end from the CRC-32 of each and the second one's length, as zlib's
+// crc32_combine works it out: a file's halves are checked on two threads and the zip entry gets
+// the whole file's CRC.
+import { createCRC32 } from 'hash-wasm';
+
+export async function crc32Of(bytes: Uint8Array): Promise<number> {
+  const crc = await createCRC32();
+  crc.init();
+  crc.update(bytes);
+  return parseInt(crc.digest('hex'), 16);
+}
 
 const POLY = 0xedb88320;
 

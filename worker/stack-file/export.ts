@@ -6,15 +6,15 @@
 // While the tab closes the stack, the files the closing leaves alone are packed already.
 import { Uint8ArrayReader, ZipWriter } from '@zip.js/zip.js';
 import * as Comlink from 'comlink';
-import { createCRC32, createSHA256 } from 'hash-wasm';
+import { createSHA256 } from 'hash-wasm';
 import { loadZstd, type ZstdModule } from '../zstd.ts';
 import { sha256Hex } from '../../vm/image.ts';
 import { imageSources, type ImageGathering } from './image-entries.ts';
-import { FRAME_BYTES, registerZstd, ZSTD_METHOD } from './zstd-codec.ts';
+import { FRAME_BYTES, packFrames, registerZstd, ZSTD_METHOD } from './zstd-codec.ts';
 import { CANVAS_PATH, inTemplate, MCP_PATH, templateCanvas, templateMcp } from './template.ts';
 import { CHECKSUMS_NAME, FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, NEVER_EXPORTED, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type StackManifest } from './format.ts';
 import { isPartialWrite } from '../../vm/opfs-write.ts';
-import { crc32Combine } from './crc32-combine.ts';
+import { crc32Combine, crc32Of } from './crc32-combine.ts';
 import type { PackApi, PackedPart } from './pack-worker.ts';
 
 export interface ExportOptions {
@@ -92,8 +92,9 @@ async function exportWith(options: ExportOptions, zstd: ZstdModule, packer: Pack
   // written, while the first of the others is read.
   const packedOf = new Map<Source, Packed>();
   for (const source of sources) {
-    const packed = 'file' in source ? prepacked.get(source.path) : undefined;
-    if (packed && 'file' in source && packed.size === source.file.size && packed.lastModified === source.file.lastModified) packedOf.set(source, packed);
+    if (!('file' in source)) continue;
+    const packed = prepacked.get(source.path);
+    if (packed && packed.size === source.file.size && packed.lastModified === source.file.lastModified) packedOf.set(source, packed);
   }
   sources.sort((a, b) => Number(packedOf.has(b)) - Number(packedOf.has(a)));
   const total = sources.reduce((sum, source) => sum + sizeOf(source), 0);
@@ -385,19 +386,11 @@ function packInMemory(source: Source | undefined, zstd: ZstdModule, packer: Pack
   return packing;
 }
 
-function crc32Of(bytes: Uint8Array, crc: Awaited<ReturnType<typeof createCRC32>>): number {
-  crc.init();
-  crc.update(bytes);
-  return parseInt(crc.digest('hex'), 16);
-}
-
 async function packBytes(bytes: Uint8Array, lastModified: number, zstd: ZstdModule): Promise<Packed> {
   const digest = sha256Hex(bytes); // on the browser's own thread, beside the packing
   digest.catch(() => {});
-  const crc32 = crc32Of(bytes, await createCRC32());
-  const frames: Uint8Array[] = [];
-  for (let at = 0; at < bytes.byteLength; at += FRAME_BYTES) frames.push(zstd.compress(bytes.subarray(at, at + FRAME_BYTES), 1));
-  return { size: bytes.byteLength, lastModified, frames, crc32, sha256: await digest };
+  const crc32 = await crc32Of(bytes);
+  return { size: bytes.byteLength, lastModified, frames: packFrames(zstd, bytes), crc32, sha256: await digest };
 }
 
 /** A file; a large one half here, the rest (and the whole file's SHA-256) on the second packer, if given. */
@@ -408,9 +401,8 @@ async function packFile(file: File, zstd: ZstdModule, packer: Packer | null, sig
   rest.catch(() => {});
   const bytes = new Uint8Array(await file.slice(0, half).arrayBuffer());
   checkCancelled(signal);
-  const crc32 = crc32Of(bytes, await createCRC32());
-  const frames: Uint8Array[] = [];
-  for (let at = 0; at < bytes.byteLength; at += FRAME_BYTES) frames.push(zstd.compress(bytes.subarray(at, at + FRAME_BYTES), 1));
+  const crc32 = await crc32Of(bytes);
+  const frames = packFrames(zstd, bytes);
   const second = await rest;
   return { size: file.size, lastModified: file.lastModified, frames: [...frames, ...second.frames], crc32: crc32Combine(crc32, second.crc32, file.size - half), sha256: second.sha256 };
 }

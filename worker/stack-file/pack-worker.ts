@@ -2,10 +2,10 @@
 // a large file while this one packs the rest into zstd frames, with its CRC-32, and works out the
 // whole file's SHA-256 (the browser's own, on yet another thread).
 import * as Comlink from 'comlink';
-import { createCRC32 } from 'hash-wasm';
 import { sha256Hex } from '../../vm/image.ts';
 import { loadZstd } from '../zstd.ts';
-import { FRAME_BYTES } from './zstd-codec.ts';
+import { crc32Of } from './crc32-combine.ts';
+import { packFrames } from './zstd-codec.ts';
 
 export interface PackedPart {
   /** The zstd frames of the file from `from` on. */
@@ -22,12 +22,9 @@ const api = {
     const whole = new Uint8Array(await file.arrayBuffer());
     const digest = sha256Hex(whole);
     const part = whole.subarray(from);
-    const crc = await createCRC32();
-    crc.init();
-    crc.update(part);
-    const frames: Uint8Array[] = [];
-    for (let at = 0; at < part.byteLength; at += FRAME_BYTES) frames.push(zstd.compress(part.subarray(at, at + FRAME_BYTES), 1));
-    const packed: PackedPart = { frames, crc32: parseInt(crc.digest('hex'), 16), sha256: await digest };
+    const crc32 = await crc32Of(part);
+    const frames = packFrames(zstd, part);
+    const packed: PackedPart = { frames, crc32, sha256: await digest };
     return Comlink.transfer(packed, frames.map((frame) => frame.buffer as ArrayBuffer));
   },
 };

@@ -15,6 +15,13 @@ const FRAME_MAGIC = 0xfd2fb528;
 const SKIPPABLE_MASK = 0xfffffff0;
 const SKIPPABLE_MAGIC = 0x184d2a50;
 
+/** Bytes held in memory as the frames an entry's data is made of. */
+export function packFrames(zstd: ZstdModule, bytes: Uint8Array): Uint8Array[] {
+  const frames: Uint8Array[] = [];
+  for (let at = 0; at < bytes.byteLength; at += FRAME_BYTES) frames.push(zstd.compress(bytes.subarray(at, at + FRAME_BYTES), LEVEL));
+  return frames;
+}
+
 export class ZstdDataError extends Error {
   override readonly name = 'ZstdDataError';
 }
