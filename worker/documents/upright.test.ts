@@ -3,7 +3,7 @@
 // turned and skewed scans: recall.test.ts.)
 import type { Page } from 'tesseract.js';
 import { describe, expect, it } from 'vitest';
-import { lineSlope, quarterTurn, readUpright, STRAIGHTEN_FROM, type TesseractRead } from './ocr.ts';
+import { lineSlope, quarterTurn, readUpright, STRAIGHTEN_FROM, STRAIGHTER_BY, type TesseractRead } from './ocr.ts';
 import { withQuarterTurn } from './orientation.ts';
 
 const JPEG = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 4, 0, 0, 0xff, 0xd9]);
@@ -93,6 +93,14 @@ describe('readUpright', () => {
     const slight = scripted(0, STRAIGHTEN_FROM * 0.7);
     await readUpright(slight.read)(JPEG, 'eng');
     expect(slight.calls).toHaveLength(1);
+  });
+
+  it('keeps the crooked read unless the straightened one is clearly surer', async () => {
+    const slope = (3 * Math.PI) / 180;
+    for (const [straightened, kept] of [[84 + STRAIGHTER_BY - 1, 0], [84 + STRAIGHTER_BY, -slope]] as const) {
+      const read: TesseractRead = async (_image, _languages, options) => (options.rotateRadians ? page(straightened) : page(84, slope));
+      expect((await readUpright(read)(JPEG, 'eng')).rotation ?? 0, `straightened at ${straightened}`).toBeCloseTo(kept);
+    }
   });
 
   it('reads a page again exactly as a previous read turned it (another language)', async () => {
