@@ -138,10 +138,13 @@ function StackScreen() {
   }, [uploads.upload]);
 
   // A tab being hidden or frozen may be discarded next (ChromeOS under memory pressure, a phone):
-  // the computer saves what changed since its last save now rather than after its quiet time.
+  // the computer saves what changed since its last save now rather than after its quiet time,
+  // and the OCR workers not reading a page give their memory back.
   useEffect(() => {
     const save = (event: Event) => {
-      if (event.type === 'freeze' || document.visibilityState === 'hidden') client.call('computer', { action: 'save' }).catch(() => {});
+      if (event.type !== 'freeze' && document.visibilityState !== 'hidden') return;
+      client.call('computer', { action: 'save' }).catch(() => {});
+      client.call('release_memory', {}).catch(() => {});
     };
     document.addEventListener('visibilitychange', save);
     document.addEventListener('freeze', save);

@@ -2,7 +2,8 @@
 // (PSS: each shared page split between the processes that map it). One tab, a new profile, the
 // production build with the local proxy; read at each step of a session: the app idle; two scans
 // read by OCR, and the same two minutes later (the OCR engine's idle time passed); the computer
-// ready (a terminal opened); after `import pandas` in it; after two more scans read.
+// ready (a terminal opened); after `import pandas` in it; after two more scans read; then with
+// the tab hidden.
 // The value is the renderers' PSS after the last step (the app's page and its workers: the stack,
 // OCR, pdfjs and VM workers run in the page's renderer; with one tab open every renderer is the
 // app's); `chromium_total_mb` is every Chromium process's. Linux only (/proc).
@@ -120,6 +121,13 @@ export async function benchAppMemory(): Promise<void> {
     await readScans(2);
     const scans = await settled(page, profile);
 
+    // The tab hidden (as when the user switches away): what can be made again gives its memory back.
+    await page.evaluate(() => {
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+      document.dispatchEvent(new Event('visibilitychange'));
+    });
+    const hidden = await settled(page, profile);
+
     const mb = (value: number) => round(value, 0);
     report({
       bench: 'app.renderer_memory_mb',
@@ -131,6 +139,7 @@ export async function benchAppMemory(): Promise<void> {
       after_pandas_mb: mb(pandas.renderersMb),
       scans_only_mb: mb(scansOnly.renderersMb),
       scans_only_2_min_later_mb: mb(scansIdle.renderersMb),
+      then_hidden_mb: mb(hidden.renderersMb),
       goal: '< 500',
     });
     report({
@@ -143,6 +152,7 @@ export async function benchAppMemory(): Promise<void> {
       after_pandas_mb: mb(pandas.totalMb),
       scans_only_mb: mb(scansOnly.totalMb),
       scans_only_2_min_later_mb: mb(scansIdle.totalMb),
+      then_hidden_mb: mb(hidden.totalMb),
     });
   } finally {
     await context.close();

@@ -432,6 +432,12 @@ export interface RequestMap {
   computer: { params: { action: ComputerAction }; result: ComputerStatus };
   /** The computer's network this session (polled while Settings is open). */
   computer_network: { params: Record<string, never>; result: ComputerNetworkUse };
+  /**
+   * The tab was hidden and may be discarded next (ChromeOS under memory pressure): what can be
+   * made again gives its memory back now. The OCR workers not reading a page end (100-200 MB
+   * each; the next scan starts one again, about 1.5 s). `ocr_workers`: how many ended.
+   */
+  release_memory: { params: Record<string, never>; result: { ocr_workers: number } };
   /** Reads an uploaded scan again, in the language given (its window's "Read in"); the result comes as document events. */
   read_document_again: { params: { document_id: string; language: OcrLanguageChoice }; result: DocumentInfo };
   /** A file from the stack's user space, e.g. for a document window. */

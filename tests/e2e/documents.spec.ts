@@ -100,7 +100,7 @@ function pngHeader(width: number, height: number): Buffer {
   return png;
 }
 
-test('a scanned invoice is read by OCR in the browser, offline', async ({ page, context }) => {
+test('a scanned invoice is read by OCR in the browser, offline; the OCR worker ends when the tab is hidden', async ({ page, context }) => {
   const a1 = invoice('plain-1');
   await loadScript({
     name: 'ocr',
@@ -125,6 +125,15 @@ test('a scanned invoice is read by OCR in the browser, offline', async ({ page, 
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.locator('[data-role=assistant]').last()).toHaveText('Read it.');
   expect((await fakeState()).failures).toEqual([]);
+  // The OCR worker is kept for the next scan while the tab is in view, and ends once it is hidden
+  // (a hidden tab may be discarded next, and it holds 100-200 MB).
+  const ocrWorkers = () => page.workers().filter((worker) => worker.url().includes('/ocr/')).length;
+  expect(ocrWorkers()).toBe(1);
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+  await expect.poll(ocrWorkers, { timeout: 10_000 }).toBe(0);
 });
 
 test('a scanned PDF (no text layer) fed sideways is drawn page by page and read upright by OCR', async ({ page }) => {

@@ -82,6 +82,11 @@ export interface OcrReadOptions {
 export type OcrEngine = ((image: Uint8Array, languages?: string, options?: OcrReadOptions) => Promise<OcrResult>) & {
   /** How many pages it reads at once (its pool of tesseract workers); 1 when absent. */
   parallel?: number;
+  /**
+   * Ends the workers not reading a page now, rather than after their idle time (the tab was
+   * hidden and may be discarded next); returns how many. The next page starts one again.
+   */
+  release?(): number;
 };
 
 /** One tesseract read of a page image, turned by `rotateRadians` (about its centre, in its own frame) when given. */
@@ -236,12 +241,14 @@ export function createBrowserOcr(paths: OcrPaths, size = ocrPoolSize()): OcrEngi
   const engine = readUpright((image, languages, options) =>
     pool.run(languages, async (worker) => (await worker.recognize(new Blob([image as Uint8Array<ArrayBuffer>]), options, OCR_OUTPUT)).data),
   );
-  return Object.assign(engine, { parallel: size });
+  return Object.assign(engine, { parallel: size, release: () => pool.releaseIdle() });
 }
 
 export interface WorkerPool {
   /** Runs `job` on a worker loaded with `languages` once one is free. */
   run<T>(languages: string, job: (worker: TesseractWorker) => Promise<T>): Promise<T>;
+  /** Ends every worker not running a job now; returns how many. */
+  releaseIdle(): number;
   /** Ends every worker started. */
   terminate(): Promise<void>;
 }
@@ -304,6 +311,14 @@ export function workerPool(size: number, create: (languages: string) => Promise<
         }
         waiting.shift()?.();
       }
+    },
+    releaseIdle() {
+      const idle = slots.filter((slot) => !slot.busy);
+      for (const slot of idle) {
+        clearTimeout(slot.idle);
+        retire(slot);
+      }
+      return idle.length;
     },
     async terminate() {
       for (const slot of slots) clearTimeout(slot.idle);

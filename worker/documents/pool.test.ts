@@ -89,6 +89,26 @@ describe('workerPool', () => {
     await pool.terminate();
   });
 
+  it('ends every worker not reading when told to (the tab was hidden), and leaves one at work alone', async () => {
+    const { made, create } = fakeWorkers();
+    const pool = workerPool(2, create, 10_000, 10_000);
+    await Promise.all([pool.run('eng', async () => tick(5)), pool.run('eng', async () => tick(5))]);
+    let finish!: () => void;
+    const working = pool.run('eng', () => new Promise<void>((resolve) => (finish = resolve)));
+    expect(pool.releaseIdle()).toBe(1);
+    await tick(1);
+    expect(made.map((worker) => worker.terminated)).toEqual([false, true]);
+    finish();
+    await working;
+    expect(pool.releaseIdle()).toBe(1);
+    await tick(1);
+    expect(made.map((worker) => worker.terminated)).toEqual([true, true]);
+    // The next job starts one again.
+    await expect(pool.run('eng', async () => 'read')).resolves.toBe('read');
+    expect(made).toHaveLength(3);
+    await pool.terminate();
+  });
+
   it('drops a worker that could not start: the next job starts another', async () => {
     const { made, create } = fakeWorkers(true);
     const pool = workerPool(1, create);

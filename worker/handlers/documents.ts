@@ -29,7 +29,7 @@ export function isViewable(mime: string): boolean {
   return mime === 'application/pdf' || mime.startsWith('image/') || mime.includes('wordprocessingml');
 }
 
-export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'read_file' | 'learn_now' | 'read_document_again'> {
+export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'read_file' | 'learn_now' | 'read_document_again' | 'release_memory'> {
   const { deps, emit, newId, files, canvas, pipeline, memory } = ctx;
   return {
     async upload_file(params, id) {
@@ -73,6 +73,10 @@ export function documentHandlers(ctx: StackContext): Handlers<'upload_file' | 'r
       }
       pipeline.process(record);
       return document;
+    },
+
+    async release_memory() {
+      return { ocr_workers: deps.ocr.release?.() ?? 0 };
     },
 
     async read_document_again(params) {
