@@ -24,6 +24,7 @@ import { longScannedPdf } from '../tests/support/long-scan.ts';
 import { openPdfInNode } from '../worker/documents/node-pdf.ts';
 import { OCR_PARAMETERS, ocrPoolSize } from '../worker/documents/ocr.ts';
 import { readPdfText, scanScale } from '../worker/documents/pdf-text.ts';
+import { checkFields, recallReport } from '../tests/fixtures/recall.ts';
 import { percentile, report, round } from './stats.ts';
 
 /** Every generated invoice's scan: five layouts, two of each. */
@@ -61,6 +62,10 @@ export async function benchOcr(): Promise<void> {
     rates.push(characterErrorRate(browser.texts.get(id) ?? '', reference));
   }
   report({ bench: 'ocr.cer', value: round(percentile(rates, 50), 4), unit: 'ratio', n: rates.length, p50: round(percentile(rates, 50), 4), max: round(Math.max(...rates), 4) });
+  // The printed fields found in the text the app stored for each scan (recall.test.ts reads the
+  // same scans in Node).
+  const recall = recallReport(invoices().map((entry) => ({ invoice: entry, checks: checkFields(entry, browser.texts.get(entry.id) ?? '') })));
+  report({ bench: 'ocr.field_recall', value: round(recall.overall.recall, 4), unit: 'ratio', n: recall.overall.total, found: recall.overall.found, goal: '>=0.97', missed: recall.misses });
 }
 
 async function measureBrowser(): Promise<{ ms: number[]; engineMs: number[]; firstMs: number; texts: Map<string, string>; longMs: number; workers: number }> {
