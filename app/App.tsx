@@ -141,18 +141,18 @@ function StackScreen() {
   // the computer saves what changed since its last save now rather than after its quiet time,
   // and the OCR workers not reading a page give their memory back.
   useEffect(() => {
-    const save = (event: Event) => {
+    const onHidden = (event: Event) => {
       if (event.type !== 'freeze' && document.visibilityState !== 'hidden') return;
       client.call('computer', { action: 'save' }).catch(() => {});
       client.call('release_memory', {}).catch(() => {});
     };
-    document.addEventListener('visibilitychange', save);
-    document.addEventListener('freeze', save);
-    window.addEventListener('pagehide', save);
+    document.addEventListener('visibilitychange', onHidden);
+    document.addEventListener('freeze', onHidden);
+    window.addEventListener('pagehide', onHidden);
     return () => {
-      document.removeEventListener('visibilitychange', save);
-      document.removeEventListener('freeze', save);
-      window.removeEventListener('pagehide', save);
+      document.removeEventListener('visibilitychange', onHidden);
+      document.removeEventListener('freeze', onHidden);
+      window.removeEventListener('pagehide', onHidden);
     };
   }, [client]);
 

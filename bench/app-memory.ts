@@ -15,6 +15,7 @@ import { serveStack } from '../scripts/lib/serve.mjs';
 import { startFakeModel } from '../tests/fake-model/server.ts';
 import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
 import { fixture } from '../tests/support/fixtures.ts';
+import { hideTab } from '../tests/support/hide-tab.ts';
 import { report, round } from './stats.ts';
 
 interface Processes {
@@ -122,10 +123,7 @@ export async function benchAppMemory(): Promise<void> {
     const scans = await settled(page, profile);
 
     // The tab hidden (as when the user switches away): what can be made again gives its memory back.
-    await page.evaluate(() => {
-      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
-      document.dispatchEvent(new Event('visibilitychange'));
-    });
+    await hideTab(page);
     const hidden = await settled(page, profile);
 
     const mb = (value: number) => round(value, 0);

@@ -8,6 +8,7 @@ import { startLocalProxy } from '../../cloudflare-proxy/local.mjs';
 import type { FakeOcrState } from '../fake-model/ocr.ts';
 import { SMUDGED, TURNED_SCANS } from '../fixtures/generate.ts';
 import { fixture, invoice } from '../support/fixtures.ts';
+import { hideTab } from '../support/hide-tab.ts';
 import { longScannedPdf } from '../support/long-scan.ts';
 import { jpegToPdf } from '../support/jpeg-pdf.ts';
 import { openApp, send } from './app.ts';
@@ -129,10 +130,7 @@ test('a scanned invoice is read by OCR in the browser, offline; the OCR worker e
   // (a hidden tab may be discarded next, and it holds 100-200 MB).
   const ocrWorkers = () => page.workers().filter((worker) => worker.url().includes('/ocr/')).length;
   expect(ocrWorkers()).toBe(1);
-  await page.evaluate(() => {
-    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
-    document.dispatchEvent(new Event('visibilitychange'));
-  });
+  await hideTab(page);
   await expect.poll(ocrWorkers, { timeout: 10_000 }).toBe(0);
 });
 

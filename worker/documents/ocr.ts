@@ -4,7 +4,7 @@
 // or half turn (a phone photo, a sheet fed sideways) is found by reading it turned (see readUpright).
 import { createWorker, PSM, type Page, type RecognizeOptions, type Worker as TesseractWorker } from 'tesseract.js';
 import { canTurn, withQuarterTurn } from './orientation.ts';
-import { rereadUnsure } from './reread.ts';
+import { pageLines, rereadUnsure } from './reread.ts';
 import { joinWrappedRows } from './rows.ts';
 
 /**
@@ -40,7 +40,7 @@ export interface OcrWord {
  */
 export function resultOf(data: Page, edited = false): OcrResult {
   const blocks = data.blocks ?? [];
-  const words = blocks.flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines.flatMap((line) => line.words)));
+  const words = pageLines(data).flatMap((line) => line.words);
   return { text: joinedText(blocks, edited) ?? data.text.trim(), confidence: data.confidence, words: words.map((word) => ({ text: word.text, confidence: Math.round(word.confidence) })) };
 }
 
@@ -133,8 +133,7 @@ export function quarterTurn(rotation: number | undefined): number {
  * there are fewer.
  */
 export function lineSlope(page: Page): number {
-  const slopes = (page.blocks ?? [])
-    .flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines))
+  const slopes = pageLines(page)
     .map((line) => line.baseline)
     .filter((baseline) => baseline && baseline.x1 - baseline.x0 >= 100)
     .map((baseline) => Math.atan2(baseline.y1 - baseline.y0, baseline.x1 - baseline.x0))

@@ -4,7 +4,7 @@
 // the wrong baseline and returns garbage at a low confidence ("Inge s 2022010" for
 // "Invoice # 2025-0790"). The same words read alone, in a rectangle around them, come out right
 // and sure. A run of unsure words is replaced only by a read surer than it was.
-import type { Page } from 'tesseract.js';
+import type { Line as TesseractLine, Page } from 'tesseract.js';
 import type { Box, RowLine, RowWord } from './rows.ts';
 
 /** A word read below this confidence (0..100) is read again. */
@@ -26,6 +26,11 @@ interface Line extends RowLine {
 
 /** Reads the page's image again, only inside `rectangle` (in the page's own frame, as its boxes are). */
 export type ReadRectangle = (rectangle: Rectangle) => Promise<Page>;
+
+/** A read page's text lines, block after block, in reading order. */
+export function pageLines(page: Pick<Page, 'blocks'>): TesseractLine[] {
+  return (page.blocks ?? []).flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines));
+}
 
 const heightOf = (box: Box) => box.y1 - box.y0;
 const mean = (words: Word[]) => words.reduce((sum, word) => sum + word.confidence, 0) / words.length;
@@ -80,7 +85,7 @@ function around(run: Word[], line: Line): Rectangle {
  * how many runs were replaced. Only a read with its words' boxes (`blocks` output) is looked at.
  */
 export async function rereadUnsure(page: Page, read: ReadRectangle): Promise<number> {
-  const lines = (page.blocks ?? []).flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines)) as unknown as Line[];
+  const lines = pageLines(page) as unknown as Line[];
   if (!lines.every((line) => line.bbox && line.words.every((word) => word.bbox))) return 0;
   const runs = lines
     .flatMap((line) => unsureRuns(line).map((run) => ({ line, run, confidence: mean(run) })))
@@ -88,7 +93,7 @@ export async function rereadUnsure(page: Page, read: ReadRectangle): Promise<num
     .slice(0, MAX_REREADS);
   let replaced = 0;
   for (const { line, run, confidence } of runs) {
-    const again = ((await read(around(run, line))).blocks ?? []).flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines)) as unknown as Line[];
+    const again = pageLines(await read(around(run, line))) as unknown as Line[];
     const words = again.length === 1 ? again[0]!.words.filter((word) => word.text.trim()) : [];
     if (!words.length || mean(words) < UNSURE_BELOW || mean(words) <= confidence) continue;
     const at = line.words.indexOf(run[0]!);
