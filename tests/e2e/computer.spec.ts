@@ -571,11 +571,17 @@ async function savedAtRest(after: string | null = null): Promise<{ generation: s
     .poll(
       async () => {
         const saved = await page.evaluate(async () => {
-          let dir = await navigator.storage.getDirectory();
-          for (const name of ['stacks', 'default', '.os', 'vm']) dir = await dir.getDirectoryHandle(name);
-          const meta = JSON.parse(await (await (await dir.getFileHandle('machine.json')).getFile()).text()) as { state: string | null; disk: string | null };
-          const size = (await (await dir.getFileHandle('state.bin')).getFile()).size;
-          return meta.state !== null && meta.state === meta.disk && !meta.state.startsWith('pristine-') ? { generation: meta.state, size } : null;
+          try {
+            let dir = await navigator.storage.getDirectory();
+            for (const name of ['stacks', 'default', '.os', 'vm']) dir = await dir.getDirectoryHandle(name);
+            const meta = JSON.parse(await (await (await dir.getFileHandle('machine.json')).getFile()).text()) as { state: string | null; disk: string | null };
+            const size = (await (await dir.getFileHandle('state.bin')).getFile()).size;
+            return meta.state !== null && meta.state === meta.disk && !meta.state.startsWith('pristine-') ? { generation: meta.state, size } : null;
+          } catch (error) {
+            // Replaced while being read (a save landing): not at rest, as a save in progress is not.
+            if (error instanceof DOMException && error.name === 'NotReadableError') return null;
+            throw error;
+          }
         });
         if (saved === null || saved.generation === after) still = null;
         else if (still?.generation !== saved.generation) still = { ...saved, since: Date.now() };
