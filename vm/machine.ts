@@ -97,6 +97,8 @@ interface Taken {
   state: ArrayBuffer;
   /** The `saving` hook's writing. */
   recorded: Promise<void>;
+  /** The guest's uses the state holds (Machine.uses when it was stopped for it). */
+  uses: number;
 }
 
 export interface MachineOptions {
@@ -190,6 +192,10 @@ async function settle(client: AgentClient): Promise<void> {
 export class Machine {
   /** Where the last save's time went: the guest's sync and cache drop, stopping it, save_state. */
   lastSave: { syncMs: number; stopMs: number; saveStateMs: number } | null = null;
+  /** Uses of the guest so far: a command, a keystroke, output on its terminal. */
+  private uses = 0;
+  /** The uses the stored state holds: counted when it was taken and written, or woken from; null after a cold boot. */
+  private savedUses: number | null = null;
   private emulator: EmulatorLike | null = null;
   /** The /workspace server of the current emulator. */
   private share: Workspace9p | null = null;
@@ -217,6 +223,7 @@ export class Machine {
   }
 
   sendSerial(bytes: Uint8Array): void {
+    this.uses++;
     this.emulator?.serial_send_bytes(0, bytes);
   }
 
@@ -246,6 +253,7 @@ export class Machine {
    */
   async coldBoot(): Promise<AgentInfo> {
     await this.teardown();
+    this.savedUses = null;
     this.options.store.markDiskDirty();
     this.setStatus({ state: 'booting', detail: 'starting the computer' });
     const phases = new Phases();
@@ -341,6 +349,7 @@ export class Machine {
   /** Restores a saved state into a new emulator; the caller checked the generation. */
   private async wakeFrom(state: ArrayBuffer, generation: string): Promise<AgentInfo> {
     await this.teardown();
+    this.savedUses = this.uses;
     this.setStatus({ state: 'waking' });
     const phases = new Phases();
     // The guest's 9p requests wait until the fids it held at the save are known again.
@@ -381,11 +390,28 @@ export class Machine {
   /**
    * Flushes the guest's disk, saves the state, writes it with a fresh generation and stops the
    * emulator. Afterwards start() wakes from it.
+   *
+   * `asSaved`: asked once the guest is stopped, whether its last saved state still stands for it
+   * (the caller knows nothing ran since, and the stored state is the disk's). Then, with no disk
+   * write since that save either, it is not saved again: the next start wakes from that state, as
+   * after a tab closed at that moment. What the guest did on its own meanwhile (its clock ticking)
+   * is not kept, as it is not after a killed tab; the wake sets its clock.
    */
-  async suspend(): Promise<void> {
+  async suspend(asSaved?: () => boolean): Promise<void> {
     this.stopWatchdog();
-    this.requireRunning();
+    const { emulator } = this.requireRunning();
     try {
+      if (asSaved && this.savedUses === this.uses) {
+        await emulator.stop();
+        // A read still waiting for its chunk lands first, as before a save.
+        await this.options.disk.settled?.();
+        if (this.savedUses === this.uses && !this.options.disk.dirty && asSaved()) {
+          await this.teardown();
+          this.setStatus({ state: 'suspended' });
+          return;
+        }
+        await emulator.run();
+      }
       await this.keep(await this.take());
     } catch (cause) {
       return this.fail(new MachineError('save_failed', 'the computer could not be saved', { cause }));
@@ -438,6 +464,7 @@ export class Machine {
     await settle(client);
     const synced = performance.now();
     await emulator.stop();
+    const uses = this.uses;
     // A read still waiting for its chunk would be lost with the state: let it land first.
     await this.options.disk.settled?.();
     // No 9p request may be half answered in a state (v86 keeps the pending ones in it).
@@ -453,7 +480,7 @@ export class Machine {
     const snapshot = this.share?.snapshot(generation);
     const recorded = Promise.all([this.options.hooks?.saving?.(generation), snapshot && this.options.workspace?.write(snapshot)]).then(() => {});
     recorded.catch(() => {});
-    return { generation, state, recorded };
+    return { generation, state, recorded, uses };
   }
 
   private requireRunning(): { emulator: EmulatorLike; client: AgentClient } {
@@ -463,10 +490,11 @@ export class Machine {
   }
 
   /** Writes a taken state; its generation is the disk's too unless the guest wrote since it was taken. */
-  private async keep({ generation, state, recorded }: Taken): Promise<void> {
+  private async keep({ generation, state, recorded, uses }: Taken): Promise<void> {
     const disk = this.options.disk;
     await this.options.store.writeState(state, generation, () => disk.dirty);
     await recorded;
+    this.savedUses = uses;
   }
 
   /** Runs a program in the computer (see AgentClient.exec). */
@@ -474,10 +502,12 @@ export class Machine {
     const client = this.client;
     if (!client || this.status.state !== 'ready') throw new MachineError('not_running', 'the computer is not running');
     this.lastActivity = Date.now();
+    this.uses++;
     try {
       return await client.exec(request, options);
     } finally {
       this.lastActivity = Date.now();
+      this.uses++;
     }
   }
 
@@ -512,6 +542,7 @@ export class Machine {
     this.options.traffic?.attach(emulator);
     link?.attach(emulator);
     emulator.add_listener('serial0-output-byte', ((byte: number) => {
+      this.uses++;
       const bytes = new Uint8Array([byte]);
       for (const listener of this.serialListeners) listener(bytes);
     }) as (value: never) => void);

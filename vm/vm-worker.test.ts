@@ -289,6 +289,58 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     await api.suspend();
   });
 
+  it('suspends without saving again when nothing happened since its last save; a command, a keystroke, terminal output or a disk write since means a save', async () => {
+    const root = new MemDir();
+    const created: FakeEmulator[] = [];
+    const api = makeApi(root, await image('h1', undefined, 8), created, 60_000);
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    // A cold boot is never as saved.
+    await api.suspend();
+    expect(created.at(-1)!.saves).toBe(1);
+    const saved = meta(root).state;
+    expect(saved).toBe(meta(root).disk);
+
+    // Woken and left alone: it stops as it was saved, and wakes from that state again.
+    expect(await api.start({ imageBaseUrl: 'img', stackId: 's1' })).toEqual({ ok: true, value: 'woke' });
+    await api.suspend();
+    expect(created.at(-1)!.saves).toBe(0);
+    expect(meta(root)).toMatchObject({ state: saved, disk: saved });
+    expect(await api.start({ imageBaseUrl: 'img', stackId: 's1' })).toEqual({ ok: true, value: 'woke' });
+
+    // Saved after a command (the quiet-time save, or a checkpoint): as saved again.
+    await api.exec('x1', { command: 'echo hello' });
+    await api.checkpoint();
+    const afterCommand = meta(root).state;
+    expect(afterCommand).not.toBe(saved);
+    await api.suspend();
+    expect(created.at(-1)!.saves).toBe(1);
+    expect(meta(root).state).toBe(afterCommand);
+
+    const touches: [string, (emulator: FakeEmulator) => Promise<unknown>][] = [
+      ['a command', () => api.exec('x2', { command: 'echo again' })],
+      ['a keystroke', () => api.terminalInput(new TextEncoder().encode('l'))],
+      ['terminal output', async (emulator) => emulator.fire('serial0-output-byte', 0x41)],
+      ['a disk write', (emulator) => new Promise<void>((resolve) => (emulator.options.hda as { set(offset: number, bytes: Uint8Array, done: () => void): void }).set(0, new Uint8Array(4096).fill(5), resolve))],
+    ];
+    for (const [touch, act] of touches) {
+      expect(await api.start({ imageBaseUrl: 'img', stackId: 's1' }), touch).toEqual({ ok: true, value: 'woke' });
+      const before = meta(root).state;
+      await act(created.at(-1)!);
+      await api.suspend();
+      expect(created.at(-1)!.saves, touch).toBe(1);
+      expect(meta(root).state, touch).not.toBe(before);
+      expect(meta(root).state, touch).toBe(meta(root).disk);
+    }
+    // A terminal resize alone is not: the page sends the size again whenever the computer comes up.
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    const before = meta(root).state;
+    await api.terminalResize(100, 30);
+    await api.suspend();
+    expect(created.at(-1)!.saves).toBe(0);
+    expect(meta(root).state).toBe(before);
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+  });
+
   it('captures the computer for a checkpoint: saved, its whole disk overlay first, then only what changed', async () => {
     const root = new MemDir();
     const created: FakeEmulator[] = [];

@@ -97,6 +97,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   const noticesSince = (n: number) => [...new Set(recentNotices.filter((notice) => notice.n > n).map((notice) => notice.line))];
 
   let lastCheckpoint = 0;
+  /** Commands not yet ended, servers included (activeExecs counts a server only while it starts). */
+  let runningExecs = 0;
   /**
    * After activity: once the machine has been quiet for a while, save it where it stands (at
    * most every 15 s: a save writes ~100 MB), so a reload or a killed tab still wakes in a second.
@@ -414,6 +416,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       // Stdin written before the guest has the exec would be refused there: writes wait for it.
       let sent = () => {};
       execsSent.set(id, new Promise<void>((resolve) => (sent = resolve)));
+      runningExecs++;
       const result = await guard(async () => {
         if (!machine) throw new MachineError('not_running', 'the computer is not running');
         // A command sees every file the stack worker wrote before asking for it (a hook after a write).
@@ -462,7 +465,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
           activeExecs--;
           scheduleCheckpoint();
         }
-      });
+      }).finally(() => runningExecs--);
       sent();
       execsSent.delete(id);
       return result;
@@ -479,7 +482,17 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         if (!machine) throw new MachineError('not_running', 'the computer is not running');
         stopTimers();
         await checkpointing;
-        await machine.suspend();
+        // No command running, and the last save written beside its disk: if nothing happened since
+        // (the machine knows: a command, a keystroke, terminal output, a disk write), it stops as saved.
+        const current = machine;
+        const began = performance.now();
+        let asSaved = false;
+        await current.suspend(() => {
+          const meta = files?.readMeta();
+          return (asSaved = runningExecs === 0 && !!meta?.state && meta.state === meta.disk);
+        });
+        const phases = !asSaved && current.lastSave ? `: sync ${Math.round(current.lastSave.syncMs)}, stop ${Math.round(current.lastSave.stopMs)}, save_state ${Math.round(current.lastSave.saveStateMs)} ms` : '';
+        console.info(`computer suspended in ${Math.round(performance.now() - began)} ms (${asSaved ? 'as it was saved last, nothing having happened since' : 'saved'}${phases})`);
       });
     },
     async checkpoint(onlyIfChanged) {
@@ -584,6 +597,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     },
     async terminalResize(cols, rows) {
       if (status.state !== 'ready') return;
+      // Not a use of the guest: the page sends the size again whenever the computer comes up.
       await machine?.agent?.resize(rows, cols, '/dev/ttyS0').catch(() => {});
     },
     async subscribeTerminal(listener) {
