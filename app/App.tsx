@@ -8,6 +8,7 @@ import { ChatPanel } from './chat/ChatPanel.tsx';
 import { DemoBanner } from './DemoBanner.tsx';
 import { UpdateNotice } from './UpdateNotice.tsx';
 import { suspendComputer } from './suspend-computer.ts';
+import { watchHiddenTab } from './hidden-tab.ts';
 import { beforeUpdateRestart } from './pwa.ts';
 import { ComputerChip } from './ComputerChip.tsx';
 import { notifyFinishedRuns } from './notify.ts';
@@ -137,24 +138,12 @@ function StackScreen() {
     return () => document.removeEventListener('paste', onPaste);
   }, [uploads.upload]);
 
-  // A tab being hidden or frozen may be discarded next (ChromeOS under memory pressure, a phone):
-  // the computer saves what changed since its last save now rather than after its quiet time,
-  // and the OCR workers not reading a page give their memory back.
-  useEffect(() => {
-    const onHidden = (event: Event) => {
-      if (event.type !== 'freeze' && document.visibilityState !== 'hidden') return;
-      client.call('computer', { action: 'save' }).catch(() => {});
-      client.call('release_memory', {}).catch(() => {});
-    };
-    document.addEventListener('visibilitychange', onHidden);
-    document.addEventListener('freeze', onHidden);
-    window.addEventListener('pagehide', onHidden);
-    return () => {
-      document.removeEventListener('visibilitychange', onHidden);
-      document.removeEventListener('freeze', onHidden);
-      window.removeEventListener('pagehide', onHidden);
-    };
-  }, [client]);
+  // A hidden tab gives memory back: the computer saved at once, idle OCR workers ended, and after
+  // a while hidden an idle computer suspended (woken when shown again).
+  useEffect(
+    () => watchHiddenTab({ document, window, client, computerState: () => useAppStore.getState().view.computer?.state }),
+    [client],
+  );
 
   useEffect(() => {
     const { loadSnapshot, receive, setConnection } = useAppStore.getState();

@@ -3,7 +3,7 @@
 // production build with the local proxy; read at each step of a session: the app idle; two scans
 // read by OCR, and the same two minutes later (the OCR engine's idle time passed); the computer
 // ready (a terminal opened); after `import pandas` in it; after two more scans read; then with
-// the tab hidden.
+// the tab hidden, and hidden for 30 s more (the idle computer suspended).
 // The value is the renderers' PSS after the last step (the app's page and its workers: the stack,
 // OCR, pdfjs and VM workers run in the page's renderer; with one tab open every renderer is the
 // app's); `chromium_total_mb` is every Chromium process's. Linux only (/proc).
@@ -16,6 +16,7 @@ import { startFakeModel } from '../tests/fake-model/server.ts';
 import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
 import { fixture } from '../tests/support/fixtures.ts';
 import { hideTab } from '../tests/support/hide-tab.ts';
+import { REST_AFTER_HIDDEN_MS } from '../app/hidden-tab.ts';
 import { report, round } from './stats.ts';
 
 interface Processes {
@@ -125,6 +126,9 @@ export async function benchAppMemory(): Promise<void> {
     // The tab hidden (as when the user switches away): what can be made again gives its memory back.
     await hideTab(page);
     const hidden = await settled(page, profile);
+    // Hidden a while: the computer, idle, is suspended too (REST_AFTER_HIDDEN_MS, 30 s).
+    await page.waitForTimeout(REST_AFTER_HIDDEN_MS);
+    const hiddenAWhile = chromiumMemory(profile);
 
     const mb = (value: number) => round(value, 0);
     report({
@@ -138,6 +142,7 @@ export async function benchAppMemory(): Promise<void> {
       scans_only_mb: mb(scansOnly.renderersMb),
       scans_only_2_min_later_mb: mb(scansIdle.renderersMb),
       then_hidden_mb: mb(hidden.renderersMb),
+      hidden_a_while_mb: mb(hiddenAWhile.renderersMb),
       goal: '< 500',
     });
     report({
@@ -151,6 +156,7 @@ export async function benchAppMemory(): Promise<void> {
       scans_only_mb: mb(scansOnly.totalMb),
       scans_only_2_min_later_mb: mb(scansIdle.totalMb),
       then_hidden_mb: mb(hidden.totalMb),
+      hidden_a_while_mb: mb(hiddenAWhile.totalMb),
     });
   } finally {
     await context.close();

@@ -2,7 +2,7 @@
 // acknowledges frames, enforces the receive window (drops frames like v86 does when the guest
 // has no buffer) and runs a few canned commands. Test-only: nothing in the product imports it.
 import type { AgentTransport } from './agent-client.ts';
-import type { EmulatorLike } from './machine.ts';
+import { TERMINAL_JOBS, type EmulatorLike } from './machine.ts';
 import { encodeFrame, FrameDecoder, type FrameHeader } from './frames.ts';
 
 interface FakeExec {
@@ -30,6 +30,8 @@ export class FakeGuest implements AgentTransport {
   settles = true;
   /** Whether `settime` takes a seed (an agent from before it did ignores it). */
   reseeds = true;
+  /** A program started in the terminal runs (the answer to TERMINAL_JOBS). */
+  terminalJob = false;
   /** The stdin each `python3` exec was given (the machine's reseed for an older agent). */
   readonly pythonInputs: Uint8Array[] = [];
 
@@ -130,6 +132,12 @@ export class FakeGuest implements AgentTransport {
     const command = String(header.command ?? header.python ?? (header.argv as string[] | undefined)?.join(' ') ?? '');
     const [word, ...rest] = command.split(' ');
     const exec: FakeExec = { id, stdin: payload.length ? [payload] : [], pipe: header.stdin === 'pipe', python: word === 'python3' };
+    if (command === TERMINAL_JOBS) {
+      this.emit({ type: 'started', id, pid: 99 });
+      this.emit({ type: 'stdout', id }, new TextEncoder().encode(this.terminalJob ? 'busy\n' : 'idle\n'));
+      this.emit({ type: 'exit', id, signal: null, timedOut: false, cancelled: false, durationMs: 1, code: 0 });
+      return;
+    }
     const verb = word === 'sync;' ? 'echo' : word; // the machine's pre-save flush
     if (verb !== 'echo' && verb !== 'fail' && verb !== 'sleep' && verb !== 'cat' && verb !== 'big' && verb !== 'python3') {
       this.emit({ type: 'error', id, code: 'spawn_failed', message: `${verb}: not found` });

@@ -150,6 +150,14 @@ export class MachineError extends Error {
 
 const SYNC_AND_DROP = 'sync; echo 3 > /proc/sys/vm/drop_caches';
 
+/**
+ * Prints `busy` while a program started in the terminal runs, in the foreground or the
+ * background, else `idle`: a process on ttyS0 (tty_nr 1088: major 4, minor 64) in a process group
+ * of its own. The terminal's bash leads its session (busybox init starts it with setsid), and with
+ * job control each command it runs gets a group of its own.
+ */
+export const TERMINAL_JOBS = 'for f in /proc/[0-9]*/stat; do read -r l < "$f" 2>/dev/null || continue; set -- ${l##*) }; if [ "$5" = 1088 ] && [ "$3" != "$4" ]; then echo busy; exit 0; fi; done; echo idle';
+
 const SEED_BYTES = 64;
 /** The agent's reseed (vm-images/agent/agent.py) in a python3 of its own: the seed on stdin. */
 const RESEED_PY = [
@@ -508,6 +516,21 @@ export class Machine {
     } finally {
       this.lastActivity = Date.now();
       this.uses++;
+    }
+  }
+
+  /**
+   * Whether a program the user started in the terminal still runs (foreground or background).
+   * Asked of the guest without counting as a use of it; an unclear answer counts as busy.
+   */
+  async terminalBusy(): Promise<boolean> {
+    const client = this.client;
+    if (!client || this.status.state !== 'ready') return false;
+    try {
+      const result = await client.exec({ command: TERMINAL_JOBS, timeout: 10 });
+      return result.stdout?.trim() !== 'idle';
+    } catch {
+      return true;
     }
   }
 

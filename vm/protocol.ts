@@ -117,6 +117,11 @@ export interface VmApi {
   /** Saves the machine so the next start() wakes it in about a second. */
   suspend(): Promise<VmResult>;
   /**
+   * Suspends the machine unless something runs in it (a command, a server): the page has been
+   * hidden a while, and its memory is better given back. Resolves true when it suspended it.
+   */
+  rest(): Promise<VmResult<boolean>>;
+  /**
    * Saves the machine where it stands and keeps it running (also done by itself when idle).
    * `onlyIfChanged`: only when something ran or was typed since the last save (the page is
    * being hidden or closed, and that save was not made yet); else nothing is written.

@@ -486,6 +486,28 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     await api.shutdown();
   });
 
+  it('rests (suspends) only with nothing running in it: a server or a terminal job keeps it up', async () => {
+    const root = new MemDir();
+    const created: FakeEmulator[] = [];
+    const api = makeApi(root, await image('h1', [1]), created);
+    expect(await api.rest()).toEqual({ ok: true, value: false }); // not started
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    const server = api.exec('svc1', { command: 'cat', stdin: 'pipe' }, () => {}, { background: true });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await api.rest()).toEqual({ ok: true, value: false });
+    void api.writeStdin('svc1', new Uint8Array(0), true);
+    expect(await server).toMatchObject({ ok: true, value: { code: 0 } });
+    // A job the user left running in the terminal keeps it up too.
+    const guest = created.at(-1)!.guest;
+    guest.terminalJob = true;
+    expect(await api.rest()).toEqual({ ok: true, value: false });
+    guest.terminalJob = false;
+    expect(await api.rest()).toEqual({ ok: true, value: true });
+    expect(meta(root).state).toBe(meta(root).disk);
+    expect(await api.start({ imageBaseUrl: 'img', stackId: 's1' })).toEqual({ ok: true, value: 'woke' });
+    await api.shutdown();
+  });
+
   it('exec before start is an error result, not a throw', async () => {
     const api = makeApi(new MemDir(), await image('h1'));
     expect(await api.exec('x', { command: 'echo' })).toMatchObject({ ok: false, error: { code: 'not_running' } });

@@ -495,6 +495,13 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         console.info(`computer suspended in ${Math.round(performance.now() - began)} ms (${asSaved ? 'as it was saved last, nothing having happened since' : 'saved'}${phases})`);
       });
     },
+    async rest() {
+      if (!machine || status.state !== 'ready' || runningExecs > 0) return { ok: true, value: false };
+      // A job the user left running in the terminal goes on (a download, a long script).
+      if (await machine.terminalBusy()) return { ok: true, value: false };
+      const suspended = await api.suspend();
+      return suspended.ok ? { ok: true, value: true } : suspended;
+    },
     async checkpoint(onlyIfChanged) {
       return guard(async () => {
         if (!machine) throw new MachineError('not_running', 'the computer is not running');

@@ -59,11 +59,44 @@ function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke', readyLate
       calls.push(`checkpoint ${onlyIfChanged}`);
       return { ok: true, value: undefined };
     },
+    async rest() {
+      calls.push('rest');
+      emit({ state: 'suspended' });
+      return { ok: true, value: true };
+    },
+    async shutdown() {
+      calls.push('shutdown');
+      emit({ state: 'off' });
+    },
   };
   return { vm: vm as VmApi, calls, availability: (a: VmAvailability) => availability.forEach((l) => l(a)) };
 }
 
 describe('createComputer', () => {
+  it('rests: the computer suspended and its VM worker ended; the next use starts a new one', async () => {
+    const clock = { t: 0 };
+    const made: ReturnType<typeof fakeVm>[] = [];
+    const ended: VmApi[] = [];
+    const computer = createComputer({
+      connect: () => (made.push(fakeVm(clock)), made.at(-1)!.vm),
+      disconnect: (vm) => ended.push(vm),
+      imageBaseUrl: '/vm/h/',
+      stackId: 's',
+      emit: () => {},
+      proxy: (f) => f,
+      now: () => clock.t,
+    });
+    await computer.start();
+    expect(await computer.control('rest')).toMatchObject({ state: 'suspended' });
+    expect(made[0]!.calls).toEqual(['start', 'rest', 'shutdown']);
+    expect(ended).toEqual([made[0]!.vm]);
+    // The ended worker's last word ("off") is not heard: the computer stays suspended.
+    expect(computer.status).toMatchObject({ state: 'suspended' });
+    expect((await computer.exec({ command: 'echo' })).stdout).toBe('héllo');
+    expect(made).toHaveLength(2);
+    expect(made[1]!.calls).toEqual(['start', 'exec x1 echo'].map((call) => (call.startsWith('exec') ? expect.stringMatching(/^exec x\d+-\w+ echo$/) : call)));
+  });
+
   it('starts on first exec, reports progress and how long the wake took', async () => {
     const clock = { t: 0 };
     const { vm, calls } = fakeVm(clock);

@@ -12,6 +12,11 @@ export type { ExecRequest } from '../vm/protocol.ts';
 export interface ComputerDeps {
   /** The VM worker's API (a comlink remote), made on first use; null when this build has no image. */
   connect: (() => VmApi) | null;
+  /**
+   * Ends the VM worker behind an API connect() made: a stopped emulator's memory (hundreds of MB)
+   * is only given back with its worker. The next use connects again.
+   */
+  disconnect?: (vm: VmApi) => void;
   /** Where the image is served, e.g. `/vm/39984eec6bc63029/`. */
   imageBaseUrl: string | null;
   /**
@@ -164,9 +169,11 @@ export function createComputer(deps: ComputerDeps): Computer {
   function api(): VmApi {
     if (!deps.connect || !deps.imageBaseUrl) throw new ComputerUnavailableError(status.state === 'unavailable' ? status.message : 'There is no computer in this build.');
     if (!vm) {
-      vm = deps.connect();
-      void vm.subscribeStatus(deps.proxy(onVmStatus));
-      void vm.subscribeAvailability(deps.proxy(onAvailability));
+      const connected = deps.connect();
+      vm = connected;
+      // A worker ended after a rest says "off" on its way out: only the current one is heard.
+      void connected.subscribeStatus(deps.proxy((s: VmStatus) => void (vm === connected && onVmStatus(s))));
+      void connected.subscribeAvailability(deps.proxy((a: VmAvailability) => void (vm === connected && onAvailability(a))));
     }
     return vm;
   }
@@ -230,6 +237,26 @@ export function createComputer(deps: ComputerDeps): Computer {
       if (vm && status.state === 'ready') {
         const result = await vm.checkpoint(true);
         if (!result.ok) console.warn('saving the computer failed', result.error.message);
+      }
+      return status;
+    }
+    if (action === 'rest') {
+      // Nothing running in it: suspended, its memory given back; the next use wakes it.
+      if (vm && status.state === 'ready') {
+        const resting = vm;
+        const result = await resting.rest();
+        if (!result.ok) console.warn('the computer could not be suspended', result.error.message);
+        else if (result.value) {
+          if ((status as ComputerStatus).state !== 'suspended') await settled(STATUS_AFTER_START_MS);
+          // Its worker ends too, unless a start came meanwhile; it lets go of its files first (a
+          // start meanwhile connects a new worker, which waits for them).
+          if (deps.disconnect && vm === resting && !starting && (status as ComputerStatus).state === 'suspended') {
+            vm = null;
+            terminalHooked = false;
+            await resting.shutdown().catch(() => {});
+            deps.disconnect(resting);
+          }
+        }
       }
       return status;
     }

@@ -428,7 +428,11 @@ export interface RequestMap {
    * about a second), `reboot` (cold boot, the disk kept), `reset` (back to the pristine image;
    * the system disk's changes are lost, /workspace is kept).
    */
-  /** `save`: save the computer's state now if it changed since its last save (the page is being hidden). */
+  /**
+   * `save`: save the computer's state now if it changed since its last save (the page is being
+   * hidden). `rest`: suspend it unless something runs in it or the agent is working (the page has
+   * been hidden a while); the next use wakes it.
+   */
   computer: { params: { action: ComputerAction }; result: ComputerStatus };
   /** The computer's network this session (polled while Settings is open). */
   computer_network: { params: Record<string, never>; result: ComputerNetworkUse };
@@ -679,7 +683,7 @@ export type StackEventBody =
  * What the app asks of the computer: `download` fetches the rest of its system image into this
  * browser (so it works offline) without starting it, e.g. once the app is installed.
  */
-export type ComputerAction = 'start' | 'suspend' | 'reboot' | 'reset' | 'save' | 'download';
+export type ComputerAction = 'start' | 'suspend' | 'reboot' | 'reset' | 'save' | 'download' | 'rest';
 
 /**
  * The computer's state as the UI shows it. `progress` is 0..1 when known (image download,

@@ -30,6 +30,8 @@ const DEFAULT_CONNECTION = PROXY_URL ? { provider: 'proxy' as const, endpoint: P
 const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length) : 'default';
 
 let computer: Computer | null = null;
+/** The VM worker behind each API connect() made (a new one after the computer rested). */
+const vmWorkers = new WeakMap<object, Worker>();
 
 async function openStack(): Promise<StackApi> {
   // Memory first: it lays out the stack's folders (.os/, documents/, ...) on a new stack.
@@ -58,7 +60,13 @@ async function openStack(): Promise<StackApi> {
     },
     createComputer: (emit, network) =>
       (computer = createComputer({
-        connect: () => Comlink.wrap<VmApi>(new Worker(new URL('../vm/vm-worker.ts', import.meta.url), { type: 'module', name: `vm:${stackId}` })) as unknown as VmApi,
+        connect: () => {
+          const worker = new Worker(new URL('../vm/vm-worker.ts', import.meta.url), { type: 'module', name: `vm:${stackId}` });
+          const vm = Comlink.wrap<VmApi>(worker) as unknown as VmApi;
+          vmWorkers.set(vm, worker);
+          return vm;
+        },
+        disconnect: (vm) => vmWorkers.get(vm)?.terminate(),
         imageBaseUrl: vmImageBase === null ? null : appUrl(vmImageBase),
         storedImage: async () => stackStoredImage(await openStackDirectory(stackId), await navigator.storage.getDirectory(), recipeOfImageBase(vmImageBase)),
         stackId,

@@ -429,6 +429,24 @@ describe('stack', () => {
     expect([...files.files.keys()].filter((path) => path.startsWith('documents/'))).toEqual(['documents/notes.txt']);
   });
 
+  it('a hidden page rests the computer, but not while the agent works', async () => {
+    let release = () => {};
+    const stream: StreamFn = async function* () {
+      await new Promise<void>((resolve) => (release = resolve));
+      yield message([{ type: 'text', text: 'done' }]);
+    };
+    const actions: string[] = [];
+    const computer = { ...testComputer(async () => ({})), control: async (action: string) => (actions.push(action), { state: 'suspended' as const }) };
+    const { stack, events } = await openStack(stream, createMemoryStorage(), healthy, { createComputer: () => computer });
+    await mission(stack, 'work');
+    expect(await stack.request({ id: 'r1', method: 'computer', params: { action: 'rest' } })).toMatchObject({ ok: true });
+    expect(actions).toEqual([]);
+    release();
+    await until(events, 'mission_finished');
+    expect(await stack.request({ id: 'r2', method: 'computer', params: { action: 'rest' } })).toMatchObject({ ok: true, result: { state: 'suspended' } });
+    expect(actions).toEqual(['rest']);
+  });
+
   it('closes for a copy: the computer saved, the databases closed, nothing served after; not while the agent works', async () => {
     let release = () => {};
     const stream: StreamFn = async function* () {

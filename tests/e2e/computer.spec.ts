@@ -15,6 +15,8 @@ import { fakeState, loadScript } from './fake.ts';
 import { send, typeInTerminal } from './app.ts';
 import { bundleTestServer } from '../mcp/bundle.ts';
 import { makeBulkFiles } from '../support/bulk-files.ts';
+import { hideTab, showTab } from '../support/hide-tab.ts';
+import { REST_AFTER_HIDDEN_MS } from '../../app/hidden-tab.ts';
 
 // The build copies the image into dist/vm/ when it exists (vite.config.ts).
 const IMAGE = join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json');
@@ -656,6 +658,31 @@ test('a frozen tab that is then discarded (ChromeOS under memory pressure) wakes
   console.log(`after the freeze and discard: ${status}`);
   expect(status, 'saved before the discard: a wake, not a boot').toMatch(/woke in/);
   await run('clear; cat /workspace/before-freeze.txt /root/before-freeze.txt | tr "\\n" " "; echo', /frozen-42 system-side/);
+});
+
+test('hidden a while, an idle computer is suspended (its memory given back), not one running a job; shown again it wakes where it was', async () => {
+  test.setTimeout(5 * 60_000);
+  await openTerminal();
+  await waitReady(3 * 60_000);
+  // A shell variable lives only in the guest's memory: it is there after a wake, not after a boot.
+  await run('clear; HELD=ram-5e1; echo SET-"$HELD"', /SET-ram-5e1/);
+  // A job left running in the terminal keeps the computer up while hidden.
+  await typeInTerminal(page, terminal(), 'sleep 600\n');
+  await hideTab(page);
+  await page.waitForTimeout(REST_AFTER_HIDDEN_MS + 10_000);
+  await expect(chip()).toContainText(/ready/i);
+  await showTab(page);
+  await terminal().click();
+  await page.keyboard.press('Control+C');
+  await run('clear; echo AFTER-"SLEEP"', /AFTER-SLEEP/);
+  // Nothing running: hidden a while, it is suspended.
+  await hideTab(page);
+  await expect(chip()).toContainText(/suspended/i, { timeout: REST_AFTER_HIDDEN_MS + 30_000 });
+  await showTab(page);
+  const status = await waitReady(60_000);
+  console.log(`shown again: ${status}`);
+  expect(status).toMatch(/woke in/);
+  await run('clear; echo "GOT-$HELD"', /GOT-ram-5e1/);
 });
 
 // A browser killed while the computer writes is reliability.spec's: a cold boot, the disk checked

@@ -9,3 +9,11 @@ export async function hideTab(page: Page): Promise<void> {
     document.dispatchEvent(new Event('visibilitychange'));
   });
 }
+
+/** The tab shown again after hideTab. */
+export async function showTab(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'visible' });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+}

@@ -6,10 +6,12 @@ export function computerHandlers(ctx: StackContext): Handlers<'computer' | 'comp
   return {
     async computer(params) {
       const action = params?.action;
-      if (!['start', 'suspend', 'reboot', 'reset', 'save', 'download'].includes(action)) {
-        throw new RequestError({ code: 'bad_request', message: 'The action must be start, suspend, reboot, reset, save or download.' });
+      if (!['start', 'suspend', 'reboot', 'reset', 'save', 'download', 'rest'].includes(action)) {
+        throw new RequestError({ code: 'bad_request', message: 'The action must be start, suspend, reboot, reset, save, download or rest.' });
       }
       if (!computer) return { state: 'unavailable', message: 'This stack has no computer.' };
+      // The agent at work may use the computer at any moment: it stays up.
+      if (action === 'rest' && ctx.missions.active > 0) return computer.status;
       return (await computer.control(action));
     },
 
