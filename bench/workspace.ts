@@ -15,24 +15,10 @@ import { makeBulkFiles } from '../tests/support/bulk-files.ts';
 import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
 import { chromiumMemory } from './app-memory.ts';
 import { report, round } from './stats.ts';
+import { savedState } from '../tests/support/saved-state.ts';
 
 const FILES = 10;
 const FILE_MB = 20;
-
-/** The saved state's generation (when it matches the disk) and size, from the stack's folder. */
-function savedState(page: Page): Promise<{ generation: string; size: number } | null> {
-  return page.evaluate(async () => {
-    try {
-      let dir = await navigator.storage.getDirectory();
-      for (const part of ['stacks', 'default', '.os', 'vm']) dir = await dir.getDirectoryHandle(part);
-      const meta = JSON.parse(await (await (await dir.getFileHandle('machine.json')).getFile()).text()) as { state: string | null; disk: string | null };
-      const size = (await (await dir.getFileHandle('state.bin')).getFile()).size;
-      return meta.state !== null && meta.state === meta.disk && !meta.state.startsWith('pristine-') ? { generation: meta.state, size } : null;
-    } catch {
-      return null;
-    }
-  });
-}
 
 /**
  * The size of the state the computer saved itself after the last command (4 s after it), once

@@ -429,14 +429,20 @@ describe('stack', () => {
     expect([...files.files.keys()].filter((path) => path.startsWith('documents/'))).toEqual(['documents/notes.txt']);
   });
 
-  it('a hidden page rests the computer, but not while the agent works', async () => {
-    let release = () => {};
+  /** A model that answers once released, and a computer that records what it is asked to do. */
+  function heldMission() {
+    const held = { release: () => {} };
     const stream: StreamFn = async function* () {
-      await new Promise<void>((resolve) => (release = resolve));
+      await new Promise<void>((resolve) => (held.release = resolve));
       yield message([{ type: 'text', text: 'done' }]);
     };
     const actions: string[] = [];
     const computer = { ...testComputer(async () => ({})), control: async (action: string) => (actions.push(action), { state: 'suspended' as const }) };
+    return { stream, actions, computer, release: () => held.release() };
+  }
+
+  it('a hidden page rests the computer, but not while the agent works', async () => {
+    const { stream, actions, computer, release } = heldMission();
     const { stack, events } = await openStack(stream, createMemoryStorage(), healthy, { createComputer: () => computer });
     await mission(stack, 'work');
     expect(await stack.request({ id: 'r1', method: 'computer', params: { action: 'rest' } })).toMatchObject({ ok: true });
@@ -448,13 +454,7 @@ describe('stack', () => {
   });
 
   it('closes for a copy: the computer saved, the databases closed, nothing served after; not while the agent works', async () => {
-    let release = () => {};
-    const stream: StreamFn = async function* () {
-      await new Promise<void>((resolve) => (release = resolve));
-      yield message([{ type: 'text', text: 'done' }]);
-    };
-    const actions: string[] = [];
-    const computer = { ...testComputer(async () => ({})), control: async (action: string) => (actions.push(action), { state: 'suspended' as const }) };
+    const { stream, actions, computer, release } = heldMission();
     const { stack, events, memory } = await openStack(stream, createMemoryStorage(), healthy, { createComputer: () => computer });
     const closeDatabases = memory.close.bind(memory);
     memory.close = async () => {

@@ -16,6 +16,7 @@ import { send, typeInTerminal } from './app.ts';
 import { bundleTestServer } from '../mcp/bundle.ts';
 import { makeBulkFiles } from '../support/bulk-files.ts';
 import { hideTab, showTab } from '../support/hide-tab.ts';
+import { savedState } from '../support/saved-state.ts';
 import { REST_AFTER_HIDDEN_MS } from '../../app/hidden-tab.ts';
 
 // The build copies the image into dist/vm/ when it exists (vite.config.ts).
@@ -572,19 +573,7 @@ async function savedAtRest(after: string | null = null): Promise<{ generation: s
   await expect
     .poll(
       async () => {
-        const saved = await page.evaluate(async () => {
-          try {
-            let dir = await navigator.storage.getDirectory();
-            for (const name of ['stacks', 'default', '.os', 'vm']) dir = await dir.getDirectoryHandle(name);
-            const meta = JSON.parse(await (await (await dir.getFileHandle('machine.json')).getFile()).text()) as { state: string | null; disk: string | null };
-            const size = (await (await dir.getFileHandle('state.bin')).getFile()).size;
-            return meta.state !== null && meta.state === meta.disk && !meta.state.startsWith('pristine-') ? { generation: meta.state, size } : null;
-          } catch (error) {
-            // Replaced while being read (a save landing): not at rest, as a save in progress is not.
-            if (error instanceof DOMException && error.name === 'NotReadableError') return null;
-            throw error;
-          }
-        });
+        const saved = await savedState(page);
         if (saved === null || saved.generation === after) still = null;
         else if (still?.generation !== saved.generation) still = { ...saved, since: Date.now() };
         return still !== null && Date.now() - still.since >= 10_000;
