@@ -496,9 +496,10 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       });
     },
     async rest() {
-      if (!machine || status.state !== 'ready' || runningExecs > 0) return { ok: true, value: false };
-      // A job the user left running in the terminal goes on (a download, a long script).
-      if (await machine.terminalBusy()) return { ok: true, value: false };
+      const idle = () => machine !== null && status.state === 'ready' && runningExecs === 0;
+      // A job the user left running in the terminal goes on (a download, a long script); a command
+      // may come while the guest is asked.
+      if (!idle() || (await machine!.terminalBusy()) || !idle()) return { ok: true, value: false };
       const suspended = await api.suspend();
       return suspended.ok ? { ok: true, value: true } : suspended;
     },
