@@ -30,6 +30,9 @@ const DEFAULT_CONNECTION = PROXY_URL ? { provider: 'proxy' as const, endpoint: P
 const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length) : 'default';
 
 let computer: Computer | null = null;
+const ocr = createBrowserOcr({ base: appUrl('ocr/') });
+/** The names of the images the pipeline reads with OCR (PNG, JPEG, WebP, TIFF). */
+const SCAN_NAME = /\.(png|jpe?g|webp|tiff?)$/i;
 /** The VM worker behind each API connect() made (a new one after the computer rested). */
 const vmWorkers = new WeakMap<object, Worker>();
 
@@ -46,7 +49,7 @@ async function openStack(): Promise<StackApi> {
     deviceLabel: deviceLabel(self.navigator.userAgent),
     openPdf: openPdfInWorker,
     renderPdfPages: renderPdfPagesInWorker,
-    ocr: createBrowserOcr({ base: appUrl('ocr/') }),
+    ocr,
     defaults: { ...DEFAULT_CONNECTION, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
     fetch: (input, init) => fetch(input, init),
     stackDir: () => openStackDirectory(stackId),
@@ -104,6 +107,9 @@ async function computerWasSetUp(): Promise<boolean> {
 // Calls wait for the stack to open; comlink forwards a rejected open as an error to the caller.
 const api: StackApi = {
   request: async (request) => {
+    // An image being attached will be read: the OCR engine starts now, beside the stack's opening
+    // and the upload's checks, rather than after them.
+    if (request.method === 'upload_file' && SCAN_NAME.test((request.params as { name?: string }).name ?? '')) ocr.prepare?.();
     const response = await (await stack).request(request);
     // A file's bytes move to the page rather than being copied there: a copy of a large PDF is
     // rebuilt on the page's thread, between the user's keystrokes.

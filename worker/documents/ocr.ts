@@ -87,6 +87,11 @@ export type OcrEngine = ((image: Uint8Array, languages?: string, options?: OcrRe
    * hidden and may be discarded next); returns how many. The next page starts one again.
    */
   release?(): number;
+  /**
+   * Starts a worker loading `languages` (English when absent) when none is there yet, so that a
+   * page known to be coming (an image being attached) does not wait for the engine to start.
+   */
+  prepare?(languages?: string): void;
 };
 
 /** One tesseract read of a page image, turned by `rotateRadians` (about its centre, in its own frame) when given. */
@@ -240,12 +245,17 @@ export function createBrowserOcr(paths: OcrPaths, size = ocrPoolSize()): OcrEngi
   const engine = readUpright((image, languages, options) =>
     pool.run(languages, async (worker) => (await worker.recognize(new Blob([image as Uint8Array<ArrayBuffer>]), options, OCR_OUTPUT)).data),
   );
-  return Object.assign(engine, { parallel: size, release: () => pool.releaseIdle() });
+  return Object.assign(engine, { parallel: size, release: () => pool.releaseIdle(), prepare: (languages = 'eng') => pool.warm(languages) });
 }
 
 export interface WorkerPool {
   /** Runs `job` on a worker loaded with `languages` once one is free. */
   run<T>(languages: string, job: (worker: TesseractWorker) => Promise<T>): Promise<T>;
+  /**
+   * Starts a worker loading `languages` when the pool has none, to be ready for a job about to
+   * come; it ends after the first worker's idle time if none comes.
+   */
+  warm(languages: string): void;
   /** Ends every worker not running a job now; returns how many. */
   releaseIdle(): number;
   /** Ends every worker started. */
@@ -280,7 +290,20 @@ export function workerPool(size: number, create: (languages: string) => Promise<
     slots.push(fresh);
     return fresh;
   };
+  /** Ends `slot`'s worker once it has been idle its time: a long scan's helpers soon, the first later. */
+  const retireWhenIdle = (slot: Slot) => {
+    slot.idle = setTimeout(() => !slot.busy && retire(slot), slots.indexOf(slot) > 0 ? idleMs : lastIdleMs);
+    (slot.idle as { unref?: () => void }).unref?.();
+  };
   return {
+    warm(languages) {
+      if (slots.length > 0) return;
+      const slot = pick(languages)!;
+      slot.current = languages;
+      // A worker that cannot start is dropped, as when a job starts it (the job then says why).
+      void slot.languages(languages).catch(() => retire(slot));
+      retireWhenIdle(slot);
+    },
     async run(languages, job) {
       let slot = pick(languages);
       while (!slot) {
@@ -304,10 +327,7 @@ export function workerPool(size: number, create: (languages: string) => Promise<
         slot.busy = false;
         // Idle workers give their memory back: a long scan's helpers soon, the first once the
         // user seems done with scans for a while.
-        if (slots.includes(slot)) {
-          slot.idle = setTimeout(() => !slot.busy && retire(slot), slots.indexOf(slot) > 0 ? idleMs : lastIdleMs);
-          (slot.idle as { unref?: () => void }).unref?.();
-        }
+        if (slots.includes(slot)) retireWhenIdle(slot);
         waiting.shift()?.();
       }
     },

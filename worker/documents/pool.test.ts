@@ -109,6 +109,36 @@ describe('workerPool', () => {
     await pool.terminate();
   });
 
+  it('warms a worker for a job about to come, which then finds it started; none if one is there', async () => {
+    const { made, create } = fakeWorkers();
+    const pool = workerPool(2, create, 10_000, 10_000);
+    pool.warm('eng');
+    expect(made).toHaveLength(1);
+    pool.warm('eng');
+    await expect(pool.run('eng', async (worker) => (worker as unknown as { id: number }).id)).resolves.toBe(0);
+    pool.warm('eng');
+    expect(made).toHaveLength(1);
+    await pool.terminate();
+  });
+
+  it("ends a warmed worker no job came for after the first worker's idle time", async () => {
+    const { made, create } = fakeWorkers();
+    const pool = workerPool(2, create, 20, 60);
+    pool.warm('eng');
+    await tick(30);
+    expect(made.map((worker) => worker.terminated)).toEqual([false]);
+    await tick(50);
+    expect(made.map((worker) => worker.terminated)).toEqual([true]);
+    // A worker that could not start is dropped too, and the next job starts another.
+    const failing = fakeWorkers(true);
+    const second = workerPool(1, failing.create);
+    second.warm('eng');
+    await tick(1);
+    await expect(second.run('eng', async () => 'read')).resolves.toBe('read');
+    expect(failing.made).toHaveLength(2);
+    await second.terminate();
+  });
+
   it('drops a worker that could not start: the next job starts another', async () => {
     const { made, create } = fakeWorkers(true);
     const pool = workerPool(1, create);
