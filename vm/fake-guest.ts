@@ -203,6 +203,8 @@ export class FakeGuest implements AgentTransport {
 
 export interface FakeEmulator extends EmulatorLike {
   options: Record<string, unknown>;
+  /** The state it was given to restore, as it was when it was made (v86 reads it as it starts). */
+  restored: ArrayBuffer | undefined;
   guest: FakeGuest;
   /** How many times save_state was called. */
   saves: number;
@@ -224,6 +226,7 @@ export function fakeEmulatorFactory(created: FakeEmulator[], opts: { silent?: bo
     const listeners = new Map<string, Set<(v: never) => void>>();
     const emulator: FakeEmulator = {
       options,
+      restored: (options.initial_state as { buffer?: ArrayBuffer } | undefined)?.buffer,
       guest,
       saves: 0,
       serialSent: [],

@@ -96,7 +96,9 @@ describe('Machine lifecycle (fake emulator)', () => {
     const { machine, created, statuses } = setup(memoryStore(), { bootState: async () => held });
     expect(await machine.start()).toBe('booted');
     expect(created).toHaveLength(1);
-    expect((created[0]!.options.initial_state as { buffer: ArrayBuffer }).buffer).toBe(held);
+    expect(created[0]!.restored).toBe(held);
+    // Restored, the state is let go: v86 keeps its options while the emulator lives.
+    expect((created[0]!.options.initial_state as { buffer?: ArrayBuffer }).buffer).toBeUndefined();
     expect(created[0]!.options.bzimage).toBeUndefined();
     expect(created[0]!.serialSent).toEqual(['\n']);
     expect(created[0]!.guest.received.map((h) => h.type)).toEqual(['settime']); // seeded, as any boot

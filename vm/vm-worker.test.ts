@@ -202,7 +202,7 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     const created: FakeEmulator[] = [];
     const api = makeApi(root, await image('h1', undefined, 4, { raw, delayMs: 0 }), created, 0, 1000);
     expect(await api.start({ imageBaseUrl: 'img', stackId: 's1' })).toEqual({ ok: true, value: 'booted' });
-    expect(new Uint8Array((created[0]!.options.initial_state as { buffer: ArrayBuffer }).buffer)).toEqual(raw);
+    expect(new Uint8Array(created[0]!.restored!)).toEqual(raw);
     expect(created[0]!.serialSent).toEqual(['\n']);
     expect(baseFiles(root)).toContain(await sha256Hex(raw));
     await api.shutdown();
