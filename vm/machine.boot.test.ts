@@ -249,7 +249,7 @@ with zipfile.ZipFile('/tmp/hello_sd-1.0-py3-none-any.whl', 'w') as z:
       const woken = new Machine({
         files,
         disk: new SyncFileDisk(copyOnWrite(base)),
-        store: { ...store, readState: async () => state, readGeneration: async () => gen, writeState: async () => {}, markDiskDirty: () => {} },
+        store: { ...store, readState: async () => state.slice(0), readGeneration: async () => gen, writeState: async () => {}, markDiskDirty: () => {} },
         wasmPath: WASM_PATH,
         wasmFn: v86Wasm,
         watchdog: false,

@@ -20,8 +20,8 @@ function memoryStore(): MachineStore & { state: ArrayBuffer | null; gen: { state
   return {
     state: null,
     gen: { state: null, disk: null },
-    async readState() { return this.state; },
-    async writeState(state, generation, diskMovedOn) { this.state = state; this.gen = { state: generation, disk: diskMovedOn?.() ? null : generation }; },
+    async readState() { return this.state && this.state.slice(0); },
+    async writeState(state, generation, diskMovedOn) { this.state = state.slice(0); this.gen = { state: generation, disk: diskMovedOn?.() ? null : generation }; },
     async readGeneration() { return { ...this.gen }; },
     markDiskDirty() { this.gen.disk = null; },
     async clearState() { this.state = null; this.gen = { state: null, disk: null }; },
@@ -167,6 +167,42 @@ describe('Machine lifecycle (fake emulator)', () => {
     expect(ranOn).toBe(true);
     expect(machine.status.state).toBe('ready');
     expect((await machine.exec({ command: 'echo hi' })).stdout).toBe('hi\n');
+  });
+
+  it('gives a state\'s memory back once it is written or restored, but not one a caller of the checkpoint holds', async () => {
+    // ArrayBuffer.prototype.transfer, which Node 20 lacks: detaches the buffer.
+    const had = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'transfer');
+    Object.defineProperty(ArrayBuffer.prototype, 'transfer', { configurable: true, value(this: ArrayBuffer, length: number) { return structuredClone(this, { transfer: [this] }).slice(0, length); } });
+    try {
+      const { machine, store } = setup();
+      const written: ArrayBuffer[] = [];
+      const write = store.writeState.bind(store);
+      store.writeState = async (state, generation, diskMovedOn) => {
+        written.push(state);
+        await write(state, generation, diskMovedOn);
+      };
+      expect(await machine.start()).toBe('booted');
+      await machine.checkpoint();
+      expect(written[0]!.byteLength).toBe(0);
+      let held: ArrayBuffer | undefined;
+      await machine.checkpoint(undefined, (_generation, state) => (held = state));
+      expect(held!.byteLength).toBeGreaterThan(0);
+      await machine.suspend();
+      expect(written[2]!.byteLength).toBe(0);
+      const read: ArrayBuffer[] = [];
+      const readState = store.readState.bind(store);
+      store.readState = async () => {
+        const state = (await readState())!;
+        read.push(state);
+        return state;
+      };
+      expect(await machine.start()).toBe('woke');
+      expect(read[0]!.byteLength).toBe(0);
+      expect((await machine.exec({ command: 'echo hi' })).stdout).toBe('hi\n');
+    } finally {
+      if (had) Object.defineProperty(ArrayBuffer.prototype, 'transfer', had);
+      else delete (ArrayBuffer.prototype as { transfer?: unknown }).transfer;
+    }
   });
 
   it('reports a boot that never reaches the agent as an error with a reboot offer', async () => {

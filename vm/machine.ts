@@ -41,10 +41,12 @@ const RELEASE_ECHO_MS = 10_000;
  * the disk still matches it, i.e. readGeneration().disk === readGeneration().state.
  */
 export interface MachineStore {
+  /** The saved state, in a buffer of the machine's own: it is let go of (detached) once restored. */
   readState(): Promise<ArrayBuffer | null>;
   /**
    * Writes the state atomically and records `generation` as the state's and as the disk's, unless
-   * `diskMovedOn` (asked when the record is written) says the disk was written since.
+   * `diskMovedOn` (asked when the record is written) says the disk was written since. The store
+   * keeps a copy, if any: the machine lets the buffer go (detaches it) once it is written.
    */
   writeState(state: ArrayBuffer, generation: string, diskMovedOn?: () => boolean): Promise<void>;
   readGeneration(): Promise<{ state: string | null; disk: string | null }>;
@@ -361,7 +363,7 @@ export class Machine {
     this.setStatus({ state: 'waking' });
     const phases = new Phases();
     // The guest's 9p requests wait until the fids it held at the save are known again.
-    const emulator = this.createEmulator({ initial_state: restorable(state) }, true, true);
+    const emulator = this.createEmulator({ initial_state: restorable(state, true) }, true, true);
     const share = this.share!;
     const resumed = (this.options.workspace?.read(generation) ?? Promise.resolve(null)).then(
       (snapshot) => {
@@ -420,7 +422,9 @@ export class Machine {
         }
         await emulator.run();
       }
-      await this.keep(await this.take());
+      const taken = await this.take();
+      await this.keep(taken);
+      letGo(taken.state);
     } catch (cause) {
       return this.fail(new MachineError('save_failed', 'the computer could not be saved', { cause }));
     }
@@ -459,6 +463,8 @@ export class Machine {
     } catch (cause) {
       throw new MachineError('save_failed', 'the computer could not be saved', { cause });
     }
+    // Written, and no caller holds it: the quiet-time saves of a computer in use.
+    if (!whileStopped && !ranOn) letGo(state);
     return generation;
   }
 
@@ -562,6 +568,7 @@ export class Machine {
     const options = { ...emulatorOptions(files, disk, wasmPath, link ? RELAY_NETWORK : null, share.handle), ...wasm, ...extra };
     const create = this.options.createEmulator ?? ((o) => new V86(o as never) as unknown as EmulatorLike);
     const emulator = create(options);
+    // v86 holds on to its options while the emulator lives, and through them to a restored state.
     const initial = extra.initial_state as RestorableState | undefined;
     if (initial) emulator.add_listener('emulator-started', (() => initial.release()) as (value: never) => void);
     this.options.traffic?.attach(emulator);
@@ -739,9 +746,10 @@ interface RestorableState {
 /**
  * A state to restore that the emulator does not keep: v86 holds on to the files it loaded (and a
  * `{ buffer }` state with them) for as long as it runs, 50-60 MB of a tab's memory for nothing once
- * the state is in the guest's RAM. Released when the emulator starts (createEmulator).
+ * the state is in the guest's RAM. Released when the emulator starts (createEmulator); `ours`: the
+ * buffer is the machine's alone (read for this wake), and is let go of at once (letGo).
  */
-function restorable(state: ArrayBuffer): RestorableState {
+function restorable(state: ArrayBuffer, ours = false): RestorableState {
   return {
     buffer: state,
     byteLength: state.byteLength,
@@ -760,7 +768,17 @@ function restorable(state: ArrayBuffer): RestorableState {
       done(this.buffer);
     },
     release() {
+      if (ours && this.buffer) letGo(this.buffer);
       this.buffer = undefined;
     },
   };
+}
+
+/**
+ * Gives a large buffer's memory back now (it is detached), where dropping it waits for the
+ * worker's next full garbage collection: seconds to minutes, while a saved state is 50-150 MB and
+ * each save and wake makes one. Where `ArrayBuffer.prototype.transfer` is missing, it is dropped.
+ */
+function letGo(buffer: ArrayBuffer): void {
+  (buffer as { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
 }
