@@ -25,6 +25,8 @@ export type FillReason = 'first_start' | 'image_changed' | 'incomplete' | 'reset
 
 export type VmStatus =
   | MachineStatus
+  /** Suspended by itself after its long quiet (a rest): its worker may be ended, giving back its memory. */
+  | { state: 'suspended'; idle: true }
   | { state: 'downloading'; reason: FillReason; chunksDone: number; chunksTotal: number; bytesDone: number; bytesTotal: number };
 
 /**

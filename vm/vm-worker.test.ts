@@ -140,7 +140,7 @@ async function image(recipeHash: string, wakeSet?: number[], blocks = 4, held?: 
   };
 }
 
-function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, created: FakeEmulator[] = [], checkpointAfterMs = 0, bootStateWaitMs?: number) {
+function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, created: FakeEmulator[] = [], checkpointAfterMs = 0, bootStateWaitMs?: number, suspendAfterMs = 0) {
   return createVmApi({
     ...(bootStateWaitMs !== undefined ? { bootStateWaitMs } : {}),
     storageRoot: async () => root as unknown as FileSystemDirectoryHandle,
@@ -148,7 +148,7 @@ function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, crea
     wasmPath: 'v86.wasm',
     createEmulator: fakeEmulatorFactory(created),
     checkpointAfterMs,
-    suspendAfterMs: 0,
+    suspendAfterMs,
   });
 }
 
@@ -505,6 +505,27 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     expect(await api.rest()).toEqual({ ok: true, value: true });
     expect(meta(root).state).toBe(meta(root).disk);
     expect(await api.start({ imageBaseUrl: 'img', stackId: 's1' })).toEqual({ ok: true, value: 'woke' });
+    await api.shutdown();
+  });
+
+  it('rests by itself after its long quiet, saying so (idle), unless a terminal job runs: then it asks again after the next', async () => {
+    const root = new MemDir();
+    const created: FakeEmulator[] = [];
+    const api = makeApi(root, await image('h1', [1]), created, 0, undefined, 80);
+    const statuses: VmStatus[] = [];
+    await api.subscribeStatus((status) => statuses.push(status));
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    const guest = created.at(-1)!.guest;
+    guest.terminalJob = true;
+    await new Promise((resolve) => setTimeout(resolve, 130));
+    expect(statuses.at(-1)).toMatchObject({ state: 'ready' });
+    guest.terminalJob = false;
+    await vi.waitFor(() => expect(statuses.at(-1)).toEqual({ state: 'suspended', idle: true }), { timeout: 2000 });
+    expect(meta(root).state).toBe(meta(root).disk);
+    // A suspend the stack asks for is not an idle one.
+    expect(await api.start({ imageBaseUrl: 'img', stackId: 's1' })).toEqual({ ok: true, value: 'woke' });
+    await api.suspend();
+    expect(statuses.at(-1)).toEqual({ state: 'suspended' });
     await api.shutdown();
   });
 

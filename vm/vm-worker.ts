@@ -124,7 +124,11 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     }, after);
   };
 
-  /** Long quiet: suspend (the next exec or keystroke wakes it in about a second). */
+  /**
+   * Long quiet: a rest, as for a hidden page (not while a command, a server or a terminal job
+   * runs; the next exec or keystroke wakes it in about a second). Its "suspended" says `idle`, and
+   * the stack ends this worker then: a tab left open in view gives the emulator's memory back too.
+   */
   const scheduleIdleSuspend = () => {
     const after = deps.suspendAfterMs ?? 15 * 60_000;
     if (idleTimer) clearTimeout(idleTimer);
@@ -132,9 +136,16 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     if (!after) return;
     idleTimer = setTimeout(() => {
       idleTimer = null;
-      if (machine && activeExecs === 0 && status.state === 'ready') void api.suspend();
+      if (!machine || activeExecs > 0 || status.state !== 'ready') return;
+      restingIdle = true;
+      void api
+        .rest()
+        .then((rested) => rested.ok && !rested.value && scheduleIdleSuspend())
+        .finally(() => (restingIdle = false));
     }, after);
   };
+  /** The idle timer's rest is under way: its "suspended" says so. */
+  let restingIdle = false;
 
   const startFlushing = () => {
     scheduleIdleSuspend();
@@ -162,6 +173,7 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   };
 
   const emit = (next: VmStatus) => {
+    if (next.state === 'suspended' && restingIdle) next = { state: 'suspended', idle: true };
     status = next;
     for (const listener of statusListeners) listener(next);
   };

@@ -69,7 +69,7 @@ function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke', readyLate
       emit({ state: 'off' });
     },
   };
-  return { vm: vm as VmApi, calls, availability: (a: VmAvailability) => availability.forEach((l) => l(a)) };
+  return { vm: vm as VmApi, calls, availability: (a: VmAvailability) => availability.forEach((l) => l(a)), emit };
 }
 
 describe('createComputer', () => {
@@ -95,6 +95,32 @@ describe('createComputer', () => {
     expect((await computer.exec({ command: 'echo' })).stdout).toBe('héllo');
     expect(made).toHaveLength(2);
     expect(made[1]!.calls).toEqual(['start', 'exec x1 echo'].map((call) => (call.startsWith('exec') ? expect.stringMatching(/^exec x\d+-\w+ echo$/) : call)));
+  });
+
+  it('ends the VM worker of a computer that suspended itself after its long quiet, and not after a suspend asked for', async () => {
+    const clock = { t: 0 };
+    const made: ReturnType<typeof fakeVm>[] = [];
+    const ended: VmApi[] = [];
+    const computer = createComputer({
+      connect: () => (made.push(fakeVm(clock)), made.at(-1)!.vm),
+      disconnect: (vm) => ended.push(vm),
+      imageBaseUrl: '/vm/h/',
+      stackId: 's',
+      emit: () => {},
+      proxy: (f) => f,
+      now: () => clock.t,
+    });
+    await computer.start();
+    await computer.control('suspend');
+    expect(ended).toEqual([]);
+    await computer.start();
+    made[0]!.emit({ state: 'suspended', idle: true });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(computer.status).toMatchObject({ state: 'suspended' });
+    expect(made[0]!.calls.at(-1)).toBe('shutdown');
+    expect(ended).toEqual([made[0]!.vm]);
+    expect((await computer.exec({ command: 'echo' })).stdout).toBe('héllo');
+    expect(made).toHaveLength(2);
   });
 
   it('starts on first exec, reports progress and how long the wake took', async () => {

@@ -158,7 +158,10 @@ export function createComputer(deps: ComputerDeps): Computer {
         return set({ state: 'ready', woke: s.woke, wake_ms: ms });
       }
       case 'suspended':
-        return set({ state: 'suspended' });
+        set({ state: 'suspended' });
+        // Suspended by itself after its long quiet: its worker ends too, as after a rest.
+        if ('idle' in s && vm) void endWorker(vm);
+        return;
       case 'error':
         return set({ state: 'error', message: s.message, can_reboot: s.canReboot });
     }
@@ -223,6 +226,19 @@ export function createComputer(deps: ComputerDeps): Computer {
     return starting;
   }
 
+  /**
+   * Ends the VM worker of a computer that is suspended, giving back the emulator's memory (a
+   * stopped emulator keeps it while its worker lives), unless a start came meanwhile. It lets go
+   * of its files first: a start meanwhile connects a new worker, which waits for them.
+   */
+  async function endWorker(resting: VmApi) {
+    if (!deps.disconnect || vm !== resting || starting || status.state !== 'suspended') return;
+    vm = null;
+    terminalHooked = false;
+    await resting.shutdown().catch(() => {});
+    deps.disconnect(resting);
+  }
+
   async function control(action: ComputerAction): Promise<ComputerStatus> {
     if (action === 'start') return start();
     if (action === 'download') {
@@ -248,14 +264,7 @@ export function createComputer(deps: ComputerDeps): Computer {
         if (!result.ok) console.warn('the computer could not be suspended', result.error.message);
         else if (result.value) {
           if ((status as ComputerStatus).state !== 'suspended') await settled(STATUS_AFTER_START_MS);
-          // Its worker ends too, unless a start came meanwhile; it lets go of its files first (a
-          // start meanwhile connects a new worker, which waits for them).
-          if (deps.disconnect && vm === resting && !starting && (status as ComputerStatus).state === 'suspended') {
-            vm = null;
-            terminalHooked = false;
-            await resting.shutdown().catch(() => {});
-            deps.disconnect(resting);
-          }
+          await endWorker(resting);
         }
       }
       return status;
