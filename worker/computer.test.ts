@@ -72,20 +72,26 @@ function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke', readyLate
   return { vm: vm as VmApi, calls, availability: (a: VmAvailability) => availability.forEach((l) => l(a)), emit };
 }
 
+/** A computer whose VM workers are each a fakeVm (`made`), and whose ended workers are listed (`ended`). */
+function endingWorkers() {
+  const clock = { t: 0 };
+  const made: ReturnType<typeof fakeVm>[] = [];
+  const ended: VmApi[] = [];
+  const computer = createComputer({
+    connect: () => (made.push(fakeVm(clock)), made.at(-1)!.vm),
+    disconnect: (vm) => ended.push(vm),
+    imageBaseUrl: '/vm/h/',
+    stackId: 's',
+    emit: () => {},
+    proxy: (f) => f,
+    now: () => clock.t,
+  });
+  return { computer, made, ended };
+}
+
 describe('createComputer', () => {
   it('rests: the computer suspended and its VM worker ended; the next use starts a new one', async () => {
-    const clock = { t: 0 };
-    const made: ReturnType<typeof fakeVm>[] = [];
-    const ended: VmApi[] = [];
-    const computer = createComputer({
-      connect: () => (made.push(fakeVm(clock)), made.at(-1)!.vm),
-      disconnect: (vm) => ended.push(vm),
-      imageBaseUrl: '/vm/h/',
-      stackId: 's',
-      emit: () => {},
-      proxy: (f) => f,
-      now: () => clock.t,
-    });
+    const { computer, made, ended } = endingWorkers();
     await computer.start();
     expect(await computer.control('rest')).toMatchObject({ state: 'suspended' });
     expect(made[0]!.calls).toEqual(['start', 'rest', 'shutdown']);
@@ -98,18 +104,7 @@ describe('createComputer', () => {
   });
 
   it('ends the VM worker of a computer that suspended itself after its long quiet, and not after a suspend asked for', async () => {
-    const clock = { t: 0 };
-    const made: ReturnType<typeof fakeVm>[] = [];
-    const ended: VmApi[] = [];
-    const computer = createComputer({
-      connect: () => (made.push(fakeVm(clock)), made.at(-1)!.vm),
-      disconnect: (vm) => ended.push(vm),
-      imageBaseUrl: '/vm/h/',
-      stackId: 's',
-      emit: () => {},
-      proxy: (f) => f,
-      now: () => clock.t,
-    });
+    const { computer, made, ended } = endingWorkers();
     await computer.start();
     await computer.control('suspend');
     expect(ended).toEqual([]);
