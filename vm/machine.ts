@@ -729,16 +729,16 @@ function waitEvent(emulator: EmulatorLike, event: string, timeoutMs: number): Pr
   });
 }
 
-/** A saved state as v86 loads one (its buffer interface), which can let go of the bytes. */
+/**
+ * A saved state as v86 loads a file of its own kind (it tells one by `get`, `set` and `load`, and
+ * takes a state's `buffer` once loaded), which can let go of the bytes.
+ */
 interface RestorableState {
   buffer: ArrayBuffer | undefined;
-  readonly byteLength: number;
   onload: ((event: { buffer: ArrayBuffer | undefined }) => void) | undefined;
-  onprogress: undefined;
   load(): void;
   get(start: number, length: number, done: (bytes: Uint8Array) => void): void;
   set(): void;
-  get_buffer(done: (buffer: ArrayBuffer | undefined) => void): void;
   /** Drops the bytes, once the emulator has restored them. */
   release(): void;
 }
@@ -752,9 +752,7 @@ interface RestorableState {
 function restorable(state: ArrayBuffer, ours = false): RestorableState {
   return {
     buffer: state,
-    byteLength: state.byteLength,
     onload: undefined,
-    onprogress: undefined,
     load() {
       this.onload?.({ buffer: this.buffer });
     },
@@ -763,9 +761,6 @@ function restorable(state: ArrayBuffer, ours = false): RestorableState {
     },
     set() {
       throw new Error('a saved state is not written to');
-    },
-    get_buffer(done) {
-      done(this.buffer);
     },
     release() {
       if (ours && this.buffer) letGo(this.buffer);

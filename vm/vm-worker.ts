@@ -124,6 +124,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     }, after);
   };
 
+  /** The idle timer's rest is under way: its "suspended" says so. */
+  let restingIdle = false;
   /**
    * Long quiet: a rest, as for a hidden page (not while a command, a server or a terminal job
    * runs; the next exec or keystroke wakes it in about a second). Its "suspended" says `idle`, and
@@ -144,8 +146,6 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         .finally(() => (restingIdle = false));
     }, after);
   };
-  /** The idle timer's rest is under way: its "suspended" says so. */
-  let restingIdle = false;
 
   const startFlushing = () => {
     scheduleIdleSuspend();
