@@ -774,6 +774,6 @@ function restorable(state: ArrayBuffer, ours = false): RestorableState {
  * worker's next full garbage collection: seconds to minutes, while a saved state is 50-150 MB and
  * each save and wake makes one. Where `ArrayBuffer.prototype.transfer` is missing, it is dropped.
  */
-function letGo(buffer: ArrayBuffer): void {
+export function letGo(buffer: ArrayBuffer): void {
   (buffer as { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
 }

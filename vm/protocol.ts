@@ -89,8 +89,11 @@ export interface VmCapture {
   dataSize: number;
   full: boolean;
   chunks: { index: number; bytes: Uint8Array }[];
-  /** When (ms since the epoch, with fractions) the VM worker took the request up and sent the capture back. */
-  handled: { from: number; to: number };
+  /**
+   * When (ms since the epoch, with fractions) the VM worker took the request up and sent the
+   * capture back, and where that time went ("waited 120 ms for a save under way; sync 80, ...").
+   */
+  handled: { from: number; to: number; detail?: string };
 }
 
 export interface VmApi {

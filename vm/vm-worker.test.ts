@@ -45,6 +45,8 @@ class MemFile {
 class MemDir {
   dirs = new Map<string, MemDir>();
   files = new Map<string, MemFile>();
+  /** While set, a file written in this folder lands only once it settles (a slow disk). */
+  holdWrites: Promise<void> | null = null;
   async getDirectoryHandle(name: string, o?: { create?: boolean }) {
     if (!this.dirs.has(name)) {
       if (!o?.create) throw new DOMException('missing', 'NotFoundError');
@@ -83,6 +85,7 @@ class MemDir {
             next = grown(next, size).subarray(0, size);
           },
           close: async () => {
+            await dir.holdWrites;
             file.data = next;
             file.modified = Date.now();
           },
@@ -411,6 +414,55 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
       port1.close();
       port2.close();
     }
+    await api.suspend();
+  });
+
+  it('captures with the state of a quiet-time save still being written, not waiting for its write', async () => {
+    const root = new MemDir();
+    const created: FakeEmulator[] = [];
+    const api = makeApi(root, await image('h1'), created, 50);
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    const emulator = created.at(-1)!;
+    const before = meta(root).state;
+    let release = () => {};
+    vmDir(root).holdWrites = new Promise<void>((resolve) => (release = resolve));
+    await afterQuietTime(() => api.exec('x1', { command: 'echo hello' }));
+    await vi.waitFor(() => expect(emulator.saves).toBe(1));
+    // Its state is taken, its write held (a slow disk): the capture does not wait for it.
+    const captured = await Promise.race([api.capture(null), new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000))]);
+    if (!captured?.ok || !captured.value) throw new Error(`the capture waited for the state's write: ${JSON.stringify(captured)}`);
+    expect(emulator.saves).toBe(1);
+    expect(meta(root).state).toBe(before); // still being written
+    expect(captured.value.meta.state).not.toBe(before);
+    expect(captured.value.meta.state).toBe(captured.value.meta.disk);
+    expect(captured.value.state?.byteLength).toBe(8);
+    release();
+    vmDir(root).holdWrites = null;
+    await vi.waitFor(() => expect(meta(root).state).toBe(captured.value!.meta.state));
+    await api.suspend();
+  });
+
+  it('saves for a capture after a quiet-time save ended its write when the guest wrote its disk since', async () => {
+    const root = new MemDir();
+    const created: FakeEmulator[] = [];
+    const api = makeApi(root, await image('h1', undefined, 8), created, 50);
+    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+    const emulator = created.at(-1)!;
+    let release = () => {};
+    vmDir(root).holdWrites = new Promise<void>((resolve) => (release = resolve));
+    await afterQuietTime(() => api.exec('x1', { command: 'echo hello' }));
+    await vi.waitFor(() => expect(emulator.saves).toBe(1));
+    const disk = emulator.options.hda as { set(offset: number, bytes: Uint8Array, done: () => void): void };
+    await new Promise<void>((resolve) => disk.set(0, new Uint8Array(4096).fill(5), resolve));
+    let done = false;
+    const capturing = api.capture(null).then((result) => ((done = true), result));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(done).toBe(false); // a save now would race the write under way
+    release();
+    vmDir(root).holdWrites = null;
+    const captured = await capturing;
+    expect(captured.ok && captured.value?.meta.state).toBeTruthy();
+    expect(emulator.saves).toBe(2);
     await api.suspend();
   });
 

@@ -8,7 +8,7 @@ import { LayeredDisk } from './disk/layered-disk.ts';
 import { CHANGE_CHUNK, Overlay, OverlayError } from './disk/overlay.ts';
 import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, joinUrl, type FetchLike, type ImageManifest } from './image.ts';
 import { DISK_PACK, isStoredImageUrl, packedChunkFiles, storedImageFetch, storedImageFile } from './stored-image.ts';
-import { Machine, MachineError, type MachineBootFiles, type MachineOptions } from './machine.ts';
+import { letGo, Machine, MachineError, type MachineBootFiles, type MachineOptions } from './machine.ts';
 import { openBaseDir, openOpfsMachine, readWarmSet, writeWarmSet, type OpfsMachineFiles } from './opfs-store.ts';
 import { readJournal, writeJournal } from './opfs-workspace.ts';
 import { opfsWorkspaceFs } from './opfs-workspace-fs.ts';
@@ -61,6 +61,12 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
   let checkpointTimer: ReturnType<typeof setTimeout> | null = null;
   let flushTimer: ReturnType<typeof setInterval> | null = null;
   let checkpointing: Promise<unknown> | null = null;
+  /**
+   * The quiet-time save under way: `taken` once its state is taken and the guest runs on (or once
+   * it ended), and that state while it is being written. A checkpoint's capture with nothing
+   * happened since uses it rather than wait for the write (seconds on a slow disk).
+   */
+  let quietSave: { taken: Promise<void>; state: { generation: string; state: ArrayBuffer } | null } | null = null;
   /** The stack worker's file changes being loaded into /workspace, in the order they were told. */
   let hostChanges: Promise<unknown> = Promise.resolve();
   let idleTimer: ReturnType<typeof setTimeout> | null = null;
@@ -117,10 +123,23 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       if (checkpointing) return scheduleCheckpoint(false); // a save under way may have begun before the last write
       const current = machine;
       lastCheckpoint = Date.now();
+      let took = () => {};
+      const save: NonNullable<typeof quietSave> = { taken: new Promise<void>((resolve) => (took = resolve)), state: null };
+      quietSave = save;
       checkpointing = current
-        .checkpoint()
+        .checkpoint(undefined, (generation, state) => {
+          save.state = { generation, state };
+          took();
+        })
         .catch((error: unknown) => console.warn('checkpoint failed', error))
-        .finally(() => (checkpointing = null));
+        .finally(() => {
+          checkpointing = null;
+          if (quietSave === save) quietSave = null;
+          took();
+          // Written: its memory goes back now (a capture that used it took a copy).
+          if (save.state) letGo(save.state.state);
+          save.state = null;
+        });
     }, after);
   };
 
@@ -535,7 +554,14 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         const overlay = overlayInUse;
         if (!current || !overlay) return null;
         const asked = performance.now();
-        await checkpointing; // a save under way (the quiet-time one) ends first
+        // A quiet-time save under way: once its state is taken, with nothing happened since (no
+        // command, no keystroke, no disk write: none put a save off), that state is this capture's
+        // while it is still written. Otherwise it ends first: a save for this capture must not
+        // race its write.
+        const quiet = quietSave;
+        if (quiet) await quiet.taken;
+        const inFlight = quiet?.state && checkpointing && checkpointTimer === null ? quiet.state : null;
+        if (!inFlight) await checkpointing;
         const continues = since !== null && lastCapture?.token === since && lastCapture.overlay === overlay;
         let copied: Omit<VmCapture, 'state' | 'stateUnchanged' | 'meta' | 'token' | 'journal' | 'handled'> | null = null;
         let saved: { generation: string; state: ArrayBuffer } | null = null;
@@ -557,7 +583,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
           copied = { map, dataSize, full: !continues, chunks };
         };
         const began = performance.now();
-        const meta = current.readMeta();
+        // The stored meta names the last state written; the one being written is as good.
+        const meta = inFlight ? { ...current.readMeta(), state: inFlight.generation, disk: inFlight.generation } : current.readMeta();
         const activity = checkpointTimer !== null;
         if (machine && status.state === 'ready' && (activity || meta.disk !== meta.state || meta.state === null)) {
           // Something ran since the last save (or the disk moved on): save now, copy the disk while stopped.
@@ -574,7 +601,8 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         } else {
           // Stopped, or nothing ran since the last save: the files stand still enough (a disk
           // write after this copy would mark the state stale, which the meta below records).
-          copy();
+          if (inFlight) copy(inFlight.generation, inFlight.state);
+          else copy();
         }
         // A state saved for this capture matches the disk copied with it, whatever its writing does.
         const recorded = current.readMeta();
@@ -588,9 +616,11 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
         const token = crypto.randomUUID();
         const phases = fresh && machine?.lastSave ? `: sync ${Math.round(machine.lastSave.syncMs)}, stop ${Math.round(machine.lastSave.stopMs)}, save_state ${Math.round(machine.lastSave.saveStateMs)} ms` : '';
         const waited = began - asked > 5 ? ` after waiting ${Math.round(began - asked)} ms for a save under way` : '';
-        console.info(`computer captured in ${Math.round(performance.now() - began)} ms${waited} (${fresh ? 'saved for it' : 'as last saved'}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''}${phases})`);
+        const asTaken = inFlight ? ', the state of the save being written' : '';
+        const detail = `${Math.round(performance.now() - began)} ms${waited} (${fresh && !inFlight ? 'saved for it' : 'as last saved'}${asTaken}; ${copied!.chunks.length} disk chunks${state ? `, state ${(state.byteLength / 1e6).toFixed(1)} MB` : ''}${phases})`;
+        console.info(`computer captured in ${detail}`);
         lastCapture = { token, overlay, generation: valid ? after.state : null };
-        const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, journal, ...copied!, handled: { from: performance.timeOrigin + asked, to: performance.timeOrigin + performance.now() } };
+        const result: VmCapture = { token, meta: valid ? after : { ...after, state: null, disk: null }, state: state && new Uint8Array(state), stateUnchanged, journal, ...copied!, handled: { from: performance.timeOrigin + asked, to: performance.timeOrigin + performance.now(), detail } };
         moved = [...(state ? [state] : []), ...(journal ? [journal.buffer] : []), result.map.buffer, ...result.chunks.map((chunk) => chunk.bytes.buffer)];
         return result;
       });
