@@ -30,7 +30,7 @@ import { settingsHandlers } from './handlers/settings.ts';
 import { skillHandlers } from './handlers/skills.ts';
 import { taskHandlers } from './handlers/tasks.ts';
 import { checkpointHandlers } from './handlers/checkpoints.ts';
-import { createCheckpoints } from './checkpoints/checkpoints.ts';
+import { checkpointBefore, createCheckpoints } from './checkpoints/checkpoints.ts';
 import type { DatabaseCopies } from './checkpoints/sources.ts';
 import { createListCheckpointsTool, createProposeRestoreTool } from './tools/checkpoints.ts';
 import { createSkills } from './skills.ts';
@@ -116,6 +116,9 @@ export interface StackDeps {
   /** The stack's folder in OPFS; with copyDatabases, the stack keeps checkpoints there. */
   stackDir?: () => Promise<FileSystemDirectoryHandle>;
 }
+
+/** How long a mission's first change waits for the checkpoint before it to hold the stack. */
+const CHECKPOINT_WAIT_MS = 15_000;
 
 /** A network ticket is renewed this long before it ends (the proxy's last 12 h). */
 const TICKET_MARGIN_MS = 3_600_000;
@@ -323,28 +326,10 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   }
   const beforeChange = async (mission: { mission_id: string; kind: MissionKind; text: string }) => {
     // The mission goes on: a checkpoint that could not be taken is said, not fatal.
-    let said = false;
-    const failed = (error: unknown) => {
-      if (said) return;
-      said = true;
+    await checkpointBefore(checkpoints!, mission.kind === 'scheduled' ? 'scheduled' : 'mission', mission.text, CHECKPOINT_WAIT_MS, (error) => {
       console.warn('a checkpoint could not be taken', error);
       emit({ type: 'checkpoint_failed', mission_id: mission.mission_id, error: isStorageFull(error) ? { code: 'storage', message: storageFullMessage('No checkpoint was taken before this') } : toErrorShape(error) });
-    };
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let held!: () => void;
-    const fixed = new Promise<void>((resolve) => (held = resolve));
-    // The mission waits until what the checkpoint holds is fixed, not until it is stored.
-    const taken = checkpoints!.take(mission.kind === 'scheduled' ? 'scheduled' : 'mission', mission.text, undefined, held);
-    taken.catch(failed);
-    try {
-      // A checkpoint never holds a mission up for long: past 15 s the mission goes on, and says so.
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('it took longer than 15 s (it goes on in the background)')), 15_000)));
-      await Promise.race([fixed, taken, late]);
-    } catch (error) {
-      failed(error);
-    } finally {
-      clearTimeout(timer);
-    }
+    });
   };
   const missions = createMissions({
     emit,

@@ -52,6 +52,10 @@ async function openTimeline(page: Page) {
 test('a checkpoint brings back a deleted file, a system file and a corrected cell; opened as a new stack it leaves the stack as it is', async ({ page }) => {
   test.skip(!HAS_IMAGE, 'needs the computer image (vm-images/build.sh)');
   test.setTimeout(12 * 60_000);
+  // Where each checkpoint spent its time (the stack and VM workers log it): in the test's output.
+  page.on('worker', (worker) => worker.on('console', (message) => {
+    if (/^(checkpoint \S+ taken in|computer captured in)/.test(message.text())) console.log(`${new Date().toISOString()} ${message.text()}`);
+  }));
   await openApp(page);
   await loadScript({
     name: 'checkpoints: set up',

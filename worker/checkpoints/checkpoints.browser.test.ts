@@ -3,7 +3,7 @@
 // checkpoint still restores the stack as it was at that moment.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StackEventBody } from '../protocol.ts';
-import { createCheckpoints, fixedSources, openCheckpointStore } from './checkpoints.ts';
+import { CheckpointDropped, createCheckpoints, fixedSources, openCheckpointStore } from './checkpoints.ts';
 import { checkpointSources } from './sources.ts';
 
 let area = '';
@@ -109,6 +109,7 @@ describe('checkpoints holding the stack', () => {
             await write(stack, 'workspace/made.txt', 'made by the mission');
           })(),
         );
+        return true;
       })
       .then((info) => ((storedFirst = true), info));
     const info = await taken;
@@ -124,5 +125,24 @@ describe('checkpoints holding the stack', () => {
     expect(await read(into, '.os/memory/transcript.db')).toBe('transcript as copied');
     // The databases' copies were made in memory: no folder holds them.
     await expect((await stack.getDirectoryHandle('.os')).getDirectoryHandle('snapshot')).rejects.toMatchObject({ name: 'NotFoundError' });
+  });
+
+  it('keeps no checkpoint whose mission went on before it held the stack', async () => {
+    await write(stack, 'workspace/notes.txt', 'before the mission');
+    const events: StackEventBody[] = [];
+    const checkpoints = checkpointsOf(events);
+    const first = await checkpoints.take('manual', 'first');
+    await write(stack, 'workspace/notes.txt', 'the user edited this');
+
+    const slow = checkpoints.take('mission', 'tidy up', undefined, () => false);
+    expect(checkpoints.doing()).not.toBeNull();
+    await expect(slow).rejects.toBeInstanceOf(CheckpointDropped);
+    expect(checkpoints.doing()).toBeNull();
+    // Only the first is listed and told; the dropped one left no record behind.
+    expect((await checkpoints.list()).checkpoints.map((checkpoint) => checkpoint.id)).toEqual([first.id]);
+    expect(events.filter((event) => event.type === 'checkpoint_taken')).toHaveLength(1);
+    // The next one is taken as usual.
+    const next = await checkpoints.take('manual', 'after', undefined, () => true);
+    expect((await checkpoints.list()).checkpoints.map((checkpoint) => checkpoint.id)).toEqual([next.id, first.id]);
   });
 });

@@ -20,13 +20,25 @@ export interface Checkpoints {
   /**
    * Takes a checkpoint; resolves once it is stored. `held` is called as soon as what it holds is
    * fixed (the computer saved, the databases copied, every file changed since the last checkpoint
-   * read): the stack may change from then on while it is being stored.
+   * read): the stack may change from then on while it is being stored. It answers whether the
+   * caller still waited for that: false (it went on, so the stack may already have changed) drops
+   * the checkpoint, which could not say what it holds, and `take` rejects with CheckpointDropped.
    */
-  take(reason: CheckpointReason, label: string, layout?: string | null, held?: () => void): Promise<CheckpointInfo>;
+  take(reason: CheckpointReason, label: string, layout?: string | null, held?: () => boolean): Promise<CheckpointInfo>;
   list(): Promise<CheckpointList>;
   remove(id: string): Promise<CheckpointList>;
   /** Resolves once no checkpoint is being taken (before the stack closes). */
   idle(): Promise<void>;
+  /** What the checkpoint being taken is doing, for a message when it is slow; null when none is. */
+  doing(): string | null;
+}
+
+/** A checkpoint whose caller went on before it held the stack: none is kept. */
+export class CheckpointDropped extends Error {
+  constructor() {
+    super('the stack went on changing before it was held, so none was kept');
+    this.name = 'CheckpointDropped';
+  }
 }
 
 /**
@@ -106,6 +118,43 @@ async function removeTmp(stack: FileSystemDirectoryHandle): Promise<void> {
   for (const name of names) await folder.removeEntry(name, { recursive: true }).catch(() => {});
 }
 
+/**
+ * Takes a checkpoint before a change and waits until it holds the stack, not until it is stored,
+ * and at most `waitMs`: a checkpoint never holds a mission up for long. Past that the caller goes
+ * on without it (the checkpoint is dropped when it gets there: CheckpointDropped), and `failed`
+ * is told once, saying what it was still doing; as it is when the checkpoint cannot be taken.
+ */
+export async function checkpointBefore(checkpoints: Pick<Checkpoints, 'take' | 'doing'>, reason: CheckpointReason, label: string, waitMs: number, failed: (error: unknown) => void): Promise<void> {
+  let said = false;
+  const fail = (error: unknown) => {
+    if (said) return;
+    said = true;
+    failed(error);
+  };
+  let wentOn = false;
+  let resolveHeld!: () => void;
+  const heldNow = new Promise<void>((resolve) => (resolveHeld = resolve));
+  const taken = checkpoints.take(reason, label, undefined, () => {
+    if (wentOn) return false;
+    resolveHeld();
+    return true;
+  });
+  taken.catch(fail);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`it was still ${checkpoints.doing() ?? 'being taken'} after ${waitMs / 1000} s, and the mission did not wait longer`)), waitMs);
+  });
+  try {
+    await Promise.race([heldNow, taken, late]);
+  } catch (error) {
+    fail(error);
+  } finally {
+    // Whatever happened, the caller goes on from here: a checkpoint not held by now is not kept.
+    wentOn = true;
+    clearTimeout(timer);
+  }
+}
+
 export const checkpointKinds = { isUserFile, isComputer: isComputerFile, isDatabase: isDatabaseFile };
 
 export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
@@ -119,14 +168,17 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
   let lastCapture: { token: string; checkpoint: string } | null = null;
   let latestLayout: string | null = null;
   let taking: Promise<unknown> = Promise.resolve();
+  let queued = 0;
+  let doing: string | null = null;
 
   async function list(): Promise<CheckpointList> {
     const kept = await open();
     return { checkpoints: (await kept.list()).map(checkpointInfo), bytes: await kept.bytes(), rule: KEEP_RULE_TEXT };
   }
 
-  async function takeNow(reason: CheckpointReason, label: string, layout: string | null | undefined, held: (() => void) | undefined): Promise<CheckpointInfo> {
+  async function takeNow(reason: CheckpointReason, label: string, layout: string | null | undefined, held: (() => boolean) | undefined): Promise<CheckpointInfo> {
     if (layout !== undefined) latestLayout = layout;
+    doing = deps.computer ? 'saving the computer' : 'copying the databases';
     const kept = await open();
     const newest = (await kept.list())[0];
     const since = lastCapture && newest && lastCapture.checkpoint === newest.id ? lastCapture.token : null;
@@ -145,26 +197,35 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
       ? await deps.computer.capture(since).then((value) => {
           captured = performance.now();
           // Where the time went between this worker and the VM worker's.
-          if (value?.handled) handover = `: taken up after ${Math.round(value.handled.from - asked)} ms, captured in ${Math.round(value.handled.to - value.handled.from)}, back after ${Math.round(wall() - value.handled.to)}`;
+          if (value?.handled) handover = `: taken up after ${Math.round(value.handled.from - asked)} ms, captured in ${value.handled.detail ?? Math.round(value.handled.to - value.handled.from)}, back after ${Math.round(wall() - value.handled.to)}`;
           return value;
         })
       : null;
     // The state is cut and hashed while the databases' copies end and the files are listed.
     const stateDigest = capture?.state ? digestState(capture.state) : undefined;
     stateDigest?.catch(() => {}); // a listing that fails first is the error told
+    doing = 'copying the databases';
     const databases = await copying;
+    doing = 'listing the files';
     const listed = await checkpointSources(await deps.stackDir(), { databases, capture, ...(newest ? { previous: newest.files } : {}), ...(stateDigest ? { stateDigest } : {}) });
     at.push(performance.now());
+    doing = 'reading the files changed';
     const sources = held ? await fixedSources(listed, newest?.files) : null;
     if (sources) {
+      if (!held!()) throw new CheckpointDropped();
       heldAt = performance.now();
-      held!();
     }
+    doing = 'storing it';
     const record = await kept.take({ reason, label, layout: latestLayout, sources: sources ?? listed, ...checkpointKinds });
     at.push(performance.now());
+    // Stored whole, it held the stack until now; if its caller went on meanwhile, it may hold
+    // some of what came after, and is not kept.
+    if (heldAt === null && held && !held()) {
+      await kept.remove(record.id);
+      throw new CheckpointDropped();
+    }
     if (capture) lastCapture = { token: capture.token, checkpoint: record.id };
     await kept.prune();
-    if (heldAt === null) held?.(); // stored whole: it held the stack until now
     const [copied, listedAt, stored] = at.map((t) => Math.round(t - started));
     const holding = heldAt === null ? '' : `, held ${Math.round(heldAt - started)}`;
     console.info(
@@ -178,10 +239,16 @@ export function createCheckpoints(deps: CheckpointsDeps): Checkpoints {
   return {
     take(reason, label, layout, held) {
       // One at a time: a second waits for the first (they share the computer's capture token).
+      queued += 1;
+      if (doing === null) doing = 'waiting for the checkpoint before it';
       const next = taking.then(() => takeNow(reason, label, layout, held));
-      taking = next.catch(() => {});
+      taking = next.catch(() => {}).finally(() => {
+        queued -= 1;
+        doing = queued ? 'waiting for the checkpoint before it' : null;
+      });
       return next;
     },
+    doing: () => doing,
     list,
     async idle() {
       await taking;
