@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { StreamFn } from './agent/types.ts';
-import type { StackApi, StackEvent } from './protocol.ts';
+import type { ComputerStatus, StackApi, StackEvent } from './protocol.ts';
 import { createStack } from './stack.ts';
 import { modelMessage, testComputer, testStackDeps } from './test-stack.ts';
 import { DbFullError } from '../memory/index.ts';
@@ -318,6 +318,35 @@ describe('stack', () => {
     for (let i = 0; i < 300 && !lockedFailure(); i++) await new Promise((r) => setTimeout(r, 10));
     expect(lockedFailure()).toMatchObject({ document: { error: expect.stringContaining('password-protected') } });
     expect((await stack.snapshot()).windows.some((w) => w.kind === 'document' && w.title === 'locked.pdf')).toBe(true);
+  });
+
+  it('while the computer runs, the OCR engine keeps no idle workers: they end once the scans queued are read, and when it starts', async () => {
+    let releases = 0;
+    const ocr = Object.assign(async () => ({ text: 'scanned text of a test image', confidence: 90 }), { release: () => (releases++, 0) });
+    let emitStatus!: (status: ComputerStatus) => void;
+    const computer = { ...testComputer(async () => ({})), status: { state: 'off' } as ComputerStatus };
+    const { stack, events } = await openStack(async function* () {}, createMemoryStorage(), healthy, {
+      ocr,
+      createComputer: (emit) => ((emitStatus = emit), computer),
+    });
+    const scan = new Uint8Array(fixture('plain-1_scan.jpg'));
+    const read = async (name: string) => {
+      await stack.request({ id: name, method: 'upload_file', params: { name, bytes: scan } });
+      const done = () => events.some((e) => e.type === 'document_updated' && e.document.filename === name && e.document.status === 'ready');
+      for (let i = 0; i < 300 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(done()).toBe(true);
+    };
+    // The computer off: the engine is kept for the next scan (its own idle time).
+    await read('first.jpg');
+    expect(releases).toBe(0);
+    emitStatus({ state: 'waking' });
+    expect(releases).toBe(1);
+    // Once: a worker warmed for a scan attached while it starts is not ended by each status.
+    emitStatus({ state: 'ready', woke: true, wake_ms: 200 });
+    expect(releases).toBe(1);
+    computer.status = { state: 'ready', woke: true, wake_ms: 200 };
+    await read('second.jpg');
+    expect(releases).toBe(2);
   });
 
   it('an upload opens a document window while fewer than six are open; the rest wait in the chat until the user opens them', async () => {

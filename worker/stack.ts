@@ -117,6 +117,9 @@ export interface StackDeps {
   stackDir?: () => Promise<FileSystemDirectoryHandle>;
 }
 
+/** The computer's states in which its VM worker runs an emulator. */
+const COMPUTER_RUNNING: ReadonlySet<ComputerStatus['state']> = new Set(['downloading', 'booting', 'waking', 'ready']);
+
 /** How long a mission's first change waits for the checkpoint before it to hold the stack. */
 const CHECKPOINT_WAIT_MS = 15_000;
 
@@ -202,7 +205,16 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     // A local server has only the model the user named; Anthropic has the cheap one.
     processorModel: () => (settings.provider === 'openai' ? settings.model : DEFAULT_PROCESSOR_MODEL),
   });
-  const computer = deps.createComputer?.((status) => emit({ type: 'computer_status', status }), computerNetwork);
+  // While the computer runs (its emulator holds 300-400 MB of the tab), the OCR engine keeps no
+  // idle workers (100-200 MB each): they end once the documents queued are read, or when the
+  // computer starts, and the next scan starts one again (about 0.6 s, begun as it is attached).
+  const computerRunning = (status: ComputerStatus | undefined) => status !== undefined && COMPUTER_RUNNING.has(status.state);
+  let wasRunning = false;
+  const computer = deps.createComputer?.((status) => {
+    emit({ type: 'computer_status', status });
+    if (computerRunning(status) && !wasRunning) deps.ocr.release?.();
+    wasRunning = computerRunning(status);
+  }, computerNetwork);
   // Every file the stack worker writes or removes also reaches /workspace in the computer.
   const files = computer ? notifyingFiles(deps.files, (path) => computer.workspaceChanged(path)) : deps.files;
   const toolOutput = createOutputCoalescer((tool_use_id, stream, text) => emit({ type: 'tool_output', mission_id: missions.current ?? '', tool_use_id, stream, text }));
@@ -219,6 +231,9 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     ocrLanguage: () => settings.ocr_language ?? 'auto',
     // A workbook's sheets open as tables.
     openTable: async (title, columns, rows) => void (await canvas.openWindow({ kind: 'table', title, columns, rows })),
+    onIdle: () => {
+      if (computerRunning(computer?.status)) deps.ocr.release?.();
+    },
   });
   const fileType = async (path: string) => (await files.stat(path))?.mime ?? null;
   const skills = createSkills(deps.memory.stackFiles);

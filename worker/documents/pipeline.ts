@@ -33,6 +33,8 @@ export interface PipelineDeps {
   ocrLanguage?(): OcrLanguageChoice;
   /** Opens a table window (a workbook's sheet); absent where there is no canvas. */
   openTable?(title: string, columns: TableColumn[], rows: TableRow[]): Promise<void>;
+  /** Called each time every document queued so far has been read (the queue is empty again). */
+  onIdle?(): void;
 }
 
 /** A sheet longer than this gets its CSV only: a table window holds every row in the stack's events. */
@@ -79,6 +81,8 @@ export async function readWords(files: Pick<UserFiles, 'read' | 'stat'>, documen
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
   let queue: Promise<void> = Promise.resolve();
+  /** Documents queued and not yet read. */
+  let pending = 0;
   /** The language asked for the document being read ("read again in…"), over the settings'. */
   let override: OcrLanguageChoice | undefined;
 
@@ -382,6 +386,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   return {
     process(record, options = {}) {
+      pending += 1;
       queue = queue
         .then(async () => {
           // One document at a time: the language asked for this one holds until it is read.
@@ -390,6 +395,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             await run(record);
           } finally {
             override = undefined;
+            pending -= 1;
+            if (pending === 0) deps.onIdle?.();
           }
         })
         .catch(() => {});
