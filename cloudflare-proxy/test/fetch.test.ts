@@ -146,7 +146,10 @@ function fetchVia(url: string, headers: Record<string, string> = {}) {
 }
 
 function post(body: string, headers: Record<string, string> = {}) {
-  return fetch(`${proxy.url}/v1/fetch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers }, body });
+  // A connection of its own for each request, as Miniflare's own dispatchFetch does ("avoid
+  // keep-alive race conditions"): once, in a loaded run, the request after the 10 s long page went
+  // out on a kept-alive connection workerd was closing, and failed with ECONNRESET after 185 ms.
+  return fetch(`${proxy.url}/v1/fetch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, connection: 'close', ...headers }, body });
 }
 
 async function expectError(response: Response, status: number, type: string) {
