@@ -9,6 +9,7 @@ import type { FakeOcrState } from '../fake-model/ocr.ts';
 import { SMUDGED, TURNED_SCANS } from '../fixtures/generate.ts';
 import { fixture, invoice } from '../support/fixtures.ts';
 import { hideTab } from '../support/hide-tab.ts';
+import { inputTimingProblems, inputTimingSummary, readInputTiming, recordInputTiming, scriptHeldFrames, TIMED_INPUTS } from '../support/input-timing.ts';
 import { longScannedPdf } from '../support/long-scan.ts';
 import { jpegToPdf } from '../support/jpeg-pdf.ts';
 import { openApp, send } from './app.ts';
@@ -158,21 +159,7 @@ test('a scanned PDF (no text layer) fed sideways is drawn page by page and read 
 
 test('a 20-page scanned PDF is read page after page, its progress shown as pages finish, and typing stays quick', async ({ page }) => {
   test.setTimeout(5 * 60_000);
-  await page.addInitScript(() => {
-    const slow: { name: string; duration: number }[] = [];
-    (window as unknown as { __slowInputs: typeof slow }).__slowInputs = slow;
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) if (['keydown', 'keypress', 'keyup', 'input'].includes(entry.name)) slow.push({ name: entry.name, duration: entry.duration, at: Math.round(entry.startTime) } as { name: string; duration: number });
-    }).observe({ type: 'event', durationThreshold: 16, buffered: true } as PerformanceObserverInit);
-    // What held the main thread, for a failure to explain itself (Chromium's Long Animation Frames).
-    const frames: { at: number; duration: number; scripts: string[] }[] = [];
-    (window as unknown as { __longFrames: typeof frames }).__longFrames = frames;
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries() as (PerformanceEntry & { scripts: { invoker: string; sourceFunctionName: string; duration: number }[] })[]) {
-        if (entry.duration >= 70) frames.push({ at: Math.round(entry.startTime), duration: Math.round(entry.duration), scripts: entry.scripts.map((script) => `${script.invoker} ${script.sourceFunctionName} ${Math.round(script.duration)} ms`) });
-      }
-    }).observe({ type: 'long-animation-frame', buffered: true });
-  });
+  await page.addInitScript(recordInputTiming, TIMED_INPUTS);
   await openApp(page);
   const started = Date.now();
   const uploadAt = await page.evaluate(() => performance.now());
@@ -200,17 +187,13 @@ test('a 20-page scanned PDF is read page after page, its progress shown as pages
   console.log(`20 scanned pages read in ${((Date.now() - started) / 1000).toFixed(1)} s; progress seen at ${[...seen].join(', ')} pages`);
   expect(seen.size, `progress values seen: ${[...seen].join(', ')}`).toBeGreaterThanOrEqual(4);
   await expect(window.getByText(/Read \d+ of 20 pages/)).toBeHidden();
-  const slow = await page.evaluate(() => (window as unknown as { __slowInputs: { name: string; duration: number }[] }).__slowInputs);
-  const slowest = slow.reduce((max, entry) => Math.max(max, entry.duration), 0);
-  const late = slow.filter((entry) => entry.name === 'keydown' && entry.duration >= 100);
-  console.log(`while reading: ${keys} keys typed, ${slow.length} input events over 16 ms, ${late.length} keys over 100 ms, the slowest ${Math.round(slowest)} ms${late.length ? `; late keys (ms after the page started): ${late.map((key) => `${(key as unknown as { at: number }).at} (${key.duration} ms)`).join(', ')}, the upload at ${Math.round(uploadAt)}` : ''}`);
-  const frames = await page.evaluate(() => (window as unknown as { __longFrames: { at: number; duration: number; scripts: string[] }[] }).__longFrames);
-  // The app never holds the page's main thread 100 ms while pages are read (no long frame of its
-  // scripts), and keys answer in under 100 ms: all but the odd one (at most 1 in 50; 0-1 of ~160
-  // seen) that the operating system keeps waiting while both cores read and draw, no script running.
-  const blocking = frames.filter((frame) => frame.at > uploadAt && frame.duration >= 100 && frame.scripts.length > 0);
-  expect(blocking, `long frames with scripts: ${JSON.stringify(blocking)}`).toEqual([]);
-  expect(late.length, `keys over 100 ms: ${JSON.stringify(late)}; long frames: ${JSON.stringify(frames)}`).toBeLessThanOrEqual(Math.floor(keys / 50));
+  const { slow, frames } = await readInputTiming(page);
+  console.log(`while reading: ${inputTimingSummary(slow, keys)}; the upload at ${Math.round(uploadAt)}`);
+  // The app never holds the page's main thread while pages are read (no long frame of its
+  // scripts), and keys answer in under 100 ms (tests/support/input-timing.ts).
+  const held = scriptHeldFrames(frames, uploadAt);
+  expect(held, `long frames held by scripts: ${JSON.stringify(held)}`).toEqual([]);
+  expect(inputTimingProblems(slow.filter((entry) => entry.at > uploadAt), frames, keys)).toEqual([]);
 });
 
 test('with Mistral OCR chosen in Settings, a scan is read by Mistral through the proxy', async ({ page }) => {

@@ -35,9 +35,10 @@ test('hostile uploads: each refused by name or read safely, inputs answer in und
   // Every third file of the corpus, and every bomb and renamed program (npm run reliability: all 101).
   const result = await hostileUploads(target(), 7, (files) => files.filter((file, i) => i % 3 === 0 || file.outcome === 'refused'));
   console.log(result.notes.join('\n'));
+  // Slow inputs count as failures there, told as tests/support/input-timing.ts tells them (the
+  // app's part strictly, the screen with a slow machine's tolerance).
   expectClean(result, result.runs);
   expect(result.runs).toBeGreaterThan(40);
-  expect(result.slowestMs).toBeLessThan(100);
 });
 
 test('poisoned documents: a model that obeys them gets every call refused or declined, nothing leaves', async () => {

@@ -10,6 +10,7 @@ import { makeHostileCorpus, type HostileFile } from '../fixtures/hostile.ts';
 import { COLLECTOR_HOST, poisonedDocuments, type Attack, type PoisonedDocument } from '../fixtures/poisoned.ts';
 import { createRandom } from '../fixtures/invoices.ts';
 import { fixture } from '../support/fixtures.ts';
+import { inputTimingProblems, inputTimingSummary, readInputTiming, recordInputTiming, TIMED_INPUTS } from '../support/input-timing.ts';
 import { browserPids, checkDiskImage, checkStackDatabases, diskImageIn, disposeProfile, kill, killNow, launch, newProfile, newResult, openApp, readStackFiles, type Browser, type ScenarioResult } from './harness.ts';
 
 export interface Target {
@@ -266,36 +267,7 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
   const { page } = browser;
   let crashed = false;
   page.on('crash', () => (crashed = true));
-  await browser.context.addInitScript(() => {
-    // Each slow input with where its time went: waiting for the main thread (delay), its handlers
-    // (handlers), and from them to the next frame on screen (paint).
-    const slow: { name: string; duration: number; at: number; delay: number; handlers: number; paint: number }[] = [];
-    (window as unknown as { __slowInputs: typeof slow }).__slowInputs = slow;
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries() as PerformanceEventTiming[]) {
-        if (!['keydown', 'keypress', 'keyup', 'input', 'pointerdown', 'click'].includes(entry.name)) continue;
-        const delay = Math.round(entry.processingStart - entry.startTime);
-        const handlers = Math.round(entry.processingEnd - entry.processingStart);
-        slow.push({ name: entry.name, duration: entry.duration, at: Math.round(entry.startTime), delay, handlers, paint: Math.max(0, Math.round(entry.duration - delay - handlers)) });
-      }
-    }).observe({ type: 'event', durationThreshold: 16, buffered: true } as PerformanceObserverInit);
-    // What held the main thread, for a failure to explain itself: long animation frames and the
-    // scripts in them (Chromium's Long Animation Frames API).
-    const frames: { at: number; duration: number; blocking: number; scripts: string[] }[] = [];
-    (window as unknown as { __longFrames: typeof frames }).__longFrames = frames;
-    type Script = { invoker: string; sourceURL: string; sourceFunctionName: string; duration: number; forcedStyleAndLayoutDuration: number };
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries() as (PerformanceEntry & { blockingDuration: number; scripts: Script[]; styleAndLayoutStart: number })[]) {
-        if (entry.duration < 50) continue;
-        frames.push({
-          at: Math.round(entry.startTime),
-          duration: Math.round(entry.duration),
-          blocking: Math.round(entry.blockingDuration),
-          scripts: entry.scripts.map((script) => `${script.invoker} ${script.sourceFunctionName || '?'} @${script.sourceURL.split('/').pop()} ${Math.round(script.duration)} ms (layout ${Math.round(script.forcedStyleAndLayoutDuration)})`),
-        });
-      }
-    }).observe({ type: 'long-animation-frame', buffered: true } as PerformanceObserverInit);
-  });
+  await browser.context.addInitScript(recordInputTiming, TIMED_INPUTS);
   const pids = () => browserPids(profile);
   let peakMb = 0;
   const sampler = setInterval(() => (peakMb = Math.max(peakMb, residentMb(pids()))), 500);
@@ -307,10 +279,12 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
     await page.locator('[data-role=notice]').filter({ hasText: 'Read kept.pdf' }).waitFor({ timeout: 60_000 });
 
     const refusals: string[] = [];
+    let keys = 0;
     const typing = async () => {
       const box = page.getByRole('textbox', { name: 'Message' });
       await box.click();
       await page.keyboard.type('still here', { delay: 20 });
+      keys += 'still here'.length;
       await box.fill('');
     };
     // Files whose names are the attack (no disk can hold them) go as buffers; the others from
@@ -359,7 +333,7 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
       result.failures += vague.length;
       result.notes.push(`messages without a reason: ${vague.join(' | ')}`);
     }
-    const slow = await page.evaluate(() => (window as unknown as { __slowInputs: { name: string; duration: number; at: number; delay: number; handlers: number; paint: number }[] }).__slowInputs);
+    const { slow, frames } = await readInputTiming(page);
     const slowest = slow.reduce((max, entry) => Math.max(max, entry.duration), 0);
     result.slowestMs = slowest;
     result.runs = corpus.length;
@@ -368,17 +342,12 @@ export async function hostileUploads(target: Target, seed = 7, pick: (files: Hos
       result.failures += expectedRefusals - refusals.length;
       result.notes.push(`${refusals.length} refusals shown for ${expectedRefusals} files that must be refused`);
     }
-    const top = [...slow].sort((a, b) => b.duration - a.duration).slice(0, 3);
-    result.notes.push(`slowest inputs of ${slow.length} over 16 ms: ${top.map((entry) => `${entry.name} ${Math.round(entry.duration)} ms at ${entry.at} (delay ${entry.delay}, handlers ${entry.handlers}, paint ${entry.paint})`).join(', ')}`);
-    if (slowest >= 100) {
+    result.notes.push(`inputs: ${inputTimingSummary(slow, keys)}`);
+    // An input answers in under 100 ms (tests/support/input-timing.ts says how that is told).
+    const problems = inputTimingProblems(slow, frames, keys);
+    if (problems.length) {
       result.failures++;
-      const over = slow.filter((entry) => entry.duration >= 100);
-      result.notes.push(`an input took ${Math.round(slowest)} ms to answer (${over.length} of ${slow.length} over 100 ms: ${over.map((entry) => `${entry.name} ${Math.round(entry.duration)} ms at ${entry.at} (delay ${entry.delay}, handlers ${entry.handlers}, paint ${entry.paint})`).join(', ')})`);
-      const frames = await page.evaluate(() => (window as unknown as { __longFrames: { at: number; duration: number; blocking: number; scripts: string[] }[] }).__longFrames);
-      // The frames around each slow input first (from 200 ms before it to its end), then the longest.
-      const near = frames.filter((frame) => over.some((entry) => frame.at + frame.duration > entry.at - 200 && frame.at < entry.at + entry.duration));
-      const longest = [...near, ...[...frames].sort((a, b) => b.duration - a.duration).filter((frame) => !near.includes(frame)).slice(0, 3)];
-      result.notes.push(`frames near the slow inputs, then the longest: ${longest.map((frame) => `${frame.duration} ms at ${frame.at} (blocking ${frame.blocking}): ${frame.scripts.join('; ') || 'no script (style, layout, paint or GC)'}`).join(' | ')}`);
+      result.notes.push(...problems);
       // A machine busy with something else (another test's leftover browser) shows here.
       const busiest = spawnSync('ps', ['-eo', 'pcpu,etimes,comm', '--sort=-pcpu'], { encoding: 'utf8' }).stdout.split('\n').slice(1).map((line) => line.trim().replace(/\s+/g, ' ')).filter((line) => line && !line.endsWith(' ps')).slice(0, 5);
       result.notes.push(`load ${loadavg().map((load) => load.toFixed(2)).join(' ')}; busiest processes (lifetime %cpu, seconds, name): ${busiest.join(' | ')}`);
