@@ -50,7 +50,7 @@ describe('field recall on the generated scans', () => {
   /** The upright scans' report for the invoices in `set`, to hold a turned or skewed set against. */
   const uprightOf = (set: { invoice: Invoice }[]) => recallReport(upright.filter((entry) => set.some((other) => other.invoice.id === entry.invoice.id)));
 
-  it('reads the printed fields of every layout, accented names exact', { timeout: 180_000 }, async () => {
+  it('reads the printed fields of every layout, accented names exact', { timeout: 360_000 }, async () => {
     const read = scanReader();
     for (const invoice of invoices()) {
       const { text } = await read(invoice.id, invoice.files.scan);
@@ -66,7 +66,7 @@ describe('field recall on the generated scans', () => {
     expect(report.overall.recall).toBeGreaterThanOrEqual(0.97);
   });
 
-  it('reads a scan turned a quarter or a half turn as well as the upright scan, and says it turned it', { timeout: 180_000 }, async () => {
+  it('reads a scan turned a quarter or a half turn as well as the upright scan, and says it turned it', { timeout: 360_000 }, async () => {
     expect(upright, 'the upright scans are read first').toHaveLength(invoices().length);
     const read = scanReader();
     const turned: typeof upright = [];
@@ -82,7 +82,7 @@ describe('field recall on the generated scans', () => {
     expect(report.overall.recall).toBeGreaterThanOrEqual(base.overall.recall - 0.01);
   });
 
-  it('reads a scan skewed 3° within a point of the upright scan', { timeout: 180_000 }, async () => {
+  it('reads a scan skewed 3° within a point of the upright scan', { timeout: 360_000 }, async () => {
     expect(upright, 'the upright scans are read first').toHaveLength(invoices().length);
     const read = scanReader();
     const skewed: typeof upright = [];
