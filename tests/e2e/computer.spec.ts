@@ -117,7 +117,7 @@ test('first open: a terminal shows a root shell where pandas imports; the image 
 });
 
 test('online through the proxy: pip installs from a package index, also after a reload; hosts not allowed fail at once', async () => {
-  test.setTimeout(14 * 60_000);
+  test.setTimeout(18 * 60_000);
   const port = process.env.E2E_INDEX_PORT;
   await openTerminal();
   await waitReady(5 * 60_000);
@@ -133,8 +133,9 @@ test('online through the proxy: pip installs from a package index, also after a 
     `clear; mkdir -p /root/tinyapp && cd /root/tinyapp && npm install --no-audit --no-fund --registry http://pkg.index.test:${port}/npm/ tinynode && node -e 'console.log("NPM=" + require("tinynode").hello())'; cd`,
     /NPM=tinynode says hi/,
     // npm's own start reads hundreds of modules in an emulated 32-bit CPU: 30-60 s on a quiet
-    // machine, several minutes beside other jobs.
-    360_000,
+    // machine, several minutes beside other jobs; on a machine 4-5x slower than usual it was
+    // still starting (past "arborist:ctor") after 6 min.
+    600_000,
   );
   // A name the proxy does not allow, and an allowed name that leads to a private address: the
   // proxy's refusal reaches curl as an answer: about a second here, 5.7 s in a loaded CI run (the
@@ -207,20 +208,6 @@ test('with its proxy stopped, curl and pip fail at once saying the computer is o
     await useEndpoint(own.url);
     await untilOnline('VIA-OWN');
 
-    // The same pip install with no index at all (it fails without asking the network): pip's own
-    // start and imports in the emulator, read once and then again warm, measured beside its
-    // failure below. In a loaded browser it alone can take longer than ten seconds.
-    const pipStart: number[] = [];
-    for (const n of [1, 2]) {
-      const marker = new RegExp(`PIPSTART${n}=\\d+ MS=(\\d+)`);
-      const started = await run(
-        `clear; s=$(date +%s%N); pip install -q --no-cache-dir --force-reinstall --no-index tinypkg 2>/dev/null; echo "PIPSTART${n}=$? MS=$(( ($(date +%s%N) - s) / 1000000 ))"`,
-        marker,
-        180_000,
-      );
-      pipStart.push(Number(marker.exec(started)![1]));
-    }
-
     await own.dispose();
     running = false;
     const curl = await run(
@@ -229,23 +216,34 @@ test('with its proxy stopped, curl and pip fail at once saying the computer is o
     );
     const [, curlCode, curlMs] = /CURLOFF=(\d+) MS=(\d+)/.exec(curl)!;
     expect(curlCode, curl).toBe('6');
-    expect(Number(curlMs), curl).toBeLessThan(5_000);
+    // Answered, not timed out: a lookup the guest's resolver gave up on would take its 10 s
+    // (resolv.conf) by itself. 1-4 s here; 8.9 s once on a machine 4-5x slower than usual, where
+    // curl's own start in the emulator takes seconds.
+    expect(Number(curlMs), curl).toBeLessThan(10_000);
     await expect(terminal().locator('.xterm-rows')).toContainText('[network] pkg.index.test: the computer is offline (the proxy could not be reached)');
 
+    // pip's own log (--log, every line timestamped to the ms) says when it first asked the network
+    // and when it gave up: its start and imports in the emulator before that (48-110 s in a loaded
+    // run) are not the network's doing.
     const text = await run(
-      `clear; s=$(date +%s%N); pip install -q --no-cache-dir --force-reinstall --index-url http://pkg.index.test:${port}/simple/ --trusted-host pkg.index.test tinypkg; echo "PIPOFF=$? MS=$(( ($(date +%s%N) - s) / 1000000 ))"`,
-      /PIPOFF=\d+ MS=\d+/,
-      180_000, // pip's own start alone took 48-84 s here (above); the network adds seconds at most
+      `clear; rm -f /tmp/pipoff.log; s=$(date +%s%N); pip install -q --no-cache-dir --force-reinstall --log /tmp/pipoff.log --index-url http://pkg.index.test:${port}/simple/ --trusted-host pkg.index.test tinypkg; echo "PIPOFF=$? MS=$(( ($(date +%s%N) - s) / 1000000 ))"; grep -m1 'Looking in indexes' /tmp/pipoff.log | cut -c1-23 | sed "s/^/ASK""ED=/"; tail -n1 /tmp/pipoff.log | cut -c1-23 | sed "s/^/GAVE""UP=/"`,
+      /GAVEUP=\d{4}-/,
+      300_000, // pip's own start alone took 48-110 s in loaded runs; the network adds seconds at most
     );
     const [, code, ms] = /PIPOFF=(\d+) MS=(\d+)/.exec(text)!;
     expect(code, text).not.toBe('0');
     await expect(terminal().locator('.xterm-rows')).toContainText('[network] pkg.index.test: the computer is offline (the proxy could not be reached)');
-    console.log(`proxy stopped: curl failed in ${curlMs} ms, pip in ${ms} ms (pip with no index: ${pipStart.join(', ')} ms)`);
-    // The network costs pip seconds over its own start (it imports its whole network stack, which
-    // the run with no index never does: 2-7 s in a loaded emulator, 15.1 s once in a clean-clone
-    // run), never a wait on timeouts: a DNS lookup that timed out would cost 10 s (the guest's
-    // resolv.conf) for each of pip's three tries, 30 s in all, a connect timeout 15 s a try.
-    expect(Number(ms) - pipStart[1]!, text).toBeLessThan(20_000);
+    const stamp = (name: string) => {
+      const [, date, millis] = new RegExp(`${name}=(\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d),(\\d{3})`).exec(text) ?? [];
+      expect(date, `pip's log has no ${name} line: ${text}`).toBeTruthy();
+      return Date.parse(`${date}.${millis}Z`);
+    };
+    const network = stamp('GAVEUP') - stamp('ASKED');
+    console.log(`proxy stopped: curl failed in ${curlMs} ms, pip in ${ms} ms, ${network} ms of it from its first ask of the index to giving up`);
+    // The network costs pip seconds (its three tries, their back-off and its network stack's
+    // imports: 2-15 s in loaded runs), never a wait on timeouts: a DNS lookup that timed out would
+    // cost 10 s (the guest's resolv.conf) for each try, 30 s in all, a connect timeout 15 s a try.
+    expect(network, text).toBeLessThan(20_000);
   } finally {
     if (running) await own.dispose();
     await useEndpoint(E2E_PROXY_URL);
@@ -254,7 +252,7 @@ test('with its proxy stopped, curl and pip fail at once saying the computer is o
 });
 
 test('with the network turned off for the stack, curl and the bash tool fail at once and say so', async () => {
-  test.setTimeout(5 * 60_000);
+  test.setTimeout(8 * 60_000);
   const port = process.env.E2E_INDEX_PORT;
   const setNetwork = async (on: boolean) => {
     await page.getByRole('button', { name: 'Settings' }).click();
@@ -268,14 +266,17 @@ test('with the network turned off for the stack, curl and the bash tool fail at 
   await openTerminal();
   await waitReady(3 * 60_000);
   // Online, a download that never ends runs in the background; turning the network off (no
-  // restart, no reload) ends it at once.
+  // restart, no reload) ends it, long before curl's own 300 s. The guest waits up to a minute for
+  // each step: on a machine 4-5x slower than usual curl's start alone (its libraries read from a
+  // disk still arriving) took over the 10 s these loops allowed before.
   await run(
-    `clear; rm -f /tmp/endless.*; (curl -sSN -m 300 http://pkg.index.test:${port}/files/endless -o /tmp/endless.out; echo "ENDLESS=$?" > /tmp/endless.exit) >/dev/null 2>&1 & for i in $(seq 1 40); do [ -s /tmp/endless.out ] && break; sleep 0.25; done; head -c 7 /tmp/endless.out; echo`,
+    `clear; rm -f /tmp/endless.*; (curl -sSN -m 300 http://pkg.index.test:${port}/files/endless -o /tmp/endless.out; echo "ENDLESS=$?" > /tmp/endless.exit) >/dev/null 2>&1 & for i in $(seq 1 240); do [ -s /tmp/endless.out ] && break; sleep 0.25; done; head -c 7 /tmp/endless.out; echo`,
     /started/,
+    120_000,
   );
   await setNetwork(false);
   try {
-    const cut = await run(`clear; for i in $(seq 1 40); do [ -s /tmp/endless.exit ] && break; sleep 0.25; done; cat /tmp/endless.exit`, /ENDLESS=\d+/);
+    const cut = await run(`clear; for i in $(seq 1 240); do [ -s /tmp/endless.exit ] && break; sleep 0.25; done; cat /tmp/endless.exit`, /ENDLESS=\d+/, 120_000);
     const ended = /ENDLESS=(\d+)/.exec(cut)![1]!;
     expect(ended, cut).not.toMatch(/^(0|28)$/); // ended by the network, not finished or timed out
     console.log(`network off: the open download ended (curl exit ${ended})`);
