@@ -7,6 +7,7 @@ import type { MachineDisk } from './disk.ts';
 import { emulatorOptions } from './emulator-options.ts';
 import { RELAY_NETWORK, type NetworkLink } from './network-link.ts';
 import { freshMemoryRestore, type WasmInstantiate } from './fresh-memory.ts';
+import { letGo, letGoOfCopies, v86Cpu } from './let-go.ts';
 import type { TrafficCounter } from './traffic.ts';
 import { emptyWorkspaceFs, Workspace9p, type Workspace9pSnapshot, type WorkspaceFs } from './workspace-9p.ts';
 
@@ -571,6 +572,14 @@ export class Machine {
     // v86 holds on to its options while the emulator lives, and through them to a restored state.
     const initial = extra.initial_state as RestorableState | undefined;
     if (initial) emulator.add_listener('emulator-started', (() => initial.release()) as (value: never) => void);
+    // v86's copies of the guest's RAM, made by a restore and by each save, are let go of once used
+    // (let-go.ts): from when the emulator has its CPU, which is before it loads a state.
+    const cover = () => {
+      const cpu = v86Cpu(emulator);
+      if (cpu) letGoOfCopies(cpu);
+    };
+    if (initial) initial.loading = cover;
+    emulator.add_listener('emulator-loaded', cover as (value: never) => void);
     this.options.traffic?.attach(emulator);
     link?.attach(emulator);
     emulator.add_listener('serial0-output-byte', ((byte: number) => {
@@ -741,6 +750,8 @@ interface RestorableState {
   set(): void;
   /** Drops the bytes, once the emulator has restored them. */
   release(): void;
+  /** Called as v86 loads it (its CPU made, the state not yet restored). */
+  loading?: () => void;
 }
 
 /**
@@ -754,6 +765,7 @@ function restorable(state: ArrayBuffer, ours = false): RestorableState {
     buffer: state,
     onload: undefined,
     load() {
+      this.loading?.();
       this.onload?.({ buffer: this.buffer });
     },
     get(start, length, done) {
@@ -767,13 +779,4 @@ function restorable(state: ArrayBuffer, ours = false): RestorableState {
       this.buffer = undefined;
     },
   };
-}
-
-/**
- * Gives a large buffer's memory back now (it is detached), where dropping it waits for the
- * worker's next full garbage collection: seconds to minutes, while a saved state is 50-150 MB and
- * each save and wake makes one. Where `ArrayBuffer.prototype.transfer` is missing, it is dropped.
- */
-export function letGo(buffer: ArrayBuffer): void {
-  (buffer as { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
 }
