@@ -64,7 +64,10 @@ class MemDir {
     let current = name;
     return {
       kind: 'file' as const,
-      createSyncAccessHandle: async () => file.handle(),
+      createSyncAccessHandle: async () => {
+        await dir.holdWrites; // a slow disk: a file opened for writing now lands once it settles
+        return file.handle();
+      },
       getFile: async () => new File([file.data as Uint8Array<ArrayBuffer>], current, { lastModified: file.modified }),
       // Like OPFS: the bytes land on close, at the positions written, within the size truncated to.
       createWritable: async () => {

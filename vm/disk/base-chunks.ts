@@ -4,6 +4,7 @@
 // keep the last few inflated in memory.
 import { gunzipSync } from 'fflate';
 import { fetchOk, ImageError, isPackedState, joinUrl, responseBytes, sha256Hex, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
+import { writeBytes } from '../opfs-write.ts';
 
 /** Where the chunks are kept: OPFS `base/` in the browser, a folder or a Map in tests. */
 export interface ChunkFiles {
@@ -32,12 +33,9 @@ export function opfsChunkFiles(dir: FileSystemDirectoryHandle): ChunkFiles {
       }
     },
     async write(sha256, gzip) {
-      const writable = await (await dir.getFileHandle(sha256, { create: true })).createWritable();
       try {
-        await writable.write(gzip as Uint8Array<ArrayBuffer>);
-        await writable.close();
+        await writeBytes(await dir.getFileHandle(sha256, { create: true }), gzip);
       } catch (error) {
-        await writable.abort().catch(() => {});
         await dir.removeEntry(sha256).catch(() => {});
         throw error;
       }
