@@ -5,6 +5,7 @@ import * as Comlink from 'comlink';
 import { describe, expect, it, vi } from 'vitest';
 import type { SyncAccessHandleLike } from './disk.ts';
 import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
+import { BaseChunks } from './disk/base-chunks.ts';
 import { sha256Hex } from './image.ts';
 import type { VmStatus } from './protocol.ts';
 import { createVmApi } from './vm-worker.ts';
@@ -467,6 +468,34 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
     expect(captured.ok && captured.value?.meta.state).toBeTruthy();
     expect(emulator.saves).toBe(2);
     await api.suspend();
+  });
+
+  it('gives back the disk chunks kept in memory once the guest has read nothing from its disk a while, once until it reads again', async () => {
+    const trim = vi.spyOn(BaseChunks.prototype, 'trim');
+    try {
+      const root = new MemDir();
+      const created: FakeEmulator[] = [];
+      const api = createVmApi({ storageRoot: async () => root as unknown as FileSystemDirectoryHandle, fetch: (await image('h1', undefined, 8)) as typeof fetch, wasmPath: 'v86.wasm', createEmulator: fakeEmulatorFactory(created), diskQuietMs: 1500 });
+      await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+      const disk = created.at(-1)!.options.hda as { get(offset: number, length: number, done: (bytes: Uint8Array) => void): void };
+      const read = () => new Promise<void>((resolve) => disk.get(4096, 512, () => resolve()));
+      // Reading on: kept.
+      for (let i = 0; i < 5; i++) {
+        await read();
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(trim).not.toHaveBeenCalled();
+      // Quiet: given back, once.
+      await vi.waitFor(() => expect(trim).toHaveBeenCalledTimes(1), { timeout: 4000 });
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(trim).toHaveBeenCalledTimes(1);
+      // A read, then quiet again: once more.
+      await read();
+      await vi.waitFor(() => expect(trim).toHaveBeenCalledTimes(2), { timeout: 4000 });
+      await api.suspend();
+    } finally {
+      trim.mockRestore();
+    }
   });
 
   it('saves itself after quiet time again once a checkpoint captured it', async () => {

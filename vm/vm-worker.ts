@@ -29,6 +29,8 @@ export interface VmWorkerDeps {
   createEmulator?: MachineOptions['createEmulator'];
   /** Quiet time after the last exec or keystroke before a checkpoint is saved (ms; 0: never). */
   checkpointAfterMs?: number;
+  /** How long the guest reads nothing from its disk before the chunks kept in memory go back (15 s). */
+  diskQuietMs?: number;
   /** Quiet time after which the machine is suspended to free the CPU and memory (ms; 0: never). */
   suspendAfterMs?: number;
   /**
@@ -42,6 +44,8 @@ export interface VmWorkerDeps {
 
 /** 12 MB in 10 s is ~10 Mbit/s: on a slower line the kernel (precached) boots sooner. */
 const BOOT_STATE_WAIT_MS = 10_000;
+/** How long the guest reads nothing from its disk before the chunks kept in memory go back. */
+const DISK_QUIET_MS = 15_000;
 
 /** Builds the VmApi; exported for tests, exposed by this module when run as a worker. */
 export function createVmApi(deps: VmWorkerDeps): VmApi {
@@ -172,6 +176,9 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
     if (flushTimer) return;
     flushTimer = setInterval(() => {
       if (Date.now() - warmSetSavedAt > 10_000) saveWarmSet();
+      // The guest done reading its disk a while: the image's chunks kept for its next reads
+      // (up to 88 MiB) go back, read again from storage when wanted.
+      baseChunks?.trimWhenQuiet(deps.diskQuietMs ?? DISK_QUIET_MS);
     }, 1000);
   };
   /** What the guest read lately, for the next start to load ahead (not tied to saves: a session that only reads saves nothing). */

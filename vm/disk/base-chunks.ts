@@ -54,6 +54,8 @@ export function opfsChunkFiles(dir: FileSystemDirectoryHandle): ChunkFiles {
 
 /** Gzip bytes of chunks kept in memory, and the share of them a start loads ahead (warm()). */
 const PACKED_BUDGET = 64 * 2 ** 20;
+/** Gzip bytes of chunks kept once the computer is quiet (trim()). */
+const QUIET_PACKED_BUDGET = 8 * 2 ** 20;
 const WARM_BUDGET = 48 * 2 ** 20;
 /** Chunks read ahead of a guest read that went to storage (4 MiB of disk). */
 const READ_AHEAD = 16;
@@ -104,6 +106,9 @@ export class BaseChunks {
    */
   private readonly packed = new Map<number, Uint8Array>();
   private packedBytes = 0;
+  /** When the guest last read the image (Date.now()), and whether trim() ran since. */
+  private lastReadAt = 0;
+  private trimmed = true;
   private readonly loading = new Map<number, Promise<Uint8Array>>();
   /** Chunks the guest read, least recently first (the warm set a next start loads early). */
   private readonly used = new Map<number, true>();
@@ -155,6 +160,8 @@ export class BaseChunks {
 
   /** The inflated chunk if it is in memory now. */
   peek(index: number): Uint8Array | null {
+    this.lastReadAt = Date.now();
+    this.trimmed = false;
     const pinned = this.pinned.get(index);
     if (pinned) return pinned;
     if (!this.used.delete(index)) this.usedChanges++;
@@ -170,6 +177,33 @@ export class BaseChunks {
     this.cache.delete(index); // most recently used last
     this.cache.set(index, bytes);
     return bytes;
+  }
+
+  /**
+   * Trims (trim()) once the guest has read nothing from the image for `quietMs`, and once only
+   * until it reads again: a program's start reads in bursts, a pause that long means it is done.
+   */
+  trimWhenQuiet(quietMs: number, now = Date.now()): boolean {
+    if (this.trimmed || now - this.lastReadAt < quietMs) return false;
+    this.trim();
+    return true;
+  }
+
+  /**
+   * Gives back the memory of chunks kept for the guest's next reads, down to `packedBudget` bytes
+   * of gzip (the ones read last stay), while the computer is quiet: up to 88 MiB in use otherwise.
+   * A chunk this browser could not store stays: there is no other copy of it here.
+   */
+  trim(packedBudget = QUIET_PACKED_BUDGET): void {
+    this.trimmed = true;
+    this.cache.clear();
+    for (const [index, bytes] of this.packed) {
+      if (this.packedBytes <= packedBudget) break;
+      const chunk = this.byIndex.get(index);
+      if (!chunk || !this.stored?.has(chunk.sha256)) continue;
+      this.packed.delete(index);
+      this.packedBytes -= bytes.length;
+    }
   }
 
   /**

@@ -349,6 +349,30 @@ describe('LayeredDisk', () => {
     expect(fresh.lastWaitedAt).toBeGreaterThanOrEqual(waited);
   });
 
+  it('gives back the chunks kept in memory when trimmed, but for the ones read last and any it could not store', async () => {
+    const s = setup();
+    const unstored = s.manifest.disk.chunks.find((chunk) => chunk.index === 6)!;
+    const write = s.files.write;
+    s.files.write = async (sha, bytes) => {
+      if (sha === unstored.sha256) throw new DOMException('over quota', 'QuotaExceededError');
+      return write(sha, bytes);
+    };
+    for (const index of [6, 0, 1, 2]) await read(s.disk, index * CHUNK, 512);
+    await s.disk.settled();
+    await vi_waitFor(() => s.files.map.size === 3);
+    const fetched = s.srv.requests.length;
+    // The last read within the budget stays, as does 6 (no other copy); 0 and 1 go.
+    s.base.trim(s.manifest.disk.chunks.find((chunk) => chunk.index === 2)!.compressedSize + unstored.compressedSize);
+    expect(s.base.peek(2)).not.toBeNull();
+    expect(s.base.peek(6)).not.toBeNull();
+    expect(s.base.peek(0)).toBeNull();
+    expect(s.base.peek(1)).toBeNull();
+    // Read again from storage, not the network, and the same bytes.
+    const again = await read(s.disk, 0, 512);
+    expect(Buffer.from(again).equals(Buffer.from(imageOf(s).subarray(0, 512)))).toBe(true);
+    expect(s.srv.requests.length).toBe(fetched);
+  });
+
   it('remembers the chunks the guest read last, and a next start loads them ahead from storage alone', async () => {
     const s = setup();
     await read(s.disk, 2 * CHUNK, 512);
