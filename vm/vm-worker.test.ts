@@ -159,6 +159,15 @@ function makeApi(root: MemDir, fetchFn: (url: string) => Promise<Response>, crea
   });
 }
 
+/** A VmApi over a new fake OPFS, started on a stack, saving after 50 ms of quiet: its root, the API, its emulator. */
+async function startedApi(blocks?: number) {
+  const root = new MemDir();
+  const created: FakeEmulator[] = [];
+  const api = makeApi(root, await image('h1', undefined, blocks), created, 50);
+  await api.start({ imageBaseUrl: 'img', stackId: 's1' });
+  return { root, api, emulator: created.at(-1)! };
+}
+
 const vmDir = (root: MemDir) => root.dirs.get('stacks')!.dirs.get('s1')!.dirs.get('.os')!.dirs.get('vm')!;
 const baseFiles = (root: MemDir) => [...(root.dirs.get('base')?.files.keys() ?? [])];
 const meta = (root: MemDir) => JSON.parse(new TextDecoder().decode(vmDir(root).files.get('machine.json')!.data)) as Record<string, unknown>;
@@ -422,11 +431,7 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
   });
 
   it('captures with the state of a quiet-time save still being written, not waiting for its write', async () => {
-    const root = new MemDir();
-    const created: FakeEmulator[] = [];
-    const api = makeApi(root, await image('h1'), created, 50);
-    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
-    const emulator = created.at(-1)!;
+    const { root, api, emulator } = await startedApi();
     const before = meta(root).state;
     let release = () => {};
     vmDir(root).holdWrites = new Promise<void>((resolve) => (release = resolve));
@@ -447,11 +452,7 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
   });
 
   it('saves for a capture after a quiet-time save ended its write when the guest wrote its disk since', async () => {
-    const root = new MemDir();
-    const created: FakeEmulator[] = [];
-    const api = makeApi(root, await image('h1', undefined, 8), created, 50);
-    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
-    const emulator = created.at(-1)!;
+    const { root, api, emulator } = await startedApi(8);
     let release = () => {};
     vmDir(root).holdWrites = new Promise<void>((resolve) => (release = resolve));
     await afterQuietTime(() => api.exec('x1', { command: 'echo hello' }));
@@ -499,11 +500,7 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
   });
 
   it('saves itself after quiet time again once a checkpoint captured it', async () => {
-    const root = new MemDir();
-    const created: FakeEmulator[] = [];
-    const api = makeApi(root, await image('h1'), created, 50);
-    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
-    const emulator = created.at(-1)!;
+    const { api, emulator } = await startedApi();
     await api.exec('x1', { command: 'echo hello' });
     const captured = await api.capture(null);
     expect(captured.ok).toBe(true);
@@ -515,11 +512,7 @@ describe('VmApi (fake OPFS, fake emulator)', () => {
   });
 
   it('saves itself after quiet time when the guest wrote its disk on its own (no command, no keystroke)', async () => {
-    const root = new MemDir();
-    const created: FakeEmulator[] = [];
-    const api = makeApi(root, await image('h1', undefined, 8), created, 50);
-    await api.start({ imageBaseUrl: 'img', stackId: 's1' });
-    const emulator = created.at(-1)!;
+    const { root, api, emulator } = await startedApi(8);
     const disk = emulator.options.hda as { set(offset: number, bytes: Uint8Array, done: () => void): void };
     const saves = emulator.saves;
     await afterQuietTime(async () => {
