@@ -129,24 +129,6 @@ const SHARED_DOCUMENTS: Record<string, string[]> = {
   'application/vnd.openxmlformats-officedocument.wordprocessingml.document': ['.docx'],
 };
 
-/**
- * The share target's route in the service worker (workbox writes its source into sw.js, so it
- * uses nothing from outside itself): each shared file goes into the `stackdocs-share` cache under
- * `share/<id>/<n>`, then the app opens at `?share=<id>` and asks which stack they go to.
- */
-async function keepSharedFiles({ request }: { request: Request }): Promise<Response> {
-  const form = await request.formData();
-  const id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  const cache = await caches.open('stackdocs-share');
-  let n = 0;
-  for (const file of form.getAll('files')) {
-    if (typeof file === 'string') continue;
-    const headers = { 'content-type': file.type || 'application/octet-stream', 'x-file-name': encodeURIComponent(file.name) };
-    await cache.put(`share/${id}/${n++}`, new Response(file, { headers }));
-  }
-  return Response.redirect(`./?share=${id}`, 303);
-}
-
 // What Settings shows as the version; a build for a release (or a test of updates) may name its own.
 const APP_VERSION = process.env.STACKDOCS_VERSION || (JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -196,23 +178,18 @@ export default defineConfig({
           params: { files: [{ name: 'files', accept: [...Object.keys(SHARED_DOCUMENTS), ...Object.values(SHARED_DOCUMENTS).flat(), '.stack'] }] },
         },
       },
-      workbox: {
+      // The service worker is app/sw.ts; these are the files it precaches.
+      strategies: 'injectManifest',
+      srcDir: 'app',
+      filename: 'sw.ts',
+      injectManifest: {
         globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}', 'samples/*', 'templates/*', 'vm/*/{bzImage,bios.bin,vgabios.bin,initrd.img}'],
         // The disk chunks and the saved states are copied into OPFS once (the boot state by the
         // background download, beside the chunks); the kernel and BIOS files (precached above)
-        // are a cold boot's fallback offline.
+        // are a cold boot's fallback offline. Other OCR languages are kept when first fetched.
         globIgnores: ['vm/*/disk/**', 'vm/*/*state.{gzip,zstd}', ...OCR_LANGUAGE_CODES.filter((code) => code !== 'eng').map((code) => `ocr/${code}.traineddata.gz`)],
         // The OCR core and the VM image chunks are several MB each.
         maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
-        navigateFallback: 'index.html',
-        // A share from the OS (offline too): the files wait in Cache Storage until the app places them.
-        runtimeCaching: [
-          { urlPattern: ({ url }) => url.pathname.endsWith('/share-target'), method: 'POST', handler: keepSharedFiles },
-          // Another language's OCR data, fetched the first time a scan needs it, then kept.
-          { urlPattern: ({ url }) => /\/ocr\/[a-z]{3}\.traineddata\.gz$/.test(url.pathname), handler: 'CacheFirst', options: { cacheName: 'stackdocs-ocr-languages' } },
-        ],
-        clientsClaim: true,
-        cleanupOutdatedCaches: true,
       },
     }),
   ],

@@ -39,6 +39,24 @@ export function consumeLaunches(taker: FileTaker): void {
 
 export const SHARE_CACHE = 'stackdocs-share';
 
+/**
+ * The share target's route in the service worker (app/sw.ts): each shared file goes into the
+ * share cache under `share/<id>/<n>`, then the app opens at `?share=<id>` and asks which stack
+ * they go to.
+ */
+export async function keepSharedFiles({ request }: { request: Request }): Promise<Response> {
+  const form = await request.formData();
+  const id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const cache = await caches.open(SHARE_CACHE);
+  let n = 0;
+  for (const file of form.getAll('files')) {
+    if (typeof file === 'string') continue;
+    const headers = { 'content-type': file.type || 'application/octet-stream', 'x-file-name': encodeURIComponent(file.name) };
+    await cache.put(`share/${id}/${n++}`, new Response(file, { headers }));
+  }
+  return Response.redirect(`./?share=${id}`, 303);
+}
+
 /** The share waiting to be placed, from the page's address (`?share=<id>`). */
 export function shareId(search = location.search): string | null {
   const id = new URLSearchParams(search).get('share');
