@@ -14,6 +14,16 @@ describe('inputTimingProblems', () => {
     expect(problems.at(-1)).toMatch(/Worker\.onmessage/);
   });
 
+  it('counts a key that waited for the frame before it to be drawn as late, not as held', () => {
+    const drawing = { at: 990, duration: 116, blocking: 0, scriptMs: 0, scripts: [] };
+    const waited = key(120, 93, 10, 'keypress');
+    expect(inputTimingProblems([waited], [drawing], 10)).toEqual([]);
+    expect(inputTimingProblems([waited], [drawing], 9)[0]).toMatch(/1 of 9 keys reached the screen after 100 ms/);
+    // The same wait beside a frame a script held, or with no long frame recorded, is the app's.
+    expect(inputTimingProblems([waited], [{ ...drawing, scriptMs: 80, blocking: 60 }], 10)[0]).toMatch(/main thread kept 1 inputs waiting/);
+    expect(inputTimingProblems([waited], [], 10)[0]).toMatch(/main thread kept 1 inputs waiting/);
+  });
+
   it('refuses more than one key in 10 reaching the screen after 100 ms', () => {
     expect(inputTimingProblems([key(104), key(112), key(120)], [], 29)).toHaveLength(2);
     expect(inputTimingProblems([key(104), key(112), key(120)], [], 30)).toEqual([]);
