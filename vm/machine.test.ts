@@ -145,6 +145,25 @@ describe('Machine lifecycle (fake emulator)', () => {
     expect(store.gen).toEqual({ state: generation, disk: null });
   });
 
+  it('a quiet-time save the terminal was typed into while the guest synced is abandoned: nothing written, the guest runs on', async () => {
+    const { machine, store } = setup();
+    await machine.start();
+    const saving = machine.checkpoint(undefined, undefined, { quiet: true });
+    machine.sendSerial(new Uint8Array([0x6c])); // a key, while the guest syncs its disk for the save
+    await expect(saving).rejects.toMatchObject({ code: 'save_abandoned' });
+    expect(store.gen.state).toBeNull();
+    expect(machine.status.state).toBe('ready');
+    expect((await machine.exec({ command: 'echo hi' })).stdout).toBe('hi\n');
+    // Left alone, it saves; a save someone asked for is taken whatever was typed.
+    const generation = await machine.checkpoint(undefined, undefined, { quiet: true });
+    expect(store.gen.state).toBe(generation);
+    const asked = machine.checkpoint();
+    machine.sendSerial(new Uint8Array([0x73]));
+    const taken = await asked;
+    expect(taken).not.toBe(generation);
+    expect(store.gen.state).toBe(taken);
+  });
+
   it('a checkpoint with no disk write while its state is written leaves a state the next start wakes from', async () => {
     const { machine, store, created } = setup();
     await machine.start();

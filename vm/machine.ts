@@ -146,7 +146,7 @@ export interface MachineWorkspace {
 
 export class MachineError extends Error {
   override readonly name = 'MachineError';
-  constructor(readonly code: 'boot_failed' | 'not_running' | 'unresponsive' | 'save_failed', message: string, options?: { cause?: unknown }) {
+  constructor(readonly code: 'boot_failed' | 'not_running' | 'unresponsive' | 'save_failed' | 'save_abandoned', message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
 }
@@ -205,6 +205,8 @@ export class Machine {
   lastSave: { syncMs: number; stopMs: number; saveStateMs: number } | null = null;
   /** Uses of the guest so far: a command, a keystroke, output on its terminal. */
   private uses = 0;
+  /** Keystrokes sent to the terminal so far (a quiet-time save taken while they came is abandoned). */
+  private typed = 0;
   /** The uses the stored state holds: counted when it was taken and written, or woken from; null after a cold boot. */
   private savedUses: number | null = null;
   private emulator: EmulatorLike | null = null;
@@ -235,6 +237,7 @@ export class Machine {
 
   sendSerial(bytes: Uint8Array): void {
     this.uses++;
+    this.typed++;
     this.emulator?.serial_send_bytes(0, bytes);
   }
 
@@ -439,14 +442,21 @@ export class Machine {
    * `whileStopped` runs after the save and before the guest runs on (a checkpoint copies the disk).
    * The state is written while the guest runs on (`ranOn` hears when it does, with the state);
    * a disk write meanwhile leaves it marked stale, as any disk write after a save does.
+   * `quiet`: a save of a computer left alone, abandoned (MachineError `save_abandoned`, the guest
+   * running on, nothing written) when the terminal was typed into while the guest synced.
    */
-  async checkpoint(whileStopped?: (generation: string, state: ArrayBuffer) => void | Promise<void>, ranOn?: (generation: string, state: ArrayBuffer) => void): Promise<string> {
+  async checkpoint(
+    whileStopped?: (generation: string, state: ArrayBuffer) => void | Promise<void>,
+    ranOn?: (generation: string, state: ArrayBuffer) => void,
+    { quiet = false }: { quiet?: boolean } = {},
+  ): Promise<string> {
     this.requireRunning();
     let taken: Taken;
     try {
-      taken = await this.take();
+      taken = await this.take(quiet);
     } catch (cause) {
       await this.emulator?.run();
+      if (cause instanceof MachineError && cause.code === 'save_abandoned') throw cause;
       throw new MachineError('save_failed', 'the computer could not be saved', { cause });
     }
     const { generation, state } = taken;
@@ -473,12 +483,16 @@ export class Machine {
    * Stops the guest with its disk synced and takes its state, in memory. The disk's dirty flag is
    * cleared here, while nothing writes: the guest's next write marks this state stale.
    */
-  private async take(): Promise<Taken> {
+  private async take(quiet = false): Promise<Taken> {
     const { emulator, client } = this.requireRunning();
     const began = performance.now();
+    const typed = this.typed;
     await settle(client);
     const synced = performance.now();
     await emulator.stop();
+    // The shell read what was typed while the guest synced: its state would hold a half-typed
+    // line, which a reload would wake into unseen, in front of the next command typed.
+    if (quiet && this.typed !== typed) throw new MachineError('save_abandoned', 'the terminal was typed into while the computer was being saved');
     const uses = this.uses;
     // A read still waiting for its chunk would be lost with the state: let it land first.
     await this.options.disk.settled?.();

@@ -127,16 +127,28 @@ export function createVmApi(deps: VmWorkerDeps): VmApi {
       if (!machine || activeExecs > 0 || status.state !== 'ready') return; // the command's end schedules it again
       if (checkpointing) return scheduleCheckpoint(false); // a save under way may have begun before the last write
       const current = machine;
+      const previous = lastCheckpoint;
       lastCheckpoint = Date.now();
       let took = () => {};
       const save: NonNullable<typeof quietSave> = { taken: new Promise<void>((resolve) => (took = resolve)), state: null };
       quietSave = save;
       checkpointing = current
-        .checkpoint(undefined, (generation, state) => {
-          save.state = { generation, state };
-          took();
+        .checkpoint(
+          undefined,
+          (generation, state) => {
+            save.state = { generation, state };
+            took();
+          },
+          { quiet: true },
+        )
+        .catch((error: unknown) => {
+          // Typed into meanwhile: the keystrokes scheduled the next save, which need not wait 15 s
+          // for this one (nothing was written).
+          if (error instanceof MachineError && error.code === 'save_abandoned') {
+            lastCheckpoint = previous;
+            if (checkpointTimer) scheduleCheckpoint(false);
+          } else console.warn('checkpoint failed', error);
         })
-        .catch((error: unknown) => console.warn('checkpoint failed', error))
         .finally(() => {
           checkpointing = null;
           if (quietSave === save) quietSave = null;
