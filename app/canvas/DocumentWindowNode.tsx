@@ -10,14 +10,13 @@ import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
 import { Markdown } from '../Markdown.tsx';
 import { openPdf, type PdfHandle } from './pdf.ts';
-import { ImagePicture, pictureWidth } from './ImagePicture.tsx';
 import { PdfPage } from './PdfPage.tsx';
 import type { DocumentWindowNodeType } from './window-nodes.ts';
 import { WindowFrame } from './WindowFrame.tsx';
 
 type Loaded =
   | { kind: 'pdf'; pdf: PdfHandle }
-  | { kind: 'image'; picture: { blob: Blob; width: number } }
+  | { kind: 'image'; url: string }
   | { kind: 'text'; text: string; markdown: boolean }
   | { kind: 'error'; message: string }
   | { kind: 'loading' };
@@ -59,8 +58,8 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
           const pdf = await openPdf(file.bytes);
           keep({ kind: 'pdf', pdf }, () => void pdf.destroy());
         } else if (SHOWN_IMAGES.has(file.mime)) {
-          const blob = new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mime });
-          keep({ kind: 'image', picture: { blob, width: await pictureWidth(blob) } }, () => {});
+          const url = URL.createObjectURL(new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mime }));
+          keep({ kind: 'image', url }, () => URL.revokeObjectURL(url));
         } else if (!read) {
           keep({ kind: 'loading' }, () => {});
         } else {
@@ -158,7 +157,7 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
         </p>
       )}
       {loaded.kind === 'text' && (loaded.markdown ? <Markdown text={loaded.text} /> : <pre class="doc-text">{loaded.text}</pre>)}
-      {loaded.kind === 'image' && <ImagePicture picture={loaded.picture} zoom={zoom} title={window.title} />}
+      {loaded.kind === 'image' && <img class="doc-image" src={loaded.url} alt={window.title} style={{ width: `${zoom * 100}%` }} />}
       {loaded.kind === 'pdf' && <PdfPage pdf={loaded.pdf} page={page} zoom={zoom} title={window.title} />}
     </WindowFrame>
   );
