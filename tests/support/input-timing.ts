@@ -98,8 +98,9 @@ function waitedOnDrawing(entry: SlowInput, frames: LongFrame[]): boolean {
  */
 export function inputTimingProblems(slow: SlowInput[], frames: LongFrame[], keys: number): string[] {
   const problems: string[] = [];
-  const slowToDraw = slow.filter((entry) => entry.delay + entry.handlers >= 100 && waitedOnDrawing(entry, frames));
-  const held = slow.filter((entry) => entry.delay + entry.handlers >= 100 && !slowToDraw.includes(entry));
+  const waited = slow.filter((entry) => entry.delay + entry.handlers >= 100);
+  const slowToDraw = waited.filter((entry) => waitedOnDrawing(entry, frames));
+  const held = waited.filter((entry) => !slowToDraw.includes(entry));
   if (held.length) problems.push(`the page's main thread kept ${held.length} inputs waiting 100 ms or more: ${held.map(describe).join(', ')}`);
   // An input that waited for the frame before it to be drawn is the screen's lateness (counted as
   // a late key, whatever its kind), not the app's: the frame's own key already shows it as paint.
