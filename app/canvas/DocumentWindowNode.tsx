@@ -9,14 +9,15 @@ import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
 import { Markdown } from '../Markdown.tsx';
-import { openPdf, type PdfHandle } from './pdf.ts';
+import { openPdf, openPicture, type PdfHandle, type PictureHandle } from './document-view.ts';
+import { ImagePicture } from './ImagePicture.tsx';
 import { PdfPage } from './PdfPage.tsx';
 import type { DocumentWindowNodeType } from './window-nodes.ts';
 import { WindowFrame } from './WindowFrame.tsx';
 
 type Loaded =
   | { kind: 'pdf'; pdf: PdfHandle }
-  | { kind: 'image'; url: string }
+  | { kind: 'image'; picture: PictureHandle }
   | { kind: 'text'; text: string; markdown: boolean }
   | { kind: 'error'; message: string }
   | { kind: 'loading' };
@@ -58,8 +59,8 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
           const pdf = await openPdf(file.bytes);
           keep({ kind: 'pdf', pdf }, () => void pdf.destroy());
         } else if (SHOWN_IMAGES.has(file.mime)) {
-          const url = URL.createObjectURL(new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mime }));
-          keep({ kind: 'image', url }, () => URL.revokeObjectURL(url));
+          const picture = openPicture(new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mime }));
+          keep({ kind: 'image', picture }, () => picture.destroy());
         } else if (!read) {
           keep({ kind: 'loading' }, () => {});
         } else {
@@ -157,7 +158,7 @@ export const DocumentWindowNode = memo(function DocumentWindowNode({ data, selec
         </p>
       )}
       {loaded.kind === 'text' && (loaded.markdown ? <Markdown text={loaded.text} /> : <pre class="doc-text">{loaded.text}</pre>)}
-      {loaded.kind === 'image' && <img class="doc-image" src={loaded.url} alt={window.title} style={{ width: `${zoom * 100}%` }} />}
+      {loaded.kind === 'image' && <ImagePicture picture={loaded.picture} zoom={zoom} title={window.title} />}
       {loaded.kind === 'pdf' && <PdfPage pdf={loaded.pdf} page={page} zoom={zoom} title={window.title} />}
     </WindowFrame>
   );

@@ -1,7 +1,7 @@
 // One page of a PDF, drawn by pdfjs to fit the window's width times the zoom, and redrawn when
 // the window is resized.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { PdfHandle } from './pdf.ts';
+import type { PdfHandle } from './document-view.ts';
 import { useWidth } from './useWidth.ts';
 
 /** The page's margin on each side, as .doc-canvas draws it. */

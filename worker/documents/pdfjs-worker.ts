@@ -1,6 +1,6 @@
 // pdfjs inside a dedicated worker: it gets its own nested worker for parsing, and draws pages on
 // OffscreenCanvas (there is no DOM here): a scanned PDF's pages for OCR in the stack worker, and a
-// document window's pages in the PDF view worker (pdf-view-worker.ts).
+// document window's pages in the document view worker (document-view-worker.ts).
 // Worker only (it creates a Worker and OffscreenCanvas).
 import { getDocument, GlobalWorkerOptions, OPS, type PDFDocumentProxy } from 'pdfjs-dist';
 import pdfWorkerUrl from 'pdfjs-dist/build/pdf.worker.min.mjs?url';

@@ -1,9 +1,9 @@
 // PDF pages for the document windows, drawn in the PDF view worker
-// (worker/documents/pdf-view-worker.ts) and shown as bitmaps: the page's main thread only posts a
+// (worker/documents/document-view-worker.ts) and shown as bitmaps: the page's main thread only posts a
 // request and puts the finished picture in place, so typing stays answered while a large page
 // draws. The worker starts with the first PDF window and ends a minute after the last one closes.
 import * as Comlink from 'comlink';
-import type { PdfViewApi } from '../../worker/documents/pdf-view-worker.ts';
+import type { DocumentViewApi } from '../../worker/documents/document-view-worker.ts';
 
 export interface PdfHandle {
   pages: number;
@@ -14,18 +14,18 @@ export interface PdfHandle {
   destroy(): Promise<void>;
 }
 
-/** How long the worker stays once no PDF is open, so a window closed and opened again starts at once. */
+/** How long the worker stays once no document is open, so a window closed and opened again starts at once. */
 const IDLE_END_MS = 60_000;
 
-let viewer: { worker: Worker; api: Comlink.Remote<PdfViewApi> } | null = null;
+let viewer: { worker: Worker; api: Comlink.Remote<DocumentViewApi> } | null = null;
 let open = 0;
 let idleEnd: ReturnType<typeof setTimeout> | undefined;
 
-function view(): Comlink.Remote<PdfViewApi> {
+function view(): Comlink.Remote<DocumentViewApi> {
   clearTimeout(idleEnd);
   if (!viewer) {
-    const worker = new Worker(new URL('../../worker/documents/pdf-view-worker.ts', import.meta.url), { type: 'module', name: 'pdf-view' });
-    viewer = { worker, api: Comlink.wrap<PdfViewApi>(worker) };
+    const worker = new Worker(new URL('../../worker/documents/document-view-worker.ts', import.meta.url), { type: 'module', name: 'document-view' });
+    viewer = { worker, api: Comlink.wrap<DocumentViewApi>(worker) };
   }
   return viewer.api;
 }
@@ -46,6 +46,14 @@ function targetOf(canvas: HTMLCanvasElement): number {
   let target = targets.get(canvas);
   if (target === undefined) targets.set(canvas, (target = nextTarget++));
   return target;
+}
+
+/** Puts a finished drawing on the canvas, `cssWidth` pixels wide on the page. */
+function show(bitmap: ImageBitmap, canvas: HTMLCanvasElement, cssWidth: number): void {
+  canvas.width = bitmap.width;
+  canvas.height = bitmap.height;
+  canvas.style.width = `${cssWidth}px`;
+  canvas.getContext('bitmaprenderer')!.transferFromImageBitmap(bitmap);
 }
 
 const dataUrl = (path: string) => new URL(`${import.meta.env.BASE_URL}pdfjs/${path}/`, document.baseURI).href;
@@ -83,10 +91,7 @@ export async function openPdf(bytes: Uint8Array): Promise<PdfHandle> {
         bitmap.close();
         return;
       }
-      canvas.width = bitmap.width;
-      canvas.height = bitmap.height;
-      canvas.style.width = `${bitmap.width / ratio}px`;
-      canvas.getContext('bitmaprenderer')!.transferFromImageBitmap(bitmap);
+      show(bitmap, canvas, bitmap.width / ratio);
     },
     cancel(canvas) {
       if (!canvas || !targets.has(canvas)) return;
@@ -101,6 +106,43 @@ export async function openPdf(bytes: Uint8Array): Promise<PdfHandle> {
       } finally {
         released();
       }
+    },
+  };
+}
+
+export interface PictureHandle {
+  /**
+   * Draws the picture `width` CSS pixels wide on the canvas (decoded and scaled in the worker;
+   * never more pixels than the picture has). A later drawing for the same canvas wins. Rejects
+   * with the browser's reason when the picture cannot be decoded.
+   */
+  render(width: number, canvas: HTMLCanvasElement): Promise<void>;
+  destroy(): void;
+}
+
+/** A picture (PNG, JPEG, WebP, GIF) for showing; the Blob is handed to the worker, not copied. */
+export function openPicture(picture: Blob): PictureHandle {
+  const api = view();
+  open++;
+  let closed = false;
+  const latest = new WeakMap<HTMLCanvasElement, number>();
+  let asked = 0;
+  return {
+    async render(width, canvas) {
+      if (closed) return;
+      const mine = ++asked;
+      latest.set(canvas, mine);
+      const bitmap = await api.picture(picture, width * (globalThis.devicePixelRatio || 1));
+      if (latest.get(canvas) !== mine || closed) {
+        bitmap.close();
+        return;
+      }
+      show(bitmap, canvas, width);
+    },
+    destroy() {
+      if (closed) return;
+      closed = true;
+      released();
     },
   };
 }

@@ -1,12 +1,13 @@
-// The PDF view worker, started by the page (app/canvas/pdf.ts): document windows' pages are drawn
-// here, on OffscreenCanvas, and handed to the page as bitmaps. Drawing a page is tens to hundreds
-// of milliseconds of script and painting; on the page's main thread it held keys typed meanwhile
-// past 100 ms on two cores.
+// The document view worker, started by the page (app/canvas/document-view.ts): document windows'
+// PDF pages are drawn here, on OffscreenCanvas, and their pictures (scans, photos) decoded and
+// scaled to the size shown, and both handed to the page as bitmaps. Drawing a page is tens to
+// hundreds of milliseconds of script and painting, and scaling a scan tens; on the page's main
+// thread they held keys typed meanwhile past 100 ms on two cores. pdfjs loads with the first PDF.
 import * as Comlink from 'comlink';
 import type { PDFDocumentProxy, RenderTask } from 'pdfjs-dist';
-import { openPdfDocument, type PdfDataUrls } from './pdfjs-worker.ts';
+import type { PdfDataUrls } from './pdfjs-worker.ts';
 
-export interface PdfViewApi {
+export interface DocumentViewApi {
   /** Rejects with pdfjs's reason (its name kept) for a damaged or password-protected file. */
   open(bytes: Uint8Array, urls: PdfDataUrls): Promise<{ id: number; pages: number }>;
   /** A page's width at scale 1, in PDF points (CSS pixels). */
@@ -16,6 +17,11 @@ export interface PdfViewApi {
   /** Stops the drawing under way for `target`, if any. */
   cancel(target: number): void;
   close(id: number): Promise<void>;
+  /**
+   * A picture (PNG, JPEG, WebP, GIF) scaled to `width` pixels wide, never wider than it is.
+   * Rejects with the browser's reason when it cannot be decoded.
+   */
+  picture(picture: Blob, width: number): Promise<ImageBitmap>;
 }
 
 const documents = new Map<number, PDFDocumentProxy>();
@@ -28,8 +34,9 @@ function opened(id: number): PDFDocumentProxy {
   return doc;
 }
 
-const api: PdfViewApi = {
+const api: DocumentViewApi = {
   async open(bytes, urls) {
+    const { openPdfDocument } = await import('./pdfjs-worker.ts');
     const doc = await openPdfDocument(bytes, urls);
     const id = next++;
     documents.set(id, doc);
@@ -68,6 +75,19 @@ const api: PdfViewApi = {
     const doc = documents.get(id);
     documents.delete(id);
     await doc?.destroy();
+  },
+
+  async picture(picture, width) {
+    // Decoded whole once (the header's size is before any EXIF turn), scaled, and let go: only
+    // the shown size outlives the call.
+    const whole = await createImageBitmap(picture);
+    if (whole.width <= width) return Comlink.transfer(whole, [whole]);
+    try {
+      const shown = await createImageBitmap(whole, { resizeWidth: Math.max(1, Math.round(width)), resizeQuality: 'high' });
+      return Comlink.transfer(shown, [shown]);
+    } finally {
+      whole.close();
+    }
   },
 };
 

@@ -1,7 +1,8 @@
-// A document window's PDF pages, drawn in the PDF view worker and shown on the page's canvas.
+// A document window's PDF pages and pictures, drawn in the document view worker and shown on the
+// page's canvas.
 import { PDFDocument, rgb } from 'pdf-lib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openPdf, type PdfHandle } from './pdf.ts';
+import { openPdf, openPicture, type PdfHandle } from './document-view.ts';
 
 /** Two 200x100 pt pages: the first black on its left half, the second black on its right half. */
 async function twoPages(): Promise<Uint8Array> {
@@ -11,12 +12,12 @@ async function twoPages(): Promise<Uint8Array> {
   return doc.save();
 }
 
-/** The grey level at (x, y) of what the canvas shows, in CSS pixels of the page at scale 1. */
-function shade(canvas: HTMLCanvasElement, x: number, y: number): number {
+/** The grey level at (x, y) of what the canvas shows, in CSS pixels of a `wide` picture at scale 1. */
+function shade(canvas: HTMLCanvasElement, x: number, y: number, wide = 200): number {
   const copy = new OffscreenCanvas(canvas.width, canvas.height);
   const context = copy.getContext('2d')!;
   context.drawImage(canvas, 0, 0);
-  const ratio = canvas.width / 200;
+  const ratio = canvas.width / wide;
   return context.getImageData(Math.round(x * ratio), Math.round(y * ratio), 1, 1).data[0]!;
 }
 
@@ -65,5 +66,46 @@ describe('openPdf', () => {
     const pdf = await openPdf(await twoPages());
     await pdf.destroy();
     await expect(pdf.pageWidth(1)).rejects.toThrow(/not open/);
+  });
+});
+
+/** A 400x200 PNG, black on its left half. */
+async function halfBlack(): Promise<Blob> {
+  const canvas = new OffscreenCanvas(400, 200);
+  const context = canvas.getContext('2d')!;
+  context.fillStyle = '#fff';
+  context.fillRect(0, 0, 400, 200);
+  context.fillStyle = '#000';
+  context.fillRect(0, 0, 200, 200);
+  return canvas.convertToBlob({ type: 'image/png' });
+}
+
+describe('openPicture', () => {
+  it('draws a picture scaled in the worker to the width shown, times the device pixel ratio', async () => {
+    const picture = openPicture(await halfBlack());
+    const canvas = document.body.appendChild(document.createElement('canvas'));
+    await picture.render(100, canvas);
+    expect(canvas.width).toBe(Math.round(100 * devicePixelRatio));
+    expect(canvas.height).toBe(Math.round(50 * devicePixelRatio));
+    expect(canvas.style.width).toBe('100px');
+    expect(shade(canvas, 20, 25, 100)).toBeLessThan(30);
+    expect(shade(canvas, 80, 25, 100)).toBeGreaterThan(225);
+    picture.destroy();
+  });
+
+  it('never holds more pixels than the picture has: shown wider, the browser scales it', async () => {
+    const picture = openPicture(await halfBlack());
+    const canvas = document.body.appendChild(document.createElement('canvas'));
+    await picture.render(1200, canvas);
+    expect([canvas.width, canvas.height]).toEqual([400, 200]);
+    expect(canvas.style.width).toBe('1200px');
+    picture.destroy();
+  });
+
+  it("rejects a picture the browser cannot decode with the browser's reason", async () => {
+    const picture = openPicture(new Blob([new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3])], { type: 'image/png' }));
+    const canvas = document.body.appendChild(document.createElement('canvas'));
+    await expect(picture.render(100, canvas)).rejects.toThrow(/decode|source image/i);
+    picture.destroy();
   });
 });
