@@ -23,7 +23,7 @@ import { currentStackId, hasStackList, listStacks, rememberStack } from './stack
 import { ShortcutsHelp } from './ShortcutsHelp.tsx';
 import { StackSwitcher } from './StackSwitcher.tsx';
 import { useStackLock } from './useStackLock.ts';
-import { useUploads } from './useUploads.ts';
+import { useUploader } from './useUploads.ts';
 import { consumeLaunches, shareId, takeFiles, type FileTaker } from './launch-files.ts';
 import { SharedFilesDialog } from './SharedFilesDialog.tsx';
 import { InstallButton } from './InstallButton.tsx';
@@ -110,10 +110,10 @@ function StackScreen() {
   const connection = useAppStore((state) => state.connection);
   const model = useAppStore((state) => state.view.model);
   const openSettings = useAppStore((state) => state.setSettingsOpen);
-  const uploads = useUploads(client);
+  const uploader = useUploader(client);
   const [droppedStack, setDroppedStack] = useState<File | null>(null);
   // Dropped, opened with the app from the OS, or shared to it: documents are uploads, a `.stack` file a new stack.
-  const taker: FileTaker = useMemo(() => ({ upload: (files) => void uploads.upload(files), openStackFile: setDroppedStack }), [uploads.upload]);
+  const taker: FileTaker = useMemo(() => ({ upload: (files) => void uploader.upload(files), openStackFile: setDroppedStack }), [uploader]);
   useEffect(() => consumeLaunches(taker), [taker]);
   useShortcuts(client);
 
@@ -131,12 +131,12 @@ function StackScreen() {
       const files = Array.from(event.clipboardData?.files ?? []);
       if (files.length) {
         event.preventDefault();
-        void uploads.upload(files);
+        void uploader.upload(files);
       }
     };
     document.addEventListener('paste', onPaste);
     return () => document.removeEventListener('paste', onPaste);
-  }, [uploads.upload]);
+  }, [uploader]);
 
   // A hidden tab gives memory back: the computer saved at once, idle OCR workers ended, and after
   // a while hidden an idle computer suspended (woken when shown again).
@@ -217,7 +217,7 @@ function StackScreen() {
               <Subbar />
             </div>
           </ReactFlowProvider>
-          <ChatPanel uploads={uploads} />
+          <ChatPanel uploader={uploader} />
         </main>
         {PAGE_KIOSK ? <KioskIdle config={PAGE_KIOSK} /> : <SettingsDialog />}
         {SHARE_ID && connection.state === 'ready' && <SharedFilesDialog id={SHARE_ID} currentStack={STACK_ID} taker={taker} />}

@@ -2,7 +2,7 @@
 // then a few first requests to make. Dismissable; never shown once the stack has documents.
 import { useState } from 'preact/hooks';
 import { currentStackId } from '../stacks.ts';
-import type { UploadState } from '../useUploads.ts';
+import type { Uploader } from '../useUploads.ts';
 import { addSampleDocuments } from './samples.ts';
 
 export const SUGGESTIONS = ['Extract these invoices into a table', 'Chart totals by vendor', 'Open the terminal and list my files'] as const;
@@ -15,7 +15,7 @@ export type FirstRunPhase = 'offer' | 'adding' | 'added' | 'failed';
  * `phase` lives with the caller: adding the samples gives the stack documents, which would end the
  * offer, and the suggestions must stay after it.
  */
-export function FirstRun({ uploads, phase, setPhase, onSuggest }: { uploads: UploadState; phase: FirstRunPhase; setPhase(phase: FirstRunPhase): void; onSuggest(text: string): void }) {
+export function FirstRun({ uploader, phase, setPhase, onSuggest }: { uploader: Uploader; phase: FirstRunPhase; setPhase(phase: FirstRunPhase): void; onSuggest(text: string): void }) {
   const [dismissed, setDismissed] = useState(() => localStorage.getItem(dismissedKey()) === '1');
   if (dismissed) return null;
   const dismiss = () => {
@@ -25,7 +25,7 @@ export function FirstRun({ uploads, phase, setPhase, onSuggest }: { uploads: Upl
   const addSamples = async () => {
     setPhase('adding');
     try {
-      await addSampleDocuments(uploads);
+      await addSampleDocuments(uploader);
       setPhase('added');
     } catch {
       setPhase('failed');

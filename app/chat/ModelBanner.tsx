@@ -4,10 +4,10 @@ import { useState } from 'preact/hooks';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
-import type { UploadState } from '../useUploads.ts';
+import type { Uploader } from '../useUploads.ts';
 import { addSampleDocuments } from './samples.ts';
 
-export function ModelBanner({ uploads }: { uploads: UploadState }) {
+export function ModelBanner({ uploader }: { uploader: Uploader }) {
   const model = useAppStore((state) => state.view.model);
   const openSettings = useAppStore((state) => state.setSettingsOpen);
   if (model.state === 'ready' || model.state === 'unknown') return null;
@@ -19,14 +19,14 @@ export function ModelBanner({ uploads }: { uploads: UploadState }) {
         <button type="button" class="button" onClick={() => openSettings(true)}>
           Open settings
         </button>
-        <PlayDemo uploads={uploads} />
+        <PlayDemo uploader={uploader} />
       </div>
     </div>
   );
 }
 
 /** Adds the sample documents the stack lacks, then asks the stack to play the recording on them. */
-function PlayDemo({ uploads }: { uploads: UploadState }) {
+function PlayDemo({ uploader }: { uploader: Uploader }) {
   const client = useStackClient();
   const documents = useAppStore((state) => state.view.documents);
   const playing = useAppStore((state) => state.view.demo?.state === 'playing');
@@ -37,7 +37,7 @@ function PlayDemo({ uploads }: { uploads: UploadState }) {
     setError(null);
     try {
       setPhase('adding');
-      await addSampleDocuments(uploads, (path) => path in documents);
+      await addSampleDocuments(uploader, (path) => path in documents);
       setPhase('starting');
       await client.call('play_demo', {});
     } catch (caught) {
