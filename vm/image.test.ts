@@ -61,6 +61,9 @@ describe('image (synthetic)', () => {
     served.set('state.gzip', gzipSync(state.map((b) => b ^ 1)));
     await expect(fetchPristineState(withState, 'base', { fetch: fakeFetch(served) })).rejects.toMatchObject({ code: 'checksum' });
     expect(() => parseManifest({ ...manifest, pristineState: { file: 'state.gzip' } })).toThrow(/pristineState/);
+    const boot = { file: 'bootstate.zstd', size: 4, sha256: 'a'.repeat(64), compressedSize: 3 };
+    expect(parseManifest({ ...manifest, bootState: { ...boot, packedSha256: 'b'.repeat(64) } }).bootState?.packedSha256).toBe('b'.repeat(64));
+    expect(() => parseManifest({ ...manifest, bootState: { ...boot, packedSha256: 'nope' } })).toThrow(/bootState.packedSha256 is not a sha256/);
   });
 
   it('unpacks a zstd state as it arrives, in pieces of any size, and one a server already unpacked', async () => {

@@ -47,7 +47,11 @@ export interface ImageManifest {
    * The kernel started and held before it mounts the disk (packed as pristineState): a cold boot
    * restores it onto the disk as it is (vm/machine.ts, captureBootState).
    */
-  bootState?: ImageFile & { compressedSize: number };
+  bootState?: ImageFile & {
+    compressedSize: number;
+    /** The sha256 of the file as shipped (zstd): a download that only keeps it checks this, unpacking nothing. */
+    packedSha256?: string;
+  };
 }
 
 export type ImageErrorCode = 'bad_manifest' | 'fetch_failed' | 'checksum' | 'quota' | 'write_failed';
@@ -98,6 +102,8 @@ export function parseManifest(value: unknown): ImageManifest {
   for (const key of ['pristineState', 'bootState'] as const) {
     const state = m[key] as (ImageFile & { compressedSize: number }) | undefined;
     if (state !== undefined && (!state || typeof state.file !== 'string' || typeof state.size !== 'number' || !HEX64.test(state.sha256 ?? ''))) fail(`${key} is incomplete`);
+    const packed = (state as { packedSha256?: unknown } | undefined)?.packedSha256;
+    if (packed !== undefined && (typeof packed !== 'string' || !HEX64.test(packed))) fail(`${key}.packedSha256 is not a sha256`);
   }
   return value as ImageManifest;
 }

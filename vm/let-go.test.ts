@@ -3,24 +3,17 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { V86 } from 'v86';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SyncFileDisk } from './disk.ts';
 import { emulatorOptions } from './emulator-options.ts';
 import { freshMemoryRestore } from './fresh-memory.ts';
 import { unpackSavedState, type ImageManifest } from './image.ts';
 import { letGo, letGoOfCopies, v86Cpu, type V86MemoryCopies } from './let-go.ts';
 import { nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
+import { useArrayBufferTransfer } from './test-transfer.ts';
 import { emptyWorkspaceFs, Workspace9p } from './workspace-9p.ts';
 
-// ArrayBuffer.prototype.transfer, which Node 20 lacks: detaches the buffer.
-let had: PropertyDescriptor | undefined;
-beforeEach(() => {
-  had = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'transfer');
-  if (!had) Object.defineProperty(ArrayBuffer.prototype, 'transfer', { configurable: true, value(this: ArrayBuffer, length: number) { return structuredClone(this, { transfer: [this] }).slice(0, length); } });
-});
-afterEach(() => {
-  if (!had) delete (ArrayBuffer.prototype as { transfer?: unknown }).transfer;
-});
+useArrayBufferTransfer();
 
 describe('letGoOfCopies', () => {
   it("detaches a save's packed copy once the save's synchronous call is done, and a restore's once unpacked", async () => {

@@ -72,8 +72,9 @@ async function packDisk(outDir, diskPath, chunkSize) {
 async function packState(outDir, statePath, name) {
   const bytes = await readFile(statePath);
   await execFileAsync('zstd', ['-19', '-T0', '-q', '-f', statePath, '-o', join(outDir, name)]);
-  const { size: packedSize } = await stat(join(outDir, name));
-  return { file: name, size: bytes.length, sha256: sha256(bytes), compressedSize: packedSize };
+  const packed = await readFile(join(outDir, name));
+  // packedSha256: the file as shipped, which a browser that only keeps it checks without unpacking.
+  return { file: name, size: bytes.length, sha256: sha256(bytes), compressedSize: packed.length, packedSha256: sha256(packed) };
 }
 
 async function main() {

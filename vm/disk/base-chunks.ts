@@ -4,6 +4,7 @@
 // keep the last few inflated in memory.
 import { gunzipSync } from 'fflate';
 import { fetchOk, ImageError, isPackedState, joinUrl, responseBytes, sha256Hex, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
+import { letGo } from '../let-go.ts';
 import { writeBytes } from '../opfs-write.ts';
 
 /** Where the chunks are kept: OPFS `base/` in the browser, a folder or a Map in tests. */
@@ -341,7 +342,38 @@ export class BaseChunks {
     } catch (error) {
       console.warn("the computer's boot state is used without being kept in this browser", error);
     }
-    return toArrayBuffer(raw);
+    // The unpacker fills one buffer of the state's size: handed over as it is, not copied.
+    return raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? (raw.buffer as ArrayBuffer) : toArrayBuffer(raw);
+  }
+
+  /**
+   * The boot state stored for a later cold boot offline (the background download), and nothing
+   * kept in memory: checked by the shipped file's own hash where the manifest gives it, so it is
+   * never unpacked (its 49 MB, and a copy of them for the hash, stayed in the VM worker until a
+   * collection, ~140 MB for seconds to minutes); else unpacked to be checked and let go of at once.
+   */
+  private async keepBootState(): Promise<void> {
+    const entry = this.manifest.bootState;
+    if (!entry) return;
+    await this.bootStateLoading?.catch(() => {}); // a cold boot fetching it meanwhile stores it
+    const stored = await this.storedSet();
+    if (stored.has(entry.sha256)) return;
+    const body = await responseBytes(await fetchOk(joinUrl(this.baseUrl, entry.file), this.options.fetch));
+    let packed = body;
+    if (!(entry.packedSha256 && isPackedState(body) && (await sha256Hex(body)) === entry.packedSha256)) {
+      let raw: Uint8Array | null = null;
+      try {
+        raw = unpackSavedState(body, entry.size);
+      } catch {
+        raw = null;
+      }
+      const good = raw !== null && (await sha256Hex(raw)) === entry.sha256;
+      if (good && !isPackedState(body)) packed = await gzip(raw!);
+      if (raw && raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength) letGo(raw.buffer as ArrayBuffer);
+      if (!good) throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
+    }
+    await this.files.write(entry.sha256, packed);
+    stored.add(entry.sha256);
   }
 
   /** How much of the image this browser holds. */
@@ -381,11 +413,10 @@ export class BaseChunks {
       progress.bytesDone += chunk.compressedSize;
       onProgress?.({ ...progress });
     });
-    const boot = this.manifest.bootState;
-    if (boot && !(await this.storedSet()).has(boot.sha256)) {
+    if (this.manifest.bootState) {
       await pace?.();
       signal?.throwIfAborted();
-      await this.bootState();
+      await this.keepBootState();
     }
     return progress;
   }
@@ -500,8 +531,12 @@ export class BaseChunks {
 
   /** A fetch that must end stored (the first start's chunks, the background download). */
   private async fetchAndKeep(chunk: DiskChunk): Promise<void> {
-    const { unstored } = await this.fetchAndStore(chunk).stored;
+    const { packed, unstored } = await this.fetchAndStore(chunk).stored;
     if (unstored) throw unstored;
+    // Stored: its bytes go back now, unless a guest read that shared the fetch keeps them (it did
+    // so when the fetch was checked, before the store ended). Left to a collection, the image's
+    // ~300 MB fetched in the background piled up in the VM worker between collections: 13 -> 57 MB.
+    if (this.packed.get(chunk.index) !== packed && packed.byteOffset === 0 && packed.byteLength === packed.buffer.byteLength) letGo(packed.buffer as ArrayBuffer);
   }
 
   private fetchChunk(chunk: DiskChunk): Fetching {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { SyncFile } from '../disk.ts';
 import { isPackedState, type ImageManifest } from '../image.ts';
 import { BaseChunks, type ChunkFiles } from './base-chunks.ts';
+import { useArrayBufferTransfer } from '../test-transfer.ts';
 import { LayeredDisk } from './layered-disk.ts';
 import { BLOCK_SIZE, Overlay, OverlayError } from './overlay.ts';
 
@@ -411,6 +412,29 @@ describe('LayeredDisk', () => {
     expect(Buffer.from(await read(disk, 0, DISK)).equals(Buffer.from(imageOf(s)))).toBe(true);
   });
 
+  describe('the background download', () => {
+    useArrayBufferTransfer();
+    it('gives back the bytes of each chunk it stored, but not those a guest read shares and keeps', async () => {
+    const s = setup();
+    const handed: [string, Uint8Array][] = [];
+    const write = s.files.write;
+    s.files.write = async (sha, bytes) => {
+      handed.push([sha, bytes]);
+      await write(sha, bytes);
+    };
+    // A guest read of chunk 2 while the download fetches it: the read keeps its packed bytes.
+    const [, guest] = await Promise.all([s.base.downloadAll(), read(s.disk, 2 * CHUNK, 512)]);
+    expect(Buffer.from(guest).equals(Buffer.from(imageOf(s).subarray(2 * CHUNK, 2 * CHUNK + 512)))).toBe(true);
+    const chunk2 = s.manifest.disk.chunks.find((c) => c.index === 2)!.sha256;
+    const given = handed.filter(([sha]) => sha !== chunk2);
+    expect(given.length).toBe(4);
+    expect(given.every(([, bytes]) => bytes.byteLength === 0)).toBe(true); // let go of: detached
+    expect(handed.find(([sha]) => sha === chunk2)![1].byteLength).toBeGreaterThan(0);
+    // Every chunk is stored whole all the same, and reads back.
+    expect(Buffer.from(await read(s.disk, 0, DISK)).equals(Buffer.from(imageOf(s)))).toBe(true);
+    });
+  });
+
   it('keeps the boot state beside the chunks: fetched and checked once, then read offline; the download fetches it last; a corrupt one is refused', async () => {
     await zstdInit();
     const s = setup();
@@ -440,6 +464,28 @@ describe('LayeredDisk', () => {
     await expect(c.base.bootState()).rejects.toThrow(/boot state \(bootstate.zstd\) is corrupt/);
     expect(c.files.map.has(sha256)).toBe(false);
     expect(await new BaseChunks({ ...c.manifest, bootState: undefined } as ImageManifest, 'base', c.files).bootState()).toBeNull();
+
+    // The download only keeps it: checked by the shipped file's own hash where the manifest gives
+    // one; a body that is not that file (an older gzip one, one sent unpacked) is unpacked to be
+    // checked and kept packed; a corrupt one is refused with nothing kept.
+    const zstd = zstdCompress(raw, 3);
+    const packedSha256 = createHash('sha256').update(zstd).digest('hex');
+    for (const [body, kept] of [[zstd, zstd], [gzipSync(raw), null], [raw, null]] as const) {
+      const k = setup();
+      k.manifest.bootState = { ...s.manifest.bootState, packedSha256 };
+      k.served.set('base/bootstate.zstd', body);
+      await k.base.downloadAll();
+      const stored = k.files.map.get(sha256)!;
+      expect(isPackedState(stored)).toBe(true);
+      if (kept) expect(Buffer.from(stored).equals(Buffer.from(kept))).toBe(true);
+      k.srv.setDown(true);
+      expect(Buffer.from((await new BaseChunks(k.manifest, 'base', k.files, { fetch: k.srv.fetch }).bootState())!).equals(raw)).toBe(true);
+    }
+    const bad = setup();
+    bad.manifest.bootState = { ...s.manifest.bootState, packedSha256 };
+    bad.served.set('base/bootstate.zstd', zstdCompress(randomBytes(3 * CHUNK), 3));
+    await expect(bad.base.downloadAll()).rejects.toThrow(/boot state \(bootstate.zstd\) is corrupt/);
+    expect(bad.files.map.has(sha256)).toBe(false);
 
     // An image from before zstd ships it as gzip; a server may send it unpacked (Content-Encoding):
     // either is read, and kept packed.
