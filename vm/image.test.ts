@@ -91,7 +91,8 @@ describe('image (synthetic)', () => {
     await expect(refusal(zstdCompress(new Uint8Array(state.length + 1), 3))).rejects.toMatchObject({ code: 'checksum', message: expect.stringMatching(/more than the 300000 bytes/) });
     await expect(refusal(zstdCompress(state.map((b) => b ^ 1), 3))).rejects.toMatchObject({ code: 'checksum', message: expect.stringMatching(/is corrupt/) });
     expect(() => unpackSavedState(new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]), 10)).toThrow(ImageError);
-  });
+    // Hundreds of trickled fetches: 7.7 s on a quiet machine, past 20 s on one building the image.
+  }, 60_000);
 
   it('reads chunks and files through a Blob, never Response.arrayBuffer (whose memory Chromium keeps in a worker)', async () => {
     const { manifest, served } = await synthetic();
