@@ -302,7 +302,8 @@ export async function responseBytes(response: Response): Promise<Uint8Array> {
   return new Uint8Array(await (await response.blob()).arrayBuffer());
 }
 
-function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+/** The bytes as an ArrayBuffer of their own: their buffer itself when they fill it, else a copy. */
+export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
   return (whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) as ArrayBuffer;
 }

@@ -16,6 +16,11 @@ export function letGo(buffer: ArrayBuffer): void {
   (buffer as { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
 }
 
+/** letGo for bytes that fill their buffer; a view into a larger buffer (others' bytes) is left alone. */
+export function letGoOf(bytes: Uint8Array): void {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) letGo(bytes.buffer as ArrayBuffer);
+}
+
 /** The part of v86's CPU (`emulator.v86.cpu`) whose copies are let go of. */
 export interface V86MemoryCopies {
   pack_memory(): { bitmap: unknown; packed_memory: Uint8Array<ArrayBuffer> };

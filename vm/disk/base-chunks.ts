@@ -3,8 +3,8 @@
 // the first time any stack reads it (or by the background download). Reads inflate a chunk and
 // keep the last few inflated in memory.
 import { gunzipSync } from 'fflate';
-import { fetchOk, ImageError, isPackedState, joinUrl, responseBytes, sha256Hex, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
-import { letGo } from '../let-go.ts';
+import { fetchOk, ImageError, isPackedState, joinUrl, responseBytes, sha256Hex, toArrayBuffer, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
+import { letGoOf } from '../let-go.ts';
 import { writeBytes } from '../opfs-write.ts';
 
 /** Where the chunks are kept: OPFS `base/` in the browser, a folder or a Map in tests. */
@@ -315,25 +315,16 @@ export class BaseChunks {
   private async loadBootState(): Promise<ArrayBuffer | null> {
     const entry = this.manifest.bootState;
     if (!entry) return null;
-    const unpack = async (body: Uint8Array | null): Promise<Uint8Array | null> => {
-      if (!body) return null;
-      try {
-        const raw = unpackSavedState(body, entry.size);
-        return (await sha256Hex(raw)) === entry.sha256 ? raw : null;
-      } catch {
-        return null;
-      }
-    };
     const stored = await this.storedSet();
     if (stored.has(entry.sha256)) {
-      const raw = await unpack(await this.files.read(entry.sha256));
+      const raw = await this.unpackBootState(await this.files.read(entry.sha256));
       if (raw) return toArrayBuffer(raw);
       stored.delete(entry.sha256); // gone or damaged: fetched again
       await this.files.remove(entry.sha256);
     }
     const response = await fetchOk(joinUrl(this.baseUrl, entry.file), this.options.fetch);
     const body = await responseBytes(response);
-    const raw = await unpack(body);
+    const raw = await this.unpackBootState(body);
     if (!raw) throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
     try {
       // Kept packed as shipped; a server may have sent it unpacked (Content-Encoding).
@@ -343,7 +334,19 @@ export class BaseChunks {
       console.warn("the computer's boot state is used without being kept in this browser", error);
     }
     // The unpacker fills one buffer of the state's size: handed over as it is, not copied.
-    return raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? (raw.buffer as ArrayBuffer) : toArrayBuffer(raw);
+    return toArrayBuffer(raw);
+  }
+
+  /** The boot state's raw bytes from what was stored or fetched, or null when they are not the image's. */
+  private async unpackBootState(body: Uint8Array | null): Promise<Uint8Array | null> {
+    const entry = this.manifest.bootState;
+    if (!body || !entry) return null;
+    try {
+      const raw = unpackSavedState(body, entry.size);
+      return (await sha256Hex(raw)) === entry.sha256 ? raw : null;
+    } catch {
+      return null;
+    }
   }
 
   /**
@@ -361,16 +364,10 @@ export class BaseChunks {
     const body = await responseBytes(await fetchOk(joinUrl(this.baseUrl, entry.file), this.options.fetch));
     let packed = body;
     if (!(entry.packedSha256 && isPackedState(body) && (await sha256Hex(body)) === entry.packedSha256)) {
-      let raw: Uint8Array | null = null;
-      try {
-        raw = unpackSavedState(body, entry.size);
-      } catch {
-        raw = null;
-      }
-      const good = raw !== null && (await sha256Hex(raw)) === entry.sha256;
-      if (good && !isPackedState(body)) packed = await gzip(raw!);
-      if (raw && raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength) letGo(raw.buffer as ArrayBuffer);
-      if (!good) throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
+      const raw = await this.unpackBootState(body);
+      if (!raw) throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
+      if (!isPackedState(body)) packed = await gzip(raw);
+      letGoOf(raw);
     }
     await this.files.write(entry.sha256, packed);
     stored.add(entry.sha256);
@@ -536,7 +533,7 @@ export class BaseChunks {
     // Stored: its bytes go back now, unless a guest read that shared the fetch keeps them (it did
     // so when the fetch was checked, before the store ended). Left to a collection, the image's
     // ~300 MB fetched in the background piled up in the VM worker between collections: 13 -> 57 MB.
-    if (this.packed.get(chunk.index) !== packed && packed.byteOffset === 0 && packed.byteLength === packed.buffer.byteLength) letGo(packed.buffer as ArrayBuffer);
+    if (this.packed.get(chunk.index) !== packed) letGoOf(packed);
   }
 
   private fetchChunk(chunk: DiskChunk): Fetching {
@@ -597,10 +594,6 @@ function inflate(packed: Uint8Array): Uint8Array | null {
   } catch {
     return null;
   }
-}
-
-function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
 async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
