@@ -7,18 +7,22 @@
 // call ends, yet its memory stays with the VM worker until the worker's next full collection:
 // seconds to minutes, and a computer in use saves itself after each quiet spell. Here each is
 // detached (letGo) the moment v86 is done with it.
+//
+// Only for buffers made in JavaScript and handed to no browser API but a sync access handle's
+// write: v86's copies and the states it saves. A buffer the browser made (a fetch's, a Blob's, a
+// file's) or one it has seen (hashed by `crypto.subtle`, read into) is held by the browser's own
+// wrapper until that wrapper is collected; detaching it gives nothing back and only hides it from
+// V8's count, which is what starts collections. Measured in a worker, 1,000 buffers of 300 KB
+// (PSS after): made in JavaScript, let go of 47 MB, dropped 87; a Blob's bytes let go of 358,
+// dropped 74; hashed then let go of 339, dropped 82; a file's let go of 351, dropped 134.
 /**
  * Gives a large buffer's memory back now (it is detached), where dropping it waits for the
  * worker's next full garbage collection: seconds to minutes, while a saved state is 50-150 MB and
  * each save and wake makes one. Where `ArrayBuffer.prototype.transfer` is missing, it is dropped.
+ * Only for a buffer made in JavaScript (above).
  */
 export function letGo(buffer: ArrayBuffer): void {
   (buffer as { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
-}
-
-/** letGo for bytes that fill their buffer; a view into a larger buffer (others' bytes) is left alone. */
-export function letGoOf(bytes: Uint8Array): void {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) letGo(bytes.buffer as ArrayBuffer);
 }
 
 /** The part of v86's CPU (`emulator.v86.cpu`) whose copies are let go of. */

@@ -188,7 +188,7 @@ describe('Machine lifecycle (fake emulator)', () => {
     expect((await machine.exec({ command: 'echo hi' })).stdout).toBe('hi\n');
   });
 
-  it('gives a state\'s memory back once it is written or restored, but not one a caller of the checkpoint holds', async () => {
+  it("gives a saved state's memory back once it is written, but not one a caller of the checkpoint holds, nor a restored one (the browser's buffer)", async () => {
     // ArrayBuffer.prototype.transfer, which Node 20 lacks: detaches the buffer.
     const had = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'transfer');
     Object.defineProperty(ArrayBuffer.prototype, 'transfer', { configurable: true, value(this: ArrayBuffer, length: number) { return structuredClone(this, { transfer: [this] }).slice(0, length); } });
@@ -216,7 +216,7 @@ describe('Machine lifecycle (fake emulator)', () => {
         return state;
       };
       expect(await machine.start()).toBe('woke');
-      expect(read[0]!.byteLength).toBe(0);
+      expect(read[0]!.byteLength).toBeGreaterThan(0); // dropped, not detached: see let-go.ts
       expect((await machine.exec({ command: 'echo hi' })).stdout).toBe('hi\n');
     } finally {
       if (had) Object.defineProperty(ArrayBuffer.prototype, 'transfer', had);

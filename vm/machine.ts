@@ -43,7 +43,7 @@ const RELEASE_ECHO_MS = 10_000;
  * the disk still matches it, i.e. readGeneration().disk === readGeneration().state.
  */
 export interface MachineStore {
-  /** The saved state, in a buffer of the machine's own: it is let go of (detached) once restored. */
+  /** The saved state, in a buffer of the machine's own: dropped once restored. */
   readState(): Promise<ArrayBuffer | null>;
   /**
    * Writes the state atomically and records `generation` as the state's and as the disk's, unless
@@ -368,7 +368,7 @@ export class Machine {
     this.setStatus({ state: 'waking' });
     const phases = new Phases();
     // The guest's 9p requests wait until the fids it held at the save are known again.
-    const emulator = this.createEmulator({ initial_state: restorable(state, true) }, true, true);
+    const emulator = this.createEmulator({ initial_state: restorable(state) }, true, true);
     const share = this.share!;
     const resumed = (this.options.workspace?.read(generation) ?? Promise.resolve(null)).then(
       (snapshot) => {
@@ -774,10 +774,10 @@ interface RestorableState {
 /**
  * A state to restore that the emulator does not keep: v86 holds on to the files it loaded (and a
  * `{ buffer }` state with them) for as long as it runs, 50-60 MB of a tab's memory for nothing once
- * the state is in the guest's RAM. Released when the emulator starts (createEmulator); `ours`: the
- * buffer is the machine's alone (read for this wake), and is let go of at once (letGo).
+ * the state is in the guest's RAM. Released when the emulator starts (createEmulator): dropped, not
+ * let go of (a state read from storage is the browser's buffer, see let-go.ts).
  */
-function restorable(state: ArrayBuffer, ours = false): RestorableState {
+function restorable(state: ArrayBuffer): RestorableState {
   return {
     buffer: state,
     onload: undefined,
@@ -792,7 +792,6 @@ function restorable(state: ArrayBuffer, ours = false): RestorableState {
       throw new Error('a saved state is not written to');
     },
     release() {
-      if (ours && this.buffer) letGo(this.buffer);
       this.buffer = undefined;
     },
   };

@@ -4,7 +4,6 @@
 // keep the last few inflated in memory.
 import { gunzipSync } from 'fflate';
 import { fetchOk, ImageError, isPackedState, joinUrl, responseBytes, sha256Hex, toArrayBuffer, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
-import { letGoOf } from '../let-go.ts';
 import { writeBytes } from '../opfs-write.ts';
 
 /** Where the chunks are kept: OPFS `base/` in the browser, a folder or a Map in tests. */
@@ -367,7 +366,6 @@ export class BaseChunks {
       const raw = await this.unpackBootState(body);
       if (!raw) throw new ImageError('checksum', `the computer's boot state (${entry.file}) is corrupt`);
       if (!isPackedState(body)) packed = await gzip(raw);
-      letGoOf(raw);
     }
     await this.files.write(entry.sha256, packed);
     stored.add(entry.sha256);
@@ -528,12 +526,11 @@ export class BaseChunks {
 
   /** A fetch that must end stored (the first start's chunks, the background download). */
   private async fetchAndKeep(chunk: DiskChunk): Promise<void> {
-    const { packed, unstored } = await this.fetchAndStore(chunk).stored;
+    // Stored, its bytes are dropped, not let go of: they are the browser's (a Blob read, then
+    // hashed), and detaching them only hid them from the collector, so the image's ~300 MB fetched
+    // in the background stayed in the VM worker until a full collection (let-go.ts).
+    const { unstored } = await this.fetchAndStore(chunk).stored;
     if (unstored) throw unstored;
-    // Stored: its bytes go back now, unless a guest read that shared the fetch keeps them (it did
-    // so when the fetch was checked, before the store ended). Left to a collection, the image's
-    // ~300 MB fetched in the background piled up in the VM worker between collections: 13 -> 57 MB.
-    if (this.packed.get(chunk.index) !== packed) letGoOf(packed);
   }
 
   private fetchChunk(chunk: DiskChunk): Fetching {
