@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { SyncFileDisk, type SyncFile } from './disk.ts';
 import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
 import { Machine, type MachineBootFiles, type MachineStatus, type MachineStore } from './machine.ts';
+import { useArrayBufferTransfer } from './test-transfer.ts';
 
 function memoryFile(size: number): SyncFile {
   const data = new Uint8Array(size);
@@ -188,11 +189,9 @@ describe('Machine lifecycle (fake emulator)', () => {
     expect((await machine.exec({ command: 'echo hi' })).stdout).toBe('hi\n');
   });
 
-  it("gives a saved state's memory back once it is written, but not one a caller of the checkpoint holds, nor a restored one (the browser's buffer)", async () => {
-    // ArrayBuffer.prototype.transfer, which Node 20 lacks: detaches the buffer.
-    const had = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'transfer');
-    Object.defineProperty(ArrayBuffer.prototype, 'transfer', { configurable: true, value(this: ArrayBuffer, length: number) { return structuredClone(this, { transfer: [this] }).slice(0, length); } });
-    try {
+  describe('memory', () => {
+    useArrayBufferTransfer();
+    it("gives a saved state's memory back once it is written, but not one a caller of the checkpoint holds, nor a restored one (the browser's buffer)", async () => {
       const { machine, store } = setup();
       const written: ArrayBuffer[] = [];
       const write = store.writeState.bind(store);
@@ -218,10 +217,7 @@ describe('Machine lifecycle (fake emulator)', () => {
       expect(await machine.start()).toBe('woke');
       expect(read[0]!.byteLength).toBeGreaterThan(0); // dropped, not detached: see let-go.ts
       expect((await machine.exec({ command: 'echo hi' })).stdout).toBe('hi\n');
-    } finally {
-      if (had) Object.defineProperty(ArrayBuffer.prototype, 'transfer', had);
-      else delete (ArrayBuffer.prototype as { transfer?: unknown }).transfer;
-    }
+    });
   });
 
   it('reports a boot that never reaches the agent as an error with a reboot offer', async () => {

@@ -415,20 +415,20 @@ describe('LayeredDisk', () => {
   describe('the background download', () => {
     useArrayBufferTransfer();
     it("drops the bytes of each chunk it stored without detaching them (the browser's own: see let-go.ts), and a guest read sharing a fetch keeps its bytes", async () => {
-    const s = setup();
-    const handed: [string, Uint8Array][] = [];
-    const write = s.files.write;
-    s.files.write = async (sha, bytes) => {
-      handed.push([sha, bytes]);
-      await write(sha, bytes);
-    };
-    // A guest read of chunk 2 while the download fetches it: the read keeps its packed bytes.
-    const [, guest] = await Promise.all([s.base.downloadAll(), read(s.disk, 2 * CHUNK, 512)]);
-    expect(Buffer.from(guest).equals(Buffer.from(imageOf(s).subarray(2 * CHUNK, 2 * CHUNK + 512)))).toBe(true);
-    expect(handed.length).toBe(5);
-    expect(handed.every(([, bytes]) => bytes.byteLength > 0)).toBe(true); // dropped, never detached
-    // Every chunk is stored whole all the same, and reads back.
-    expect(Buffer.from(await read(s.disk, 0, DISK)).equals(Buffer.from(imageOf(s)))).toBe(true);
+      const s = setup();
+      const handed: [string, Uint8Array][] = [];
+      const write = s.files.write;
+      s.files.write = async (sha, bytes) => {
+        handed.push([sha, bytes]);
+        await write(sha, bytes);
+      };
+      // A guest read of chunk 2 while the download fetches it: the read keeps its packed bytes.
+      const [, guest] = await Promise.all([s.base.downloadAll(), read(s.disk, 2 * CHUNK, 512)]);
+      expect(Buffer.from(guest).equals(Buffer.from(imageOf(s).subarray(2 * CHUNK, 2 * CHUNK + 512)))).toBe(true);
+      expect(handed.length).toBe(5);
+      expect(handed.every(([, bytes]) => bytes.byteLength > 0)).toBe(true); // dropped, never detached
+      // Every chunk is stored whole all the same, and reads back.
+      expect(Buffer.from(await read(s.disk, 0, DISK)).equals(Buffer.from(imageOf(s)))).toBe(true);
     });
   });
 
