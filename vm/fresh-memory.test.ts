@@ -10,6 +10,7 @@ import { freshMemoryRestore, INIT_WRITTEN_BYTES, type WasmInstantiate } from './
 import { unpackSavedState, type ImageManifest } from './image.ts';
 import { nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
 import { emptyWorkspaceFs, Workspace9p } from './workspace-9p.ts';
+import { V86_WASM_PATH } from './testing/v86-emulator.ts';
 
 describe('freshMemoryRestore', () => {
   it("narrows only the restore's first full zeroing to what v86's init wrote", async () => {
@@ -30,7 +31,6 @@ describe('freshMemoryRestore', () => {
 });
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
-const WASM_PATH = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
 
 const MANIFEST = join(IMAGE_DIR, 'manifest.json');
 const pristine = existsSync(MANIFEST) ? (JSON.parse(readFileSync(MANIFEST, 'utf8')) as ImageManifest).pristineState : undefined;
@@ -44,7 +44,7 @@ describe.skipIf(!pristine || process.env.STACKDOCS_SKIP_VM_BOOT === '1')('a wake
     const state = unpackSavedState(readFileSync(join(IMAGE_DIR, pristine!.file)), pristine!.size);
     const disk = new SyncFileDisk(openNodeSyncFile(join(dir, 'disk.img')), diskSize);
     const emulator = new V86({
-      ...emulatorOptions(files, disk, WASM_PATH, null, new Workspace9p(emptyWorkspaceFs()).handle),
+      ...emulatorOptions(files, disk, V86_WASM_PATH, null, new Workspace9p(emptyWorkspaceFs()).handle),
       wasm_fn: instantiate,
       initial_state: { buffer: state.buffer.slice(state.byteOffset, state.byteOffset + state.byteLength) },
       autostart: false,
@@ -62,7 +62,7 @@ describe.skipIf(!pristine || process.env.STACKDOCS_SKIP_VM_BOOT === '1')('a wake
     openNodeSyncFile(join(dir, 'disk.img')).truncate(manifest.disk.size);
     const read = (name: string) => new Uint8Array(readFileSync(join(IMAGE_DIR, name))).buffer;
     const files = { bios: read('bios.bin'), vgaBios: read('vgabios.bin'), memoryMiB: manifest.memoryMiB };
-    const instantiate = nodeV86Wasm(WASM_PATH);
+    const instantiate = nodeV86Wasm(V86_WASM_PATH);
     const full = await restoredMemory(instantiate, files, manifest.disk.size);
     const fresh = await restoredMemory(freshMemoryRestore(instantiate), files, manifest.disk.size);
     expect(fresh).toBe(full);

@@ -1,10 +1,6 @@
-import { join } from 'node:path';
-import { V86 } from 'v86';
 import { describe, expect, it } from 'vitest';
 import { waitWhenHalted } from './halt-wait.ts';
-import { nodeV86Wasm } from './node-file.ts';
-
-const WASM_PATH = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
+import { loadedEmulator } from './testing/v86-emulator.ts';
 
 /** v86's yielding part, recording what it was asked and when (a clock the test moves). */
 function standIn() {
@@ -55,12 +51,7 @@ describe('waitWhenHalted', () => {
   });
 
   it("finds v86's yield under its own name in a real emulator", async () => {
-    const emulator = new V86({ wasm_fn: nodeV86Wasm(WASM_PATH), memory_size: 16 * 1024 * 1024, autostart: false, disable_keyboard: true, disable_mouse: true, disable_speaker: true } as never) as unknown as {
-      add_listener(event: string, listener: () => void): void;
-      destroy(): Promise<void>;
-      v86: { yield: unknown };
-    };
-    await new Promise<void>((resolve) => emulator.add_listener('emulator-loaded', resolve));
+    const emulator = await loadedEmulator<{ v86: { yield: unknown } }>();
     try {
       const before = emulator.v86.yield;
       expect(waitWhenHalted(emulator)).toBe(true);

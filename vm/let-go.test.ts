@@ -12,6 +12,7 @@ import { letGo, letGoOfCopies, v86Cpu, type V86MemoryCopies } from './let-go.ts'
 import { nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
 import { useArrayBufferTransfer } from './test-transfer.ts';
 import { emptyWorkspaceFs, Workspace9p } from './workspace-9p.ts';
+import { V86_WASM_PATH } from './testing/v86-emulator.ts';
 
 useArrayBufferTransfer();
 
@@ -52,7 +53,6 @@ describe('letGoOfCopies', () => {
 });
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
-const WASM_PATH = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
 const MANIFEST = join(IMAGE_DIR, 'manifest.json');
 const pristine = existsSync(MANIFEST) ? (JSON.parse(readFileSync(MANIFEST, 'utf8')) as ImageManifest).pristineState : undefined;
 
@@ -104,8 +104,8 @@ describe.skipIf(!pristine || process.env.STACKDOCS_SKIP_VM_BOOT === '1')("v86's 
       set() {},
     };
     emulator = new V86({
-      ...emulatorOptions(files, new SyncFileDisk(openNodeSyncFile(join(dir, 'disk.img')), manifest.disk.size), WASM_PATH, null, new Workspace9p(emptyWorkspaceFs()).handle),
-      wasm_fn: freshMemoryRestore(nodeV86Wasm(WASM_PATH)),
+      ...emulatorOptions(files, new SyncFileDisk(openNodeSyncFile(join(dir, 'disk.img')), manifest.disk.size), V86_WASM_PATH, null, new Workspace9p(emptyWorkspaceFs()).handle),
+      wasm_fn: freshMemoryRestore(nodeV86Wasm(V86_WASM_PATH)),
       initial_state: initial,
       autostart: false,
     } as never) as unknown as RealEmulator;

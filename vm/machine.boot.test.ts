@@ -10,10 +10,10 @@ import { Machine, type MachineBootFiles, type MachineStore, type MachineWorkspac
 import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
 import { nodeWorkspaceFs } from './node-workspace-fs.ts';
 import type { Workspace9pSnapshot } from './workspace-9p.ts';
+import { V86_WASM_PATH } from './testing/v86-emulator.ts';
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');
-const WASM_PATH = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
-const v86Wasm = nodeV86Wasm(WASM_PATH);
+const v86Wasm = nodeV86Wasm(V86_WASM_PATH);
 const now = () => performance.now();
 /** The file as read, with the guest's writes kept in memory (512-byte sectors, as v86 writes). */
 function copyOnWrite(base: SyncFile): SyncFile {
@@ -65,7 +65,7 @@ describe.skipIf(!existsSync(join(IMAGE_DIR, 'manifest.json')) || process.env.STA
 
   const newMachine = () => {
     file = openNodeSyncFile(diskPath);
-    return new Machine({ files, disk: new SyncFileDisk(file), store, wasmPath: WASM_PATH, wasmFn: v86Wasm, watchdog: false, workspace });
+    return new Machine({ files, disk: new SyncFileDisk(file), store, wasmPath: V86_WASM_PATH, wasmFn: v86Wasm, watchdog: false, workspace });
   };
 
   beforeAll(async () => {
@@ -220,7 +220,7 @@ describe.skipIf(!existsSync(join(IMAGE_DIR, 'manifest.json')) || process.env.STA
         files,
         disk: new SyncFileDisk(copyOnWrite(base)),
         store: { ...store, readState: async () => state.slice(0), readGeneration: async () => gen, writeState: async () => {}, markDiskDirty: () => {} },
-        wasmPath: WASM_PATH,
+        wasmPath: V86_WASM_PATH,
         wasmFn: v86Wasm,
         watchdog: false,
       });

@@ -1,28 +1,16 @@
 // The traffic counter on v86's own bus (a real emulator, no guest: frames are delivered to its
 // network card the way the Wisp adapter does) and summed over several emulators.
-import { join } from 'node:path';
-import { V86 } from 'v86';
 import { describe, expect, it } from 'vitest';
 import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
 import type { EmulatorLike } from './machine.ts';
 import { netDevice } from './emulator-options.ts';
+import { loadedEmulator } from './testing/v86-emulator.ts';
 import { createTrafficCounter } from './traffic.ts';
-
-const WASM_PATH = join(import.meta.dirname, '..', 'node_modules', 'v86', 'build', 'v86.wasm');
 
 describe('createTrafficCounter', () => {
   it('counts the frames v86 delivers to the network card, which a net0-receive listener never sees', async () => {
-    const emulator = new V86({
-      wasm_path: WASM_PATH,
-      memory_size: 16 * 1024 * 1024,
-      net_device: { ...netDevice(null), relay_url: 'fetch' },
-      autostart: false,
-      disable_keyboard: true,
-      disable_mouse: true,
-      disable_speaker: true,
-    } as never) as unknown as EmulatorLike;
+    const emulator = await loadedEmulator<EmulatorLike>({ net_device: { ...netDevice(null), relay_url: 'fetch' } });
     try {
-      await new Promise<void>((resolve) => emulator.add_listener('emulator-loaded', resolve));
       const counter = createTrafficCounter();
       counter.attach(emulator);
       let heardReceive = 0;
