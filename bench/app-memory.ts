@@ -3,7 +3,8 @@
 // production build with the local proxy; read at each step of a session, once it settled (30 s):
 // the app idle; two scans read by OCR (5 s after), and the same two minutes later (the OCR
 // engine's idle time passed); the computer ready (a terminal opened); after `import pandas` in
-// it; after two more scans read; then with the tab hidden (5 s after), and hidden for 30 s more
+// it (`import_pandas_s`: from typing it to its output, a first import in this computer); after
+// two more scans read; then with the tab hidden (5 s after), and hidden for 30 s more
 // (the idle computer suspended). `peak_mb`: the most seen, read each second.
 // The value is the app's renderer's PSS after the last step: the process running the page and its
 // workers (the stack, OCR, pdfjs and VM workers and the service worker are threads of it). Chromium
@@ -150,8 +151,10 @@ export async function benchAppMemory(): Promise<void> {
     const ready = await settled(page, profile);
 
     // Quotes split the marker, so the typed line never matches it.
+    const pandasStarted = performance.now();
     await page.keyboard.type(`clear; python3 -c 'import pandas; print("PANDAS" "-OK")'\n`);
     await terminal.locator('.xterm-rows').filter({ hasText: 'PANDAS-OK' }).waitFor({ timeout: 900_000 });
+    const pandasSeconds = (performance.now() - pandasStarted) / 1000;
     const pandas = await settled(page, profile);
 
     await readScans(2);
@@ -172,6 +175,7 @@ export async function benchAppMemory(): Promise<void> {
       idle_mb: mb(idle.renderersMb),
       computer_ready_mb: mb(ready.renderersMb),
       after_pandas_mb: mb(pandas.renderersMb),
+      import_pandas_s: round(pandasSeconds, 1),
       scans_only_mb: mb(scansOnly.renderersMb),
       scans_only_2_min_later_mb: mb(scansIdle.renderersMb),
       then_hidden_mb: mb(hidden.renderersMb),
