@@ -7,10 +7,10 @@ import type { MachineDisk } from './disk.ts';
 import { emulatorOptions } from './emulator-options.ts';
 import { RELAY_NETWORK, type NetworkLink } from './network-link.ts';
 import { freshMemoryRestore, type WasmInstantiate } from './fresh-memory.ts';
-import { waitWhenHalted } from './halt-wait.ts';
 import { compileOnePagePerModule } from './jit.ts';
 import { letGo, letGoOfCopies, v86Cpu } from './let-go.ts';
 import type { TrafficCounter } from './traffic.ts';
+import { yieldLessOften } from './v86-yield.ts';
 import { emptyWorkspaceFs, Workspace9p, type Workspace9pSnapshot, type WorkspaceFs } from './workspace-9p.ts';
 
 /** Boot files and settings, as fetched from the image (see image.ts). */
@@ -590,13 +590,13 @@ export class Machine {
     if (initial) emulator.add_listener('emulator-started', (() => initial.release()) as (value: never) => void);
     // v86's copies of the guest's RAM, made by a restore and by each save, are let go of once used
     // (let-go.ts): from when the emulator has its CPU, which is before it loads a state.
-    // The JIT's setting too (jit.ts), and a halted guest's wait (halt-wait.ts), before any guest
+    // The JIT's setting too (jit.ts), and how often v86 yields (v86-yield.ts), before any guest
     // code runs.
     const cover = () => {
       const cpu = v86Cpu(emulator);
       if (cpu) letGoOfCopies(cpu);
       compileOnePagePerModule(emulator);
-      waitWhenHalted(emulator);
+      yieldLessOften(emulator);
     };
     if (initial) initial.loading = cover;
     emulator.add_listener('emulator-loaded', cover as (value: never) => void);
