@@ -25,8 +25,11 @@
 // the four slices, waits through the helper, 490 MB (one run); the own timers, one slice per
 // yield, 470, 577 and 574 MB (22.4-24.0 s). The cost, in Node (against the own timers alone): a
 // message to a running guest waits up to 3 ms longer, `vm.exec_rtt` 33 -> 46 and 47 ms p50,
-// `vm.disk_write` 80 -> 43 and 41 MB/s (why writes are slower is not yet known: v86's disk calls
-// back at once here).
+// `vm.disk_write` 80 -> 43 and 41 MB/s. Likely why: v86 puts each compiled module in place from the
+// event loop (the compile's promise), and until then runs that code interpreted; with no chaining
+// while a compile is in flight (codegen_finalize to codegen_finalize_finished), Node gave 35 ms
+// and 69 MB/s, but the renderer 538 MB (after pandas 547, one run; `import pandas` 20.8 s): not
+// taken, as the compiles of an import are most of its time.
 // 2026-12-03, the first point alone: the computer idle in the app (ready, its image downloaded,
 // 20 s): the renderer took 29% of a core (the VM worker 14, v86's helper 12) and swung 417-448 MB
 // between collections, then 6-26% (the helper 1-2) at 351-375 MB. In Node
