@@ -2,8 +2,8 @@
 import * as Comlink from 'comlink';
 import wasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
 import { loadSqlite, openOpfsStackMemory, opfsSnapshotPath } from '../memory/index.ts';
-import { createAnthropicStream } from './agent/anthropic.ts';
 import { createOpenAIStream } from './agent/openai.ts';
+import { streamOnFirstCall } from './agent/stream-on-first-call.ts';
 import type { StackApi } from './protocol.ts';
 import { DEFAULT_ENDPOINTS, DEFAULT_MODEL } from './settings.ts';
 import { vmImageBase } from 'virtual:vm-image';
@@ -17,7 +17,6 @@ import { openDeviceStorage, openOpfsStorage, openStackDirectory } from './storag
 import { deviceCredentials, deviceLabel } from './device.ts';
 import { createOpfsUserFiles } from './user-files.ts';
 import { createBrowserOcr } from './documents/ocr.ts';
-import { openPdfInWorker, renderPdfPagesInWorker } from './documents/pdfjs-worker.ts';
 
 // The proxy the build was made for; else the local one, but only for a page served from this
 // machine. Elsewhere (a static host with no proxy) the default is the user's own key, which works
@@ -47,8 +46,9 @@ async function openStack(): Promise<StackApi> {
     memory,
     credentials: deviceCredentials(device),
     deviceLabel: deviceLabel(self.navigator.userAgent),
-    openPdf: openPdfInWorker,
-    renderPdfPages: renderPdfPagesInWorker,
+    // pdfjs (a fifth of the worker's code) is loaded by the first document read, not by the open.
+    openPdf: async (bytes) => (await import('./documents/pdfjs-worker.ts')).openPdfInWorker(bytes),
+    renderPdfPages: async (bytes, onPage) => (await import('./documents/pdfjs-worker.ts')).renderPdfPagesInWorker(bytes, onPage),
     ocr,
     defaults: { ...DEFAULT_CONNECTION, model: DEFAULT_MODEL, heartbeat_minutes: 0, has_api_key: false, ocr_engine: 'local', computer_network: true },
     fetch: (input, init) => fetch(input, init),
@@ -80,7 +80,9 @@ async function openStack(): Promise<StackApi> {
     createStream: ({ provider, endpoint, apiKey, deviceToken }) =>
       provider === 'openai'
         ? createOpenAIStream({ baseURL: endpoint, apiKey })
-        : createAnthropicStream({ baseURL: endpoint, apiKey: provider === 'anthropic' ? apiKey : null, deviceToken: provider === 'proxy' ? deviceToken : null }),
+        : streamOnFirstCall(async () =>
+            (await import('./agent/anthropic.ts')).createAnthropicStream({ baseURL: endpoint, apiKey: provider === 'anthropic' ? apiKey : null, deviceToken: provider === 'proxy' ? deviceToken : null }),
+          ),
   });
 }
 

@@ -1,7 +1,7 @@
 // A table window as CSV, JSON or XLSX bytes: the one place exports are made, for the agent's
 // export_file tool and the table window's export buttons alike.
 import Papa from 'papaparse';
-import writeXlsxFile, { type Cell, type SheetData } from 'write-excel-file/universal';
+import type { Cell, SheetData } from 'write-excel-file/universal';
 import type { CellValue, TableColumn, TableWindow } from '../protocol.ts';
 
 export type ExportFormat = 'csv' | 'json' | 'xlsx';
@@ -42,6 +42,8 @@ export function toJson(table: Pick<TableWindow, 'columns' | 'rows'>): string {
 async function toXlsx(table: Pick<TableWindow, 'columns' | 'rows'>): Promise<Uint8Array> {
   const header: Cell[] = table.columns.map((column) => ({ value: column.label, fontWeight: 'bold' }));
   const body: SheetData = table.rows.map((row) => table.columns.map((column) => xlsxCell(row.cells[column.key], column)));
+  // Loaded by the first spreadsheet made, not with the stack.
+  const { default: writeXlsxFile } = await import('write-excel-file/universal');
   const blob = await writeXlsxFile([header, ...body], { columns: table.columns.map(() => ({ width: 18 })) }).toBlob();
   return new Uint8Array(await blob.arrayBuffer());
 }

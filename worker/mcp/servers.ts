@@ -7,17 +7,17 @@
 // stack is open. One that ends on its own (a crash, a kill) is started again after a pause that
 // doubles with each failure in a row (1 s up to 5 min); a call waiting on it waits for that start
 // within its own time limit. Every failure is said to the model and shown in Settings.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker-provider.js';
 import type { AgentTool, ToolResult } from '../agent/types.ts';
 import { MAX_TOOL_OUTPUT_CHARS } from '../tools/define-tool.ts';
 import type { McpInfo, McpServerInfo, McpToolInfo, StackEventBody } from '../protocol.ts';
 import type { StackStorage } from '../storage.ts';
-import { ComputerStdioTransport, type ServiceRunner } from './computer-transport.ts';
+import type { ComputerStdioTransport, ServiceRunner } from './computer-transport.ts';
 import { DEFAULT_CALL_TIMEOUT_S, describeTarget, isStdio, MCP_FILE, McpConfigError, parseMcpFile, qualifiedName, type McpFile, type McpServerConfig } from './config.ts';
+
+type Sdk = typeof import('./sdk.ts');
 
 /** How long a server may take to start and answer `initialize` and `tools/list`. */
 export const START_TIMEOUT_MS = 120_000;
@@ -128,14 +128,14 @@ export async function loadMcpServers(deps: McpServersDeps): Promise<McpServers> 
   });
   const changed = () => deps.emit({ type: 'mcp_changed', mcp: info() });
 
-  function transportFor(server: Server): Transport {
+  function transportFor(sdk: Sdk, server: Server): Transport {
     const config = server.config;
     if (isStdio(config)) {
       if (!deps.computer) throw new Error('this stack has no computer to run it in');
       // An earlier process of this server (from before a reload: the computer woke with it
       // running) is ended first, so two never answer at once.
       const script = 'for f in $(grep -lzx "STACKDOCS_MCP=$STACKDOCS_MCP" /proc/[0-9]*/environ 2>/dev/null); do p=${f#/proc/}; p=${p%/environ}; [ "$p" != $$ ] && kill -9 "$p" 2>/dev/null; done; exec "$@"';
-      return new ComputerStdioTransport(deps.computer, {
+      return new sdk.ComputerStdioTransport(deps.computer, {
         argv: ['/bin/bash', '-c', script, `mcp-${server.name}`, config.command, ...(config.args ?? [])],
         cwd: config.cwd ?? '/workspace',
         env: { ...config.env, STACKDOCS_MCP: server.name },
@@ -143,7 +143,7 @@ export async function loadMcpServers(deps: McpServersDeps): Promise<McpServers> 
     }
     const reach = deps.remote(config.url, config.headers ?? {});
     if ('refused' in reach) throw new Error(reach.refused);
-    return new StreamableHTTPClientTransport(reach.url, { fetch: reach.fetch });
+    return new sdk.StreamableHTTPClientTransport(reach.url, { fetch: reach.fetch });
   }
 
   function connect(server: Server): Promise<void> {
@@ -159,16 +159,21 @@ export async function loadMcpServers(deps: McpServersDeps): Promise<McpServers> 
     changed();
     const attempt = (async () => {
       let transport: Transport | null = null;
-      const client = new Client({ name: 'stackdocs', version: '1.0.0' }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+      let client: Client | null = null;
+      let sdk: Sdk | null = null;
       try {
-        transport = transportFor(server);
+        sdk = await import('./sdk.ts');
+        if (server.generation !== generation) return; // stopped while the SDK loaded
+        const stdio = sdk.ComputerStdioTransport;
+        client = new sdk.Client({ name: 'stackdocs', version: '1.0.0' }, { jsonSchemaValidator: new sdk.CfWorkerJsonSchemaValidator() });
+        transport = transportFor(sdk, server);
         const opened = transport;
         // What a server says that is not an answer (a stray line on stdout): kept in the console.
         client.onerror = (error) => console.warn(`MCP server ${server.name}: ${error.message}`);
         client.onclose = () => {
           // While starting, the failed start says it (connect rejects).
           if (server.generation !== generation || server.state !== 'ready') return;
-          failed(server, `it stopped: ${opened instanceof ComputerStdioTransport ? ended(opened) : 'the connection closed'}`);
+          failed(server, `it stopped: ${opened instanceof stdio ? ended(opened) : 'the connection closed'}`);
         };
         await client.connect(transport, { timeout: START_TIMEOUT_MS });
         const tools: Tool[] = [];
@@ -187,9 +192,9 @@ export async function loadMcpServers(deps: McpServersDeps): Promise<McpServers> 
         changed();
       } catch (error) {
         if (server.generation !== generation) return;
-        const said = transport instanceof ComputerStdioTransport ? ended(transport) : '';
+        const said = sdk && transport instanceof sdk.ComputerStdioTransport ? ended(transport) : '';
         failed(server, `it could not start: ${messageOf(error)}${said ? ` (${said})` : ''}`);
-        await client.close().catch(() => {});
+        await client?.close().catch(() => {});
       }
     })().finally(() => {
       if (server.generation === generation) server.connecting = null;
