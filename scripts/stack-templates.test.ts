@@ -36,12 +36,12 @@ describe('the shipped stack templates', () => {
     }
   });
 
-  it('carry skills that parse, and windows of kinds the canvas knows', () => {
+  it('carry skills that parse, and windows of kinds the canvas knows', async () => {
     const inbox = unzipSync(built[0]!.bytes);
-    const skill = parseSkill(new TextDecoder().decode(inbox['stack/.os/skills/weekly-payables/SKILL.md']), 'installed');
+    const skill = await parseSkill(new TextDecoder().decode(inbox['stack/.os/skills/weekly-payables/SKILL.md']), 'installed');
     expect(skill).toMatchObject({ name: 'weekly-payables', tools: ['create_window', 'update_window'] });
     const research = unzipSync(built[1]!.bytes);
-    expect(parseSkill(new TextDecoder().decode(research['stack/.os/skills/research-brief/SKILL.md']), 'installed').name).toBe('research-brief');
+    expect((await parseSkill(new TextDecoder().decode(research['stack/.os/skills/research-brief/SKILL.md']), 'installed')).name).toBe('research-brief');
     for (const files of [inbox, research]) {
       const canvas = JSON.parse(new TextDecoder().decode(files[`stack/${CANVAS_PATH}`])) as { version: number; windows: CanvasWindow[] };
       expect(canvas.version).toBe(1);

@@ -2,7 +2,6 @@
 // maintained signature library that also looks inside ZIPs for Office files), text by being
 // valid UTF-8, or UTF-16 with its byte-order mark, with no control characters. The name only
 // picks between kinds of text (CSV, Markdown, JSON).
-import { fileTypeFromBuffer } from 'file-type';
 
 /** How much of a file is read to tell its kind: file-type's own advice for its signatures, and enough text to judge. */
 export const SNIFF_BYTES = 64 * 1024;
@@ -41,11 +40,13 @@ function textMime(name: string): string {
 /**
  * The MIME type of a file from its first bytes (`head`, at most SNIFF_BYTES of it; `complete`
  * when that is the whole file) and its name: a format's signature, else text, else
- * `application/octet-stream`. Must not throw.
+ * `application/octet-stream`. Throws only when the signature library cannot be loaded.
  */
 export async function sniffMime(head: Uint8Array, name: string, complete = true): Promise<string> {
   const sample = head.subarray(0, SNIFF_BYTES);
   const whole = complete && sample.length === head.length;
+  // The signature library loads with the first file told, not with the stack.
+  const { fileTypeFromBuffer } = await import('file-type');
   let detected: string | undefined;
   try {
     detected = (await fileTypeFromBuffer(sample))?.mime;

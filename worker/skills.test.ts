@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { createInMemoryStackFiles } from '../memory/stack-files.ts';
 import { systemPrompt } from './agent/system-prompt.ts';
-import { BUILT_IN_SKILLS, createSkills, parseSkill, SkillError } from './skills.ts';
+import { builtInSkills, createSkills, parseSkill, SkillError } from './skills.ts';
 import { DEFAULT_RULES, evaluate } from './permissions/rules.ts';
 import { createLoadSkillTool } from './tools/load-skill.ts';
 import { createSaveSkillTool } from './tools/save-skill.ts';
@@ -18,18 +18,18 @@ allowed-tools: [bash, web_fetch]
 `;
 
 describe('skills', () => {
-  it('reads a SKILL.md and says what is wrong with a bad one', () => {
-    expect(parseSkill(SKILL, 'installed')).toMatchObject({ name: 'vat-check', tools: ['bash', 'web_fetch'], description: expect.stringContaining('VAT number') });
-    expect(parseSkill(SKILL.replace('[bash, web_fetch]', 'bash, read'), 'installed').tools).toEqual(['bash', 'read']);
-    expect(() => parseSkill('# no frontmatter', 'installed')).toThrow(/starts with frontmatter/);
-    expect(() => parseSkill(SKILL.replace('vat-check', 'VAT Check'), 'installed')).toThrow(/lower-case letters, digits and hyphens.*not "VAT Check"/);
-    expect(() => parseSkill(SKILL.replace(/description: .*\n/, ''), 'installed')).toThrow(/needs a one-line "description"/);
-    expect(() => parseSkill(SKILL.replace('name: vat-check', 'name: [unclosed'), 'installed')).toThrow(SkillError);
-    expect(() => parseSkill('---\nname: x\ndescription: y\n---\n', 'installed')).toThrow(/no instructions/);
+  it('reads a SKILL.md and says what is wrong with a bad one', async () => {
+    expect(await parseSkill(SKILL, 'installed')).toMatchObject({ name: 'vat-check', tools: ['bash', 'web_fetch'], description: expect.stringContaining('VAT number') });
+    expect((await parseSkill(SKILL.replace('[bash, web_fetch]', 'bash, read'), 'installed')).tools).toEqual(['bash', 'read']);
+    await expect(parseSkill('# no frontmatter', 'installed')).rejects.toThrow(/starts with frontmatter/);
+    await expect(parseSkill(SKILL.replace('vat-check', 'VAT Check'), 'installed')).rejects.toThrow(/lower-case letters, digits and hyphens.*not "VAT Check"/);
+    await expect(parseSkill(SKILL.replace(/description: .*\n/, ''), 'installed')).rejects.toThrow(/needs a one-line "description"/);
+    await expect(parseSkill(SKILL.replace('name: vat-check', 'name: [unclosed'), 'installed')).rejects.toThrow(SkillError);
+    await expect(parseSkill('---\nname: x\ndescription: y\n---\n', 'installed')).rejects.toThrow(/no instructions/);
   });
 
   it('ships two, installs from a folder with its files, lists names and descriptions only, and loads one whole', async () => {
-    expect(BUILT_IN_SKILLS.map((skill) => skill.name)).toEqual(['invoice-to-table', 'clean-csv']);
+    expect((await builtInSkills()).map((skill) => skill.name)).toEqual(['invoice-to-table', 'clean-csv']);
     const files = createInMemoryStackFiles();
     const skills = createSkills(files);
     const folder = [

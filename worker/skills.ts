@@ -4,7 +4,6 @@
 // relevant. Two ship with the app (worker/skills/); the user installs more (Settings → Skills,
 // from a folder or a SKILL.md), kept in the stack under `.os/skills/<name>/`. A skill never
 // changes the permission rules: the tools it names are shown, and ask as they always do.
-import { parse as parseYaml } from 'yaml';
 import type { SkillInfo } from './protocol.ts';
 import invoiceToTable from './skills/invoice-to-table/SKILL.md?raw';
 import cleanCsv from './skills/clean-csv/SKILL.md?raw';
@@ -26,10 +25,14 @@ export interface Skill extends SkillInfo {
   files: Map<string, string>;
 }
 
-/** Reads a SKILL.md; throws SkillError saying what is missing or wrong. */
-export function parseSkill(text: string, source: SkillInfo['source']): Skill {
+/**
+ * Reads a SKILL.md; throws SkillError saying what is missing or wrong. The YAML parser (a sixth
+ * of the stack's code) loads with the first skill read, not with the stack.
+ */
+export async function parseSkill(text: string, source: SkillInfo['source']): Promise<Skill> {
   const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text.replace(/^\uFEFF/, ''));
   if (!match) throw new SkillError('A SKILL.md starts with frontmatter between two "---" lines, with a name and a description.');
+  const { parse: parseYaml } = await import('yaml');
   let meta: unknown;
   try {
     meta = parseYaml(match[1]!);
@@ -48,7 +51,12 @@ export function parseSkill(text: string, source: SkillInfo['source']): Skill {
   return { name, description, tools, source, text, files: new Map() };
 }
 
-export const BUILT_IN_SKILLS: readonly Skill[] = [parseSkill(invoiceToTable, 'built_in'), parseSkill(cleanCsv, 'built_in')];
+let builtIn: Promise<readonly Skill[]> | null = null;
+
+/** The skills the app ships, read once when first asked for. */
+export function builtInSkills(): Promise<readonly Skill[]> {
+  return (builtIn ??= Promise.all([parseSkill(invoiceToTable, 'built_in'), parseSkill(cleanCsv, 'built_in')]));
+}
 
 /** The stack files a skill store needs (memory/stack-files.ts). */
 export interface SkillFiles {
@@ -77,7 +85,7 @@ export function createSkills(files: SkillFiles): Skills {
       const text = await files.readText(`${SKILLS_DIR}/${entry.name}/${SKILL_FILE}`);
       if (text === undefined) continue;
       try {
-        const skill = parseSkill(text, 'installed');
+        const skill = await parseSkill(text, 'installed');
         // The folder's name is the skill's: a SKILL.md renamed in place stays under its folder.
         if (skill.name === entry.name) found.push(skill);
       } catch {
@@ -88,8 +96,8 @@ export function createSkills(files: SkillFiles): Skills {
   }
 
   async function list(): Promise<Skill[]> {
-    const own = await installed();
-    return [...BUILT_IN_SKILLS.filter((skill) => !own.some((mine) => mine.name === skill.name)), ...own];
+    const [own, shipped] = await Promise.all([installed(), builtInSkills()]);
+    return [...shipped.filter((skill) => !own.some((mine) => mine.name === skill.name)), ...own];
   }
 
   return {
@@ -117,7 +125,7 @@ export function createSkills(files: SkillFiles): Skills {
       const top = given.find((file) => file.path.split('/').at(-1) === SKILL_FILE && file.path.split('/').length <= 2);
       if (!top) throw new SkillError('A skill needs a SKILL.md at the top of its folder.');
       const base = top.path.slice(0, -SKILL_FILE.length);
-      const skill = parseSkill(top.text, 'installed');
+      const skill = await parseSkill(top.text, 'installed');
       for (const file of given) {
         if (!file.path.startsWith(base)) throw new SkillError(`"${file.path}" is outside the skill's folder.`);
         const inside = file.path.slice(base.length);
@@ -133,7 +141,7 @@ export function createSkills(files: SkillFiles): Skills {
     },
     async remove(name) {
       const skill = (await installed()).find((candidate) => candidate.name === name);
-      if (!skill) throw new SkillError(`There is no installed skill "${name}"${BUILT_IN_SKILLS.some((b) => b.name === name) ? ' (a built-in skill cannot be removed)' : ''}.`);
+      if (!skill) throw new SkillError(`There is no installed skill "${name}"${(await builtInSkills()).some((b) => b.name === name) ? ' (a built-in skill cannot be removed)' : ''}.`);
       await files.remove(`${SKILLS_DIR}/${name}`);
     },
     async promptList() {

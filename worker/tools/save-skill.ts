@@ -1,7 +1,6 @@
 // save_skill: the agent writes down a procedure the user asked it to remember, as a skill. It is
 // saved only when the user allows it (a default rule asks each time, showing the skill), and it
 // grants nothing: the tools it names still ask as the rules say.
-import { stringify } from 'yaml';
 import { z } from 'zod';
 import type { Skills } from '../skills.ts';
 import { defineTool } from './define-tool.ts';
@@ -21,6 +20,7 @@ export function createSaveSkillTool(skills: Pick<Skills, 'install'>) {
     schema: saveSkillSchema,
     title: (input) => `Saving the skill "${input.name}"${input.tools?.length ? ` (uses ${input.tools.join(', ')})` : ''}: ${input.description}`,
     async run(input) {
+      const { stringify } = await import('yaml');
       const frontmatter = stringify({ name: input.name, description: input.description, ...(input.tools?.length ? { 'allowed-tools': input.tools } : {}) }).trimEnd();
       const skill = await skills.install([{ path: 'SKILL.md', text: `---\n${frontmatter}\n---\n\n${input.steps.trim()}\n` }]);
       return `Saved the skill "${skill.name}". It is listed from the next message on; load it with load_skill.`;
