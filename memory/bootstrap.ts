@@ -25,15 +25,17 @@ export class LayoutTooNewError extends Error {
 export async function bootstrapStack(files: StackFiles): Promise<BootstrapReport> {
   const previousVersion = await readLayoutVersion(files);
   if (previousVersion > LAYOUT_VERSION) throw new LayoutTooNewError(previousVersion);
-  const created: string[] = [];
-  for (const dir of STACK_DIRECTORIES) await files.makeDir(dir);
-  for (const { name } of MEMORY_FILES) {
-    const path = `${STACK_LAYOUT.memory}/${name}`;
-    if ((await files.readText(path)) === undefined) {
+  // Side by side: each step is a few round trips to the browser's storage, on every open.
+  await Promise.all(STACK_DIRECTORIES.map((dir) => files.makeDir(dir)));
+  const made = await Promise.all(
+    MEMORY_FILES.map(async ({ name }) => {
+      const path = `${STACK_LAYOUT.memory}/${name}`;
+      if ((await files.readText(path)) !== undefined) return null;
       await files.writeText(path, MEMORY_TEMPLATES[name]);
-      created.push(path);
-    }
-  }
+      return path;
+    }),
+  );
+  const created = made.filter((path): path is string => path !== null);
   // Written last: a stack whose bootstrap was interrupted is completed on the next open.
   if (previousVersion !== LAYOUT_VERSION) {
     await files.writeText(STACK_LAYOUT.version, `${LAYOUT_VERSION}\n`);

@@ -126,14 +126,30 @@ async function createMemoryVfs(name: string, module: unknown): Promise<SQLiteVFS
 }
 
 // Imported lazily: the class touches navigator.locks and BroadcastChannel, which Node lacks.
+const opfsVfsModule = () => import('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js');
+
+let opfsPrepared: Promise<void> | null = null;
+
+/**
+ * What `registerVfs('opfs')` waits for before it starts the VFS (its class's module, and the sweep
+ * below), begun now: a stack worker calls this beside the wasm's loading, so neither waits for
+ * the other. Its outcome is met by the first registration.
+ */
+export function prepareOpfsVfs(): void {
+  opfsPrepared ??= Promise.all([opfsVfsModule(), sweepTemporaryFolders()]).then(() => {});
+  opfsPrepared.catch(() => {}); // met, and thrown, by the registration
+}
+
 async function createOpfsVfs(name: string, module: unknown): Promise<SQLiteVFS> {
-  const { OPFSCoopSyncVFS } = await import('@journeyapps/wa-sqlite/src/examples/OPFSCoopSyncVFS.js');
+  const { OPFSCoopSyncVFS } = await opfsVfsModule();
   // A new OPFSCoopSyncVFS first deletes the temporary folders (`.ahp-*`) of workers that are
   // gone, and fails with NotFoundError when another worker starting at the same moment deleted
   // one first. So the sweep is done here beforehand, tolerating that, and a creation that still
   // meets it (a worker gone in between) starts again.
   for (let attempt = 1; ; attempt++) {
-    await sweepTemporaryFolders();
+    const prepared = opfsPrepared;
+    opfsPrepared = null;
+    await (prepared ?? sweepTemporaryFolders());
     try {
       return await OPFSCoopSyncVFS.create(name, module);
     } catch (error) {

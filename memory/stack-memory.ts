@@ -12,7 +12,7 @@ import { openOpfsStackFiles } from './opfs-files.ts';
 import { openStackDatabases, type DatabasePaths } from './open-databases.ts';
 import { createObservationProcessor, type ObservationProcessor, type ProcessorDeps } from './processor.ts';
 import { searchMemory, type MemorySearchResult } from './search.ts';
-import type { SqliteRuntime } from './sqlite-runtime.ts';
+import { prepareOpfsVfs, type SqliteRuntime } from './sqlite-runtime.ts';
 import { memoryFilesOf, type MemoryFiles, type StackFiles } from './stack-files.ts';
 import { TasksStore } from './tasks-store.ts';
 import { TranscriptStore, type SessionRecord } from './transcript-store.ts';
@@ -59,12 +59,14 @@ export interface OpenStackMemoryOptions {
   files: StackFiles;
   busyTimeoutMs?: number;
   now?: () => number;
+  /** The stack folder was bootstrapped already (beside the loading of SQLite): its report. */
+  bootstrapped?: BootstrapReport;
 }
 
 /** Bootstraps the stack folder, then opens and migrates both databases. */
 export async function openStackMemory(options: OpenStackMemoryOptions): Promise<StackMemory> {
   const now = options.now ?? Date.now;
-  const bootstrap = await bootstrapStack(options.files);
+  const bootstrap = options.bootstrapped ?? (await bootstrapStack(options.files));
   const dbs = await openStackDatabases(options.runtime, options.vfs, options.paths, {
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
   });
@@ -135,20 +137,33 @@ function sqlString(text: string): string {
  * OPFSCoopSyncVFS (registered here as "opfs") for the databases. Dedicated workers only.
  */
 export async function openOpfsStackMemory(options: {
-  runtime: SqliteRuntime;
+  /** SQLite, or its loading: the stack folder is laid out meanwhile. */
+  runtime: SqliteRuntime | Promise<SqliteRuntime>;
   stackId: string;
   busyTimeoutMs?: number;
   now?: () => number;
 }): Promise<StackMemory> {
-  const vfs = await options.runtime.registerVfs('opfs');
-  return openWhenReleased(async () => openStackMemory({
-    runtime: options.runtime,
-    vfs,
-    files: await openOpfsStackFiles(options.stackId),
-    paths: { transcript: opfsDatabasePath(options.stackId, 'transcript'), memory: opfsDatabasePath(options.stackId, 'memory') },
-    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
-    ...(options.now ? { now: options.now } : {}),
-  }));
+  prepareOpfsVfs();
+  const files = await openOpfsStackFiles(options.stackId);
+  // Settled either way: a failed layout is done again (and its error met) by the first open below.
+  const laidOut = bootstrapStack(files).catch(() => undefined);
+  const runtime = await options.runtime;
+  const vfs = await runtime.registerVfs('opfs');
+  let bootstrapped = await laidOut;
+  return openWhenReleased(async () => {
+    // Only the first try uses the layout made beforehand; a retry lays the folder out again.
+    const first = bootstrapped;
+    bootstrapped = undefined;
+    return openStackMemory({
+      runtime,
+      vfs,
+      files,
+      paths: { transcript: opfsDatabasePath(options.stackId, 'transcript'), memory: opfsDatabasePath(options.stackId, 'memory') },
+      ...(first ? { bootstrapped: first } : {}),
+      ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+      ...(options.now ? { now: options.now } : {}),
+    });
+  });
 }
 
 /**
