@@ -15,14 +15,14 @@ import { notifyFinishedRuns } from './notify.ts';
 import { formatSpend } from './chat/format.ts';
 import { addSpend } from './events.ts';
 import { SettingsDialog } from './settings/SettingsDialog.tsx';
-import { connectStack } from './stack-client.ts';
+import { connectStack, type StackClient } from './stack-client.ts';
 import { StackClientContext } from './stack-context.ts';
 import { openLayout, useAppStore } from './store.ts';
 import { askToKeep } from './persistence.ts';
 import { currentStackId, hasStackList, listStacks, rememberStack } from './stacks.ts';
 import { ShortcutsHelp } from './ShortcutsHelp.tsx';
 import { StackSwitcher } from './StackSwitcher.tsx';
-import { useStackLock } from './useStackLock.ts';
+import { lockStack, useStackLock } from './useStackLock.ts';
 import { useUploader } from './useUploads.ts';
 import { consumeLaunches, shareId, takeFiles, type FileTaker } from './launch-files.ts';
 import { SharedFilesDialog } from './SharedFilesDialog.tsx';
@@ -42,17 +42,30 @@ const SHARE_ID = shareId();
 /** How far back the chat is rebuilt after a reload, in events. */
 const HISTORY_EVENTS = 5_000;
 
+/**
+ * The stack's worker, started the moment this tab first holds the stack, as the app's script
+ * runs rather than after its first render: it opens the stack while the page draws. A kiosk's
+ * starts only after its reset. The first stack screen takes it; a later one starts its own.
+ */
+let earlyClient: StackClient | null = null;
+let earlyStarted = false;
+const STACK_LOCK = lockStack(STACK_ID, () => {
+  if (earlyStarted || PAGE_KIOSK) return;
+  earlyStarted = true;
+  earlyClient = connectStack(STACK_ID);
+});
+
 export function App() {
-  const lock = useStackLock(STACK_ID);
-  const reset = useKioskReset(lock.state === 'held');
-  if (lock.state === 'held' && reset.state === 'done') return <StackScreen />;
+  const lock = useStackLock(STACK_LOCK);
+  const reset = useKioskReset(lock === 'held');
+  if (lock === 'held' && reset.state === 'done') return <StackScreen />;
   return (
     <div class="app">
       <header class="topbar">
         <h1 class="brand">Stackdocs</h1>
       </header>
       <main class="elsewhere">
-        {lock.state === 'held' ? (
+        {lock === 'held' ? (
           reset.state === 'failed' ? (
             <div class="elsewhere-card" role="alert">
               <h2>This kiosk could not start over</h2>
@@ -62,13 +75,13 @@ export function App() {
           ) : (
             <p role="status">Getting ready for the next visitor…</p>
           )
-        ) : lock.state === 'acquiring' ? (
+        ) : lock === 'acquiring' ? (
           <p role="status">Opening…</p>
         ) : (
           <div class="elsewhere-card" role="alert">
-            <h2>{lock.state === 'lost' ? 'This stack was opened in another tab' : 'This stack is open in another tab'}</h2>
+            <h2>{lock === 'lost' ? 'This stack was opened in another tab' : 'This stack is open in another tab'}</h2>
             <p>A stack works in one tab at a time, so nothing is written twice. Use it here to move it to this tab; the other tab stops.</p>
-            <button type="button" class="button button--primary" onClick={lock.takeOver}>
+            <button type="button" class="button button--primary" onClick={STACK_LOCK.takeOver}>
               Use it here
             </button>
           </div>
@@ -97,7 +110,11 @@ function useKioskReset(held: boolean): { state: 'done' | 'resetting' } | { state
 }
 
 function StackScreen() {
-  const client = useMemo(() => connectStack(STACK_ID), []);
+  const client = useMemo(() => {
+    const early = earlyClient;
+    earlyClient = null;
+    return early ?? connectStack(STACK_ID);
+  }, []);
   useEffect(() => {
     rememberStack(listStacks().find((stack) => stack.id === STACK_ID) ?? { id: STACK_ID, name: STACK_ID });
     // Settings → Storage shows the answer (and what a refusal means).

@@ -6,6 +6,7 @@ import { formatBytes, type StackSummary, type StacksReport } from '../worker/pro
 import { persistence, type Persistence } from './persistence.ts';
 import { StackCallError } from './stack-client.ts';
 import { StackClosedError } from './stack-actions.ts';
+import { useAppStore } from './store.ts';
 import { useStackActions } from './useStackActions.ts';
 import { StackDialog, type StackDialogState } from './StackDialog.tsx';
 import { StackFileDialog, type StackFileTask } from './StackFileDialog.tsx';
@@ -50,8 +51,12 @@ export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: {
     onStackFileTaken?.();
   }, [stackFile]);
 
-  // Names and sizes as the stacks worker finds them, once the stack opens and whenever the menu does.
-  useEffect(() => void refresh(), []);
+  // Names and sizes as the stacks worker finds them, once the stack opens and whenever the menu
+  // does. Not before: its worker and its walk of every stack's files would slow the opening down.
+  const opened = useAppStore((state) => state.connection.state === 'ready');
+  useEffect(() => {
+    if (opened) void refresh();
+  }, [opened]);
   useEffect(() => {
     if (!open) return;
     void refresh();
