@@ -25,13 +25,19 @@ describe('openStackMemory', () => {
     await m.close();
   });
 
-  it('creates the session record on start and counts turns still waiting', async () => {
+  it('writes the session record with its first turn, not at its start, and counts turns still waiting', async () => {
     const m = await openTestMemory();
     const first = await m.startSession({ processor: idle });
-    expect(first.session.id).toMatch(/^sess_[0-9a-f]{16}$/);
-    expect(await m.transcript.getSession(first.session.id)).toMatchObject({ startedAt: Date.UTC(2026, 0, 1), endedAt: null });
+    expect(first.sessionId).toMatch(/^sess_[0-9a-f]{16}$/);
+    expect(await m.transcript.getSession(first.sessionId)).toBeUndefined();
     await first.hooks.userPromptSubmit('hello');
     await first.hooks.stop();
+    expect(await m.transcript.getSession(first.sessionId)).toMatchObject({ startedAt: Date.UTC(2026, 0, 1), endedAt: null, observationCount: 1 });
+    await first.hooks.sessionEnd();
+    expect(await m.transcript.getSession(first.sessionId)).toMatchObject({ endedAt: Date.UTC(2026, 0, 1) });
+    const unused = await m.startSession({ processor: idle, sessionId: 'unused' });
+    expect((await unused.hooks.sessionEnd()).ok).toBe(true);
+    expect(await m.transcript.getSession('unused')).toBeUndefined();
     const second = await m.startSession({ processor: idle, sessionId: 'next' });
     expect(second.hooks.turnCount).toBe(1);
     await m.close();

@@ -15,7 +15,7 @@ import { searchMemory, type MemorySearchResult } from './search.ts';
 import { prepareOpfsVfs, type SqliteRuntime } from './sqlite-runtime.ts';
 import { memoryFilesOf, type MemoryFiles, type StackFiles } from './stack-files.ts';
 import { TasksStore } from './tasks-store.ts';
-import { TranscriptStore, type SessionRecord } from './transcript-store.ts';
+import { newSessionId, TranscriptStore } from './transcript-store.ts';
 
 export interface StackMemory {
   readonly transcript: TranscriptStore;
@@ -32,8 +32,12 @@ export interface StackMemory {
   /** search_memory: BM25-ranked learnings; any text is a valid query. */
   search(query: string, limit?: number): Promise<MemorySearchResult[]>;
   createProcessor(options: Omit<ProcessorDeps, 'transcript' | 'memory' | 'files'>): ObservationProcessor;
-  /** Records a new session and returns hooks bound to it (counting turns already waiting). */
-  startSession(options: StartSessionOptions): Promise<{ session: SessionRecord; hooks: MemoryHooks }>;
+  /**
+   * Starts a session and returns hooks bound to it (counting turns already waiting). Its record
+   * is written with its first turn: opening a stack writes nothing to transcript.db (a write is a
+   * journal and two flushes to disk, on the opening's way), nor leaves an empty session behind.
+   */
+  startSession(options: StartSessionOptions): Promise<{ sessionId: string; hooks: MemoryHooks }>;
   /**
    * Consistent copies of both databases at `into` (`VACUUM INTO`, after queued work): what an
    * export carries, never the live files. The targets must not exist yet.
@@ -87,18 +91,29 @@ export async function openStackMemory(options: OpenStackMemoryOptions): Promise<
     loadPrompt: () => loadMemoryPrompt({ files, memory }),
     search: (query, limit) => searchMemory(dbs.memory, query, limit),
     createProcessor: (deps) => createObservationProcessor({ now, ...deps, transcript, memory, files }),
-    async startSession({ processor, sessionId, batchEvery, onError }) {
+    async startSession({ processor, sessionId = newSessionId(), batchEvery, onError }) {
       const waiting = await transcript.countUnprocessed();
-      const session = await transcript.startSession(sessionId);
+      let recorded: Promise<unknown> | null = null;
+      const record = () =>
+        (recorded ??= transcript.startSession(sessionId).catch((error: unknown) => {
+          recorded = null; // tried again with the next turn
+          throw error;
+        }));
       const hooks = createMemoryHooks({
-        transcript,
+        transcript: {
+          appendObservation: async (input) => (await record(), transcript.appendObservation(input)),
+          // A session that wrote no turn has no record to close.
+          endSession: async (id) => {
+            if (recorded) await recorded.then(() => transcript.endSession(id));
+          },
+        },
         processor,
-        sessionId: session.id,
+        sessionId,
         initialTurnCount: waiting,
         ...(batchEvery === undefined ? {} : { batchEvery }),
         ...(onError ? { onError } : {}),
       });
-      return { session, hooks };
+      return { sessionId, hooks };
     },
     async snapshot(into) {
       await dbs.transcript.exec(`VACUUM INTO ${sqlString(into.transcript)}`);
