@@ -160,25 +160,22 @@ export async function openOpfsStackMemory(options: {
 }): Promise<StackMemory> {
   prepareOpfsVfs();
   const files = await openOpfsStackFiles(options.stackId);
-  // Settled either way: a failed layout is done again (and its error met) by the first open below.
+  // Settled either way: a failed layout is done again (and its error met) by each try below.
   const laidOut = bootstrapStack(files).catch(() => undefined);
   const runtime = await options.runtime;
   const vfs = await runtime.registerVfs('opfs');
-  let bootstrapped = await laidOut;
-  return openWhenReleased(async () => {
-    // Only the first try uses the layout made beforehand; a retry lays the folder out again.
-    const first = bootstrapped;
-    bootstrapped = undefined;
-    return openStackMemory({
+  const bootstrapped = await laidOut;
+  return openWhenReleased(async () =>
+    openStackMemory({
       runtime,
       vfs,
       files,
       paths: { transcript: opfsDatabasePath(options.stackId, 'transcript'), memory: opfsDatabasePath(options.stackId, 'memory') },
-      ...(first ? { bootstrapped: first } : {}),
+      ...(bootstrapped ? { bootstrapped } : {}),
       ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
       ...(options.now ? { now: options.now } : {}),
-    });
-  });
+    }),
+  );
 }
 
 /**

@@ -92,15 +92,14 @@ export async function openStack({ stackId, memory, storage, dir, device }: Opene
   // A stack whose computer was set up before starts it at once (a wake takes about a second); a
   // new stack starts it on first use (the terminal, or the agent's bash), since the first start
   // copies the system image into this browser.
-  void computerWasSetUp(stackId).then((setUp) => {
+  void computerWasSetUp(dir).then((setUp) => {
     if (computer && setUp) void computer.start();
   });
   return stack;
 }
 
-async function computerWasSetUp(stackId: string): Promise<boolean> {
+async function computerWasSetUp(dir: FileSystemDirectoryHandle): Promise<boolean> {
   try {
-    const dir = await openStackDirectory(stackId);
     const vm = await (await dir.getDirectoryHandle('.os')).getDirectoryHandle('vm');
     const meta = JSON.parse(await (await (await vm.getFileHandle('machine.json')).getFile()).text()) as { imageHash?: string | null };
     return typeof meta.imageHash === 'string';

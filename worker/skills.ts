@@ -55,7 +55,10 @@ let builtIn: Promise<readonly Skill[]> | null = null;
 
 /** The skills the app ships, read once when first asked for. */
 export function builtInSkills(): Promise<readonly Skill[]> {
-  return (builtIn ??= Promise.all([parseSkill(invoiceToTable, 'built_in'), parseSkill(cleanCsv, 'built_in')]));
+  return (builtIn ??= Promise.all([parseSkill(invoiceToTable, 'built_in'), parseSkill(cleanCsv, 'built_in')]).catch((error: unknown) => {
+    builtIn = null; // read again when next asked for
+    throw error;
+  }));
 }
 
 /** The stack files a skill store needs (memory/stack-files.ts). */

@@ -1,8 +1,10 @@
 // The recorded demo: what it asks, the recording it plays, and how it is played. A person with
 // no model (at a fair, in a classroom, on a kiosk offline) sees the product work on the sample
 // documents: the replies are pre-recorded, everything they cause is real.
+import { parseScript } from '../agent/scripted/check.ts';
 import { streamOnFirstCall } from '../agent/stream-on-first-call.ts';
 import type { StreamFn } from '../agent/types.ts';
+import recording from './recorded-demo.json';
 
 /** What the demo asks, shown as its request in the chat; the recording expects it. */
 export const DEMO_REQUEST = 'Extract these invoices into a table, total them by vendor on the computer, and export a CSV.';
@@ -11,16 +13,10 @@ export const DEMO_REQUEST = 'Extract these invoices into a table, total them by 
 const PACE_MS = 20;
 
 /**
- * A new playing of the shipped recording (validated: a broken recording fails its first call,
- * loudly). The recording and its player, with the Anthropic client it feeds, load when it plays.
+ * A new playing of the shipped recording (validated: a broken recording fails here, loudly). Its
+ * player, with the Anthropic client it feeds, loads when it first plays.
  */
 export function recordedDemoStream(paceMs = PACE_MS): StreamFn {
-  return streamOnFirstCall(async () => {
-    const [{ parseScript }, { default: recording }, { createRecordedStream }] = await Promise.all([
-      import('../agent/scripted/check.ts'),
-      import('./recorded-demo.json'),
-      import('./recorded-stream.ts'),
-    ]);
-    return createRecordedStream(parseScript(recording), { paceMs });
-  });
+  const script = parseScript(recording);
+  return streamOnFirstCall(async () => (await import('./recorded-stream.ts')).createRecordedStream(script, { paceMs }));
 }
