@@ -6,6 +6,7 @@ import { Subbar } from './canvas/Subbar.tsx';
 import { useShortcuts } from './useShortcuts.ts';
 import { ChatPanel } from './chat/ChatPanel.tsx';
 import { DemoBanner } from './DemoBanner.tsx';
+import { TrustBanner } from './TrustBanner.tsx';
 import { UpdateNotice } from './UpdateNotice.tsx';
 import { suspendComputer } from './suspend-computer.ts';
 import { watchHiddenTab } from './hidden-tab.ts';
@@ -209,6 +210,7 @@ function StackScreen() {
           )}
         </header>
         <DemoBanner />
+        {!PAGE_KIOSK && <TrustBanner />}
         {!PAGE_KIOSK && <UpdateNotice />}
         {connection.state === 'failed' && (
           <p class="fatal" role="alert">

@@ -37,7 +37,7 @@ export function TemplateDialog({ task, actions, onClose }: { task: TemplateTask;
   return (
     <dialog ref={dialog} class="settings stack-dialog template-dialog" aria-labelledby="template-title" onCancel={(event) => (event.preventDefault(), busy ? undefined : onClose())}>
       {task.kind === 'new' ? (
-        <NewFromTemplate busy={busy} onCancel={onClose} onCreate={(file, name) => void attempt(async () => void (await actions.importFile(file, job.current, () => {}, name)))} onProblem={setError} />
+        <NewFromTemplate busy={busy} onCancel={onClose} onCreate={(file, name, builtIn) => void attempt(async () => void (await actions.importFile(file, job.current, () => {}, { name, builtIn })))} onProblem={setError} />
       ) : (
         <SaveAsTemplate
           stackName={task.name}
@@ -65,7 +65,7 @@ export function TemplateDialog({ task, actions, onClose }: { task: TemplateTask;
   );
 }
 
-function NewFromTemplate({ busy, onCancel, onCreate, onProblem }: { busy: boolean; onCancel(): void; onCreate(file: Blob, name: string): void; onProblem(message: string): void }) {
+function NewFromTemplate({ busy, onCancel, onCreate, onProblem }: { busy: boolean; onCancel(): void; onCreate(file: Blob, name: string, builtIn: boolean): void; onProblem(message: string): void }) {
   const [templates, setTemplates] = useState<TemplateInfo[] | null>(null);
   const [chosen, setChosen] = useState<TemplateInfo | null>(null);
   const [name, setName] = useState('');
@@ -86,7 +86,7 @@ function NewFromTemplate({ busy, onCancel, onCreate, onProblem }: { busy: boolea
     if (!chosen || !name.trim()) return;
     const response = await fetch(new URL(chosen.file, document.baseURI)).catch(() => null);
     if (!response?.ok) return onProblem(`The template “${chosen.name}” could not be read from the app. Reload the page and try again.`);
-    onCreate(await response.blob(), name.trim());
+    onCreate(await response.blob(), name.trim(), true);
   };
 
   return (
@@ -141,7 +141,7 @@ function NewFromTemplate({ busy, onCancel, onCreate, onProblem }: { busy: boolea
         onChange={(event) => {
           const file = event.currentTarget.files?.[0];
           event.currentTarget.value = '';
-          if (file) onCreate(file, name.trim() || file.name.replace(/\.stack$/, ''));
+          if (file) onCreate(file, name.trim() || file.name.replace(/\.stack$/, ''), false);
         }}
       />
       <div class="settings-actions">

@@ -1,5 +1,5 @@
 // Folds the stack's events into what the UI shows. Pure, so it is unit tested.
-import { applyWindowPatch, assertNever, HEARTBEAT_OK, type CanvasWindow, type ComputerStatus, type HookRun, type McpInfo, type MissionTask, type ModelStatus, type Settings, type StackEvent, type SubagentInfo, type SubagentStep, tokensOf, type TaskInfo } from '../worker/protocol.ts';
+import { applyWindowPatch, assertNever, HEARTBEAT_OK, type CanvasWindow, type ComputerStatus, type HookRun, type McpInfo, type MissionTask, type ModelStatus, type Settings, type StackEvent, type SubagentInfo, type SubagentStep, tokensOf, type TaskInfo, type TrustState } from '../worker/protocol.ts';
 import { appendOutput, emptyOutput, type ToolOutput } from './tool-output.ts';
 
 export type ChatEntry =
@@ -41,6 +41,8 @@ export interface StackView {
    */
   snapshotSeq: number;
   settings: Settings | null;
+  /** Where a stack from elsewhere came from and what it brought; null for one made here. */
+  trust: TrustState | null;
   model: ModelStatus;
   /** Null until the snapshot says. */
   computer: ComputerStatus | null;
@@ -105,6 +107,7 @@ export const emptyView: StackView = {
   lastSeq: 0,
   snapshotSeq: 0,
   settings: null,
+  trust: null,
   model: { state: 'unknown' },
   computer: null,
   mcp: null,
@@ -168,7 +171,7 @@ function watchBeats(view: StackView, event: StackEvent): StackView {
   }
 }
 
-const SNAPSHOT_STATE = new Set<StackEvent['type']>(['window_opened', 'window_patched', 'window_closed', 'settings_changed', 'model_status', 'computer_status', 'permission_rules_changed']);
+const SNAPSHOT_STATE = new Set<StackEvent['type']>(['window_opened', 'window_patched', 'window_closed', 'settings_changed', 'trust_changed', 'model_status', 'computer_status', 'permission_rules_changed']);
 
 /** The chat's notice for a checkpoint not taken before a mission; a storage-full message already says so itself. */
 function checkpointFailedText(message: string): string {
@@ -303,6 +306,8 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       return { ...view, windows: view.windows.filter((w) => w.id !== event.window_id) };
     case 'settings_changed':
       return { ...view, settings: event.settings };
+    case 'trust_changed':
+      return { ...view, trust: event.trust };
     case 'permission_requested':
       return {
         ...view,

@@ -96,11 +96,13 @@ export function createStackActions(deps: StackActionsDeps) {
 
     /**
      * Makes a new stack from a `.stack` file (or a template, then named `name`) and opens it; the
-     * stack open here is left as it is.
+     * stack open here is left as it is. It opens restricted (its owner reviews what it brought)
+     * unless `builtIn`: a template the app ships.
      */
-    async importFile(file: Blob, job: string, onProgress: (done: number, total: number) => void, name?: string): Promise<StackSummary> {
+    async importFile(file: Blob, job: string, onProgress: (done: number, total: number) => void, options: { name?: string; builtIn?: boolean } = {}): Promise<StackSummary> {
       await deps.askToKeep();
-      const { stack, layout } = await stacks.importStack(file, { job, ...(name ? { name } : {}) }, onProgress);
+      const fileName = file instanceof File && file.name ? file.name : undefined;
+      const { stack, layout } = await stacks.importStack(file, { job, ...(options.name ? { name: options.name } : {}), ...(fileName ? { fileName } : {}), ...(options.builtIn ? { builtIn: true } : {}) }, onProgress);
       if (layout !== null) deps.setLayout(stack.id, layout);
       deps.remember(stack);
       deps.open(stack.id);

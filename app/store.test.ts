@@ -6,6 +6,7 @@ import { useAppStore } from './store.ts';
 const SNAPSHOT: StackSnapshot = {
   windows: [{ id: 'w1', kind: 'terminal', title: 'Terminal', created_at: 0, updated_at: 0 }],
   settings: { provider: 'proxy', endpoint: 'https://proxy', has_api_key: false, model: 'm', heartbeat_minutes: 0, ocr_engine: 'local', computer_network: true },
+  trust: null,
   model: { state: 'unknown' },
   computer: { state: 'downloading', progress: 0.1, detail: 'disk image' },
   last_seq: 3,

@@ -79,6 +79,7 @@ export const useAppStore = create<AppState>()(
             ...state.view,
             snapshotSeq: snapshot.last_seq,
             settings: snapshot.settings,
+            trust: snapshot.trust,
             model: snapshot.model,
             computer: snapshot.computer,
             windows: snapshot.windows,

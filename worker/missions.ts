@@ -11,6 +11,7 @@ import type { AgentTool, LoopEvent, MessageParam, StreamFn } from './agent/types
 import type { AgentMemory } from './agent-memory.ts';
 import type { Canvas } from './canvas.ts';
 import { userHostsOf, withInteractions, withUserText, type Conversation } from './conversation.ts';
+import { hostsNamedIn } from './permissions/rules.ts';
 import { isAllClear } from './heartbeat.ts';
 import type { Hooks } from './hooks.ts';
 import type { PermissionGate } from './permissions/gate.ts';
@@ -56,6 +57,11 @@ export interface MissionDeps {
    * (the sample documents read). Absent: a demo mission fails saying so.
    */
   demo?: { stream(): StreamFn; ready(): Promise<void> };
+  /**
+   * Hosts that a stack from elsewhere brought in its history, tasks or notes (worker/trust.ts):
+   * they count as the user's only when the user names them in a message of their own.
+   */
+  heldHosts?(): ReadonlySet<string>;
 }
 
 /** Tools that only read (or only ask): no checkpoint is taken before them. */
@@ -152,7 +158,9 @@ export function createMissions(deps: MissionDeps): Missions {
       const before = { messages: deps.conversation.messages, promptTokens: deps.conversation.promptTokens };
       const messages = withUserText(demo ? [] : before.messages, userText);
       if (!demo) {
-        for (const host of userHostsOf(messages)) userHosts.add(host);
+        const held = deps.heldHosts?.() ?? new Set<string>();
+        const typedNow = kind === 'chat' ? hostsNamedIn(text) : new Set<string>();
+        for (const host of userHostsOf(messages)) if (!held.has(host) || typedNow.has(host)) userHosts.add(host);
         await deps.conversation.begin(messages);
       }
       if (demo) await deps.demo!.ready();

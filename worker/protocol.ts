@@ -341,6 +341,40 @@ export type WindowPatch =
   | { op: 'upsert_rows'; rows: TableRow[] }
   | { op: 'delete_rows'; row_ids: string[] };
 
+/**
+ * Where a stack came from, when not from this browser: a `.stack` file (imported, opened from the
+ * OS or shared to the app) or a template file. A stack made here has none and is its owner's.
+ */
+export type StackOrigin = 'stack_file' | 'template_file';
+
+/** One thing a stack from elsewhere would do, held until its owner allows it (worker/trust.ts). */
+export interface TrustItem {
+  /** Stable for the stack: `hook:…`, `task:<id>`, `endpoint`, … */
+  id: string;
+  kind: 'endpoint' | 'ocr' | 'network' | 'heartbeat' | 'hook' | 'mcp' | 'rule' | 'skill' | 'task' | 'hosts';
+  /** What it would do, in plain words. */
+  title: string;
+  /** Exactly what: the command, schedule, address, rule or hosts. */
+  detail: string;
+  /** The owner's answer; null: not reviewed yet (held). */
+  allowed: boolean | null;
+}
+
+/**
+ * A stack from elsewhere: restricted (it runs and sends nothing it brought) until its owner
+ * reviews what it would enable; null for a stack made here.
+ */
+export interface TrustState {
+  origin: StackOrigin;
+  /** The file's name, when known. */
+  file_name: string | null;
+  /** When it arrived (epoch ms). */
+  arrived_at: number;
+  /** True until the owner has reviewed it. */
+  restricted: boolean;
+  items: TrustItem[];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Requests and responses: `{id, method, params}` answered by `{request_id, ok, result | error}`
 
@@ -453,6 +487,13 @@ export interface RequestMap {
    * (an export): consistent copies of both databases are made first, in `.os/snapshot/`.
    */
   close: { params: { snapshot?: boolean }; result: Record<string, never> };
+  /** Where the stack came from and what it brought, each item with the owner's answer; null for a stack made here. */
+  get_trust: { params: Record<string, never>; result: TrustState | null };
+  /**
+   * The owner's review of a stack from elsewhere: each item id allowed (true) or not (false);
+   * items not named keep their answer (a held one stays held, as not allowed). Ends restricted mode.
+   */
+  review_trust: { params: { decisions: Record<string, boolean> }; result: TrustState | null };
 }
 
 export type Method = keyof RequestMap;
@@ -650,6 +691,7 @@ export type StackEventBody =
   | { type: 'window_patched'; window_id: string; patch: WindowPatch; updated_at: number }
   | { type: 'window_closed'; window_id: string }
   | { type: 'settings_changed'; settings: Settings }
+  | { type: 'trust_changed'; trust: TrustState | null }
   | {
       type: 'permission_decision';
       mission_id: string;
@@ -730,6 +772,8 @@ export interface StackApi {
 export interface StackSnapshot {
   windows: CanvasWindow[];
   settings: Settings;
+  /** Null for a stack made here; else where it came from and what it brought. */
+  trust: TrustState | null;
   model: ModelStatus;
   computer: ComputerStatus;
   last_seq: number;
@@ -795,9 +839,10 @@ export interface StacksApi {
   ): Promise<StacksResult<{ name: string; bytes: number; file: File | null }>>;
   /**
    * Makes a new stack from a `.stack` file (or a template), named `name` or as the file says;
-   * refused (with why) unless every check passes, leaving nothing.
+   * refused (with why) unless every check passes, leaving nothing. The new stack opens restricted
+   * (worker/trust.ts) unless `builtIn`: a template the app itself ships.
    */
-  importStack(file: Blob, options: { job: string; name?: string }, onProgress?: (done: number, total: number) => void): Promise<StacksResult<{ stack: StackSummary; layout: string | null }>>;
+  importStack(file: Blob, options: { job: string; name?: string; fileName?: string; builtIn?: boolean }, onProgress?: (done: number, total: number) => void): Promise<StacksResult<{ stack: StackSummary; layout: string | null }>>;
   /**
    * Kiosk mode: `saveResetPoint` copies the still stack whole as what every visitor starts from;
    * `resetToPoint` makes it exactly that again (the visitor's chat, uploads, windows, memory and

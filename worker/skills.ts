@@ -80,11 +80,12 @@ export interface Skills {
   promptList(): Promise<string>;
 }
 
-export function createSkills(files: SkillFiles): Skills {
+/** `held`: installed skills a stack from elsewhere brought and its owner has not allowed (worker/trust.ts): not offered. */
+export function createSkills(files: SkillFiles, held: (name: string) => boolean = () => false): Skills {
   async function installed(): Promise<Skill[]> {
     const found: Skill[] = [];
     for (const entry of await files.list(SKILLS_DIR)) {
-      if (entry.kind !== 'directory') continue;
+      if (entry.kind !== 'directory' || held(entry.name)) continue;
       const text = await files.readText(`${SKILLS_DIR}/${entry.name}/${SKILL_FILE}`);
       if (text === undefined) continue;
       try {

@@ -8,6 +8,7 @@ import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.
 import type { FetchLike } from '../vm/image.ts';
 import { checkpointSources, keptThroughRestore } from './checkpoints/sources.ts';
 import { CheckpointError } from './checkpoints/store.ts';
+import { newTrustRecord, TRUST_FILE } from './trust-record.ts';
 import { isStorageFull, noRoomMessage, storageFullMessage, type StorageEstimateLike } from './storage-full.ts';
 
 /** The stack's own record, `.os/config/stack.json`; `copying` while a duplicate is being made. */
@@ -102,6 +103,10 @@ export interface StackImportOptions {
   appImage: string | null;
   /** The new stack's name; the file's own when absent. */
   name?: string;
+  /** The file's name, shown in the stack's review. */
+  fileName?: string;
+  /** A template the app itself ships: the new stack is its owner's, not restricted. */
+  builtIn?: boolean;
   signal: AbortSignal;
   onProgress?(done: number, total: number): void;
 }
@@ -286,6 +291,9 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
             ...(options.onProgress ? { onProgress: options.onProgress } : {}),
           });
           const name = checkName(options.name ?? imported.manifest.stack.name);
+          // Made elsewhere: restricted until its owner reviews it (trust.ts), whatever the file
+          // said of itself. Written before the stack counts, so no open ever sees it trusted.
+          if (!options.builtIn) await writeConfig(target, TRUST_FILE, newTrustRecord(imported.manifest.template ? 'template_file' : 'stack_file', options.fileName ?? null, now()));
           await writeMeta(target, { name, created_at: now() });
           return { stack: { id, name, bytes: Math.max(totalSize(imported.manifest), await folderSize(target)) }, layout: imported.layout };
         } catch (error) {
@@ -445,12 +453,17 @@ async function readMeta(dir: FileSystemDirectoryHandle): Promise<StackMeta | und
 }
 
 async function writeMeta(dir: FileSystemDirectoryHandle, meta: StackMeta): Promise<void> {
+  await writeConfig(dir, META_FILE, meta);
+}
+
+/** Replaces one of the stack's `.os/config/` files whole. */
+async function writeConfig(dir: FileSystemDirectoryHandle, name: string, value: unknown): Promise<void> {
   let at = dir;
   for (const part of META_DIR) at = await at.getDirectoryHandle(part, { create: true });
   // createWritable swaps the whole file in on close: readers see the old name or the new.
-  const writable = await (await at.getFileHandle(META_FILE, { create: true })).createWritable();
+  const writable = await (await at.getFileHandle(name, { create: true })).createWritable();
   try {
-    await writable.write(JSON.stringify(meta));
+    await writable.write(JSON.stringify(value));
     await writable.close();
   } catch (error) {
     await writable.abort().catch(() => {});

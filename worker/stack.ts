@@ -33,7 +33,9 @@ import { checkpointHandlers } from './handlers/checkpoints.ts';
 import { checkpointBefore, createCheckpoints } from './checkpoints/checkpoints.ts';
 import type { DatabaseCopies } from './checkpoints/sources.ts';
 import { createListCheckpointsTool, createProposeRestoreTool } from './tools/checkpoints.ts';
-import { createSkills } from './skills.ts';
+import { createSkills, parseSkill } from './skills.ts';
+import { loadTrust } from './trust.ts';
+import { trustHandlers } from './handlers/trust.ts';
 import { createScheduler, scheduledPrompt, TaskError } from './tasks.ts';
 import { createScheduleTaskTool } from './tools/schedule-task.ts';
 import { createLoadSkillTool } from './tools/load-skill.ts';
@@ -133,6 +135,15 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
   let stopForStorage: (error: unknown) => void = () => {};
   const log = await openEventLog({ store: deps.memory.transcript as EventStore, onStoreError: (error) => stopForStorage(error) });
   const emit = log.append;
+  // A stack from elsewhere is held first: what it brought that runs or sends is out of use
+  // before the settings, rules, hooks, MCP servers and tasks below are read.
+  const trust = await loadTrust({
+    storage: deps.storage,
+    files: deps.memory.stackFiles,
+    tasks: deps.memory.tasks,
+    defaults: deps.defaults,
+    describeSkill: async (text) => (await parseSkill(text, 'installed')).description,
+  });
   let settings = await loadSettings(deps.storage, deps.defaults);
   const credentials = deps.credentials ?? deviceCredentials(createMemoryStorage());
   // The computer's network: through the proxy, for a paired device, with a ticket for the relay
@@ -236,7 +247,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     },
   });
   const fileType = async (path: string) => (await files.stat(path))?.mime ?? null;
-  const skills = createSkills(deps.memory.stackFiles);
+  const skills = createSkills(deps.memory.stackFiles, (name) => trust.holdsSkill(name));
   const tools = [
     createCreateWindowTool({ openWindow: canvas.openWindow, get: canvas.get, fileType }),
     createUpdateWindowTool(canvas),
@@ -365,6 +376,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     attachments: () => attachmentIndex(deps.memory),
     skills: () => skills.promptList(),
     onModelTrouble: () => void checkModel(),
+    heldHosts: () => trust.heldHosts(),
     // The demo reads the samples once the pipeline has read them (an OCR may still be running).
     demo: { stream: deps.demoStream ?? (() => recordedDemoStream()), ready: () => pipeline.idle() },
     ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
@@ -446,14 +458,24 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     subagents,
   };
   // One handler per method, each capability's in its own module (handlers/); missing one is a type error.
+  const settingsRequests = settingsHandlers(context);
   const handlers: Handlers<Method> = {
     ...missionHandlers(context),
-    ...settingsHandlers(context),
+    ...settingsRequests,
+    ...trustHandlers(context, trust, (patch) => settingsRequests.update_settings(patch, newId('trust'))),
     ...canvasHandlers(context),
     ...ruleHandlers(context),
     ...documentHandlers(context),
     ...computerHandlers(context),
-    ...skillHandlers(skills),
+    // A skill the owner installs under the name of one a stack from elsewhere brought is theirs.
+    ...skillHandlers({
+      ...skills,
+      async install(files, dryRun) {
+        const skill = await skills.install(files, dryRun);
+        if (!dryRun) await trust.release(`skill:${skill.name}`);
+        return skill;
+      },
+    }),
     ...taskHandlers(tasks),
     ...checkpointHandlers(checkpoints),
     // Makes the stack's files still for a copy: the last thing this worker does.
@@ -538,7 +560,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
 
     async snapshot() {
       const computerStatus = computer?.status ?? { state: 'unavailable' as const, message: 'This stack has no computer.' };
-      return { windows: canvas.windows(), settings, model, computer: computerStatus, last_seq: log.lastSeq };
+      return { windows: canvas.windows(), settings, trust: trust.state(), model, computer: computerStatus, last_seq: log.lastSeq };
     },
 
     async subscribeTerminal(listener) {

@@ -1,5 +1,6 @@
 // Settings: where model calls go (the proxy, the user's own key, or an OpenAI-compatible server),
 // which model, the heartbeat, a token budget per mission, who reads scans, the computer's network, storage, and the permission rules.
+import { TrustSection } from '../TrustBanner.tsx';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { OCR_LANGUAGES, type OcrEngineChoice, type OcrLanguageChoice, type Provider, type SettingsPatch } from '../../worker/protocol.ts';
 import { StackCallError } from '../stack-client.ts';
@@ -213,6 +214,7 @@ export function SettingsDialog() {
           <h3 id="keys-title">Keyboard</h3>
           <ShortcutList />
         </section>
+        <TrustSection />
         <NetworkSection />
         <StorageSection />
         <MemorySection />
