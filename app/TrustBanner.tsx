@@ -18,8 +18,8 @@ export function TrustBanner() {
     <>
       {trust.restricted && (
         <div class="trust-banner" role="status" aria-label="Restricted stack">
-          <strong>{FROM[trust.origin]}</strong>
-          <span>It can't run anything or send anything anywhere until you review it.</span>
+          <strong>{FROM[trust.origin]}</strong>{' '}
+          <span>It can't run anything or send anything anywhere until you review it.</span>{' '}
           <button type="button" class="button" onClick={() => setReviewing(true)}>
             Review…
           </button>

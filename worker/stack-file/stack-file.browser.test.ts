@@ -188,6 +188,10 @@ describe('templates', () => {
     expect(await read(`${made.stack.id}/.os/memory/user.md`)).toContain('uppercase');
     expect(await read(`${made.stack.id}/documents/invoice.txt`)).toBeNull();
     expect(await read(`${made.stack.id}/.os/vm/machine.json`)).toBeNull();
+    // A template file is someone else's: restricted until reviewed. One the app ships is not.
+    expect(JSON.parse((await read(`${made.stack.id}/.os/config/trust.json`))!)).toMatchObject({ origin: 'template_file', reviewed_at: null, decisions: {} });
+    const shipped = await folders.importStack(new Blob([bytes.slice()]), { appImage: IMAGE, name: 'Shipped', builtIn: true, signal: new AbortController().signal });
+    expect(await read(`${shipped.stack.id}/.os/config/trust.json`)).toBeNull();
   });
 });
 
@@ -213,6 +217,8 @@ describe('.stack files', () => {
     expect(await read('s-imported1/.os/vm/overlay.data')).toBe(await read('default/.os/vm/overlay.data'));
     expect(await read('s-imported1/.os/vm/state.bin')).toBe(await read('default/.os/vm/state.bin'));
     expect(await read('s-imported1/.os/config/secrets.json')).toBeNull();
+    // Made elsewhere: restricted until its owner reviews it.
+    expect(JSON.parse((await read('s-imported1/.os/config/trust.json'))!)).toMatchObject({ origin: 'stack_file', reviewed_at: null, decisions: {} });
     expect(await read('s-imported1/.os/config/settings.json')).toContain('claude-test');
     expect(JSON.parse((await read('s-imported1/.os/config/stack.json'))!)).toMatchObject({ name: 'Receipts' });
     expect((await folders.list()).stacks.map((listed) => listed.name)).toEqual(['Receipts', 'Receipts']);
