@@ -178,8 +178,10 @@ function matches(rule: PermissionRule, input: unknown, context: CallContext): bo
     case 'private_network':
       return typeof fields.url === 'string' && isPrivateUrl(fields.url);
     case 'address_not_from_user': {
-      // In a command, the computer's own loopback (a server started in it) goes nowhere.
-      const urls = typeof fields.url === 'string' ? [fields.url] : typeof fields.command === 'string' ? urlsIn(fields.command).filter((url) => !isLoopback(hostOf(url))) : [];
+      // In a command or the Python code bash runs instead, the computer's own loopback (a server
+      // started in it) goes nowhere.
+      const code = typeof fields.command === 'string' ? fields.command : typeof fields.python === 'string' ? fields.python : null;
+      const urls = typeof fields.url === 'string' ? [fields.url] : code !== null ? urlsIn(code).filter((url) => !isLoopback(hostOf(url))) : [];
       return urls.some((url) => {
         const host = hostOf(url);
         return host === null || !isNamedHost(host, context.userHosts);
