@@ -11,9 +11,15 @@ export interface LinearRegex {
   test(text: string): boolean;
 }
 
-/** Past this many steps a pattern is refused: the time per character grows with it (the largest, on the longest command a tool takes, 100,000 characters, about half a second). */
+/**
+ * Past this many steps a pattern is refused: the time per character grows with it (the largest,
+ * on the longest command a tool takes, 100,000 characters, about half a second).
+ */
 export const MAX_PROGRAM = 500;
 const MAX_COUNT = 1_000;
+/** A rule's pattern is at most this long (ruleSchema); repeats of nothing are still walked, so this bounds them. */
+const MAX_PATTERN = 500;
+const MAX_WALK = MAX_PROGRAM * 20;
 
 type CharTest = (code: number) => boolean;
 type Node =
@@ -46,6 +52,7 @@ const CONTROL_ESCAPES: Record<string, number> = { t: 9, n: 10, v: 11, f: 12, r: 
  * The pattern must also be a valid JavaScript regular expression, which it matches exactly as.
  */
 export function compileLinear(pattern: string): LinearRegex {
+  if (pattern.length > MAX_PATTERN) throw new RulePatternError(`The command pattern is longer than ${MAX_PATTERN} characters.`);
   try {
     new RegExp(pattern);
   } catch (error) {
@@ -208,15 +215,18 @@ const literal = (code: number): Node => ({ kind: 'char', test: (c) => c === code
 
 function compile(root: Node): Op[] {
   const program: Op[] = [];
+  const tooLarge = () =>
+    new RulePatternError(`The command pattern is too large for a rule (more than ${MAX_PROGRAM} steps once its repeats are written out): shorten it or lower its repeat counts.`);
   const emit = (op: Op) => {
-    if (program.length >= MAX_PROGRAM) {
-      throw new RulePatternError(`The command pattern is too large for a rule (more than ${MAX_PROGRAM} steps once its repeats are written out): shorten it or lower its repeat counts.`);
-    }
+    if (program.length >= MAX_PROGRAM) throw tooLarge();
     program.push(op);
     return program.length - 1;
   };
+  // Repeats of what matches nothing ("(?:){1000}") emit nothing, but walking them still takes time.
+  let walked = 0;
   // Each emitter leaves its last ops pointing at program.length, patched by the caller's order.
   const walk = (node: Node): void => {
+    if (++walked > MAX_WALK) throw tooLarge();
     switch (node.kind) {
       case 'char':
         emit({ op: 'char', test: node.test, ascii: asciiTable(node.test), next: program.length + 1 });
