@@ -7,7 +7,10 @@ import type { StacksClient } from './stacks-client.ts';
 
 const KEY = 'stackdocs:kiosk';
 export const PIN_ITERATIONS = 200_000;
-/** Wrong PINs in a row before entry is locked; the first lock's length, doubled at each lock after, up to the longest. */
+/**
+ * Wrong PINs in a row before entry is locked; the first lock's length, doubled at each lock
+ * after, up to the longest.
+ */
 export const MAX_PIN_FAILURES = 5;
 export const PIN_LOCK_MS = 60_000;
 export const MAX_PIN_LOCK_MS = 60 * 60_000;
