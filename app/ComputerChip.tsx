@@ -1,8 +1,10 @@
 // The computer's state in the header: "Computer: downloading 42%", "ready (woke in 0.6 s)"...
-// Ready, it opens the terminal; after an error, it restarts the computer.
+// Ready, it opens the terminal (not on a kiosk whose owner hid it); after an error, it restarts
+// the computer.
 import { useEffect, useState } from 'preact/hooks';
 import { useOpenTerminal } from './canvas/useOpenTerminal.ts';
 import { computerChipText, offlineText } from './computer-status.ts';
+import { TERMINAL_HIDDEN } from './kiosk.ts';
 import { useStackClient } from './stack-context.ts';
 import { useAppStore } from './store.ts';
 
@@ -34,7 +36,7 @@ export function ComputerChip() {
       aria-busy={status.state === 'downloading'}
       aria-label="Computer"
     >
-      {status.state === 'ready' ? (
+      {status.state === 'ready' && !TERMINAL_HIDDEN ? (
         <button type="button" class="computer-chip-button" onClick={() => run(openTerminal)} title="Open the terminal">
           Computer: {text}
         </button>

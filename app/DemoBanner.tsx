@@ -2,6 +2,7 @@
 // replies were recorded, and nothing must let them pass for a model's.
 import { useState } from 'preact/hooks';
 import type { DemoState } from './events.ts';
+import { PAGE_KIOSK } from './kiosk.ts';
 import { useAppStore } from './store.ts';
 
 const closedKey = (missionId: string) => `stackdocs:demo-banner-closed:${missionId}`;
@@ -17,7 +18,7 @@ export function DemoBanner() {
   return (
     <div class="demo-banner" role="status" aria-label="Recorded demo" data-demo-state={demo.state}>
       <strong>Recorded demo — the replies are pre-recorded, not from a model.</strong>
-      <span>{AFTER[demo.state]}</span>
+      <span>{PAGE_KIOSK && demo.state === 'finished' ? 'The demo has finished. What it made is yours to explore.' : AFTER[demo.state]}</span>
       {demo.state !== 'playing' && (
         <button type="button" class="button" onClick={close}>
           Close

@@ -50,7 +50,7 @@ export function KioskSection({ stackId }: { stackId: string }) {
       </p>
       <div class="kiosk-fields">
         <label>
-          Owner PIN (4 to 12 digits)
+          Owner PIN (6 to 12 digits)
           <input type="password" inputMode="numeric" autocomplete="new-password" value={pin} onInput={(e) => setPin(e.currentTarget.value)} disabled={busy} />
         </label>
         <label>
@@ -91,7 +91,7 @@ export function KioskSection({ stackId }: { stackId: string }) {
 
 /**
  * The Owner button in a kiosk's top bar: the PIN ends kiosk mode (five wrong ones lock it for a
- * minute); `leave` does it, then the page loads again.
+ * minute, the next five for two, doubling up to an hour); `leave` does it, then the page loads again.
  */
 export function KioskOwner({ leave }: { leave(): Promise<void> }) {
   const dialog = useRef<HTMLDialogElement>(null);

@@ -1,11 +1,28 @@
 // Files shared to the app from the OS's share sheet: which stack do they go to? The open one by
 // default; another opens in this tab and takes them there. Offline too: the files wait in the
-// service worker's cache until placed (app/launch-files.ts).
+// service worker's cache until placed (app/launch-files.ts). A kiosk takes none.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { PAGE_KIOSK } from './kiosk.ts';
 import { forgetShare, sharedFiles, takeFiles, withoutShare, type FileTaker } from './launch-files.ts';
 import { listStacks } from './stacks.ts';
 
-export function SharedFilesDialog({ id, currentStack, taker }: { id: string; currentStack: string; taker: FileTaker }) {
+export function SharedFilesDialog(props: { id: string; currentStack: string; taker: FileTaker }) {
+  return PAGE_KIOSK ? <DropShare id={props.id} /> : <ShareDialog {...props} />;
+}
+
+/**
+ * On a kiosk the share is dropped unseen: a visitor gets no screen but the kiosk's own (this one
+ * lists every stack of the browser), and files kept for a later visitor would outlive the reset.
+ */
+function DropShare({ id }: { id: string }) {
+  useEffect(() => {
+    void forgetShare(id).catch(() => {});
+    history.replaceState(history.state, '', withoutShare());
+  }, [id]);
+  return null;
+}
+
+function ShareDialog({ id, currentStack, taker }: { id: string; currentStack: string; taker: FileTaker }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [files, setFiles] = useState<File[] | null>(null);
   const [target, setTarget] = useState(currentStack);

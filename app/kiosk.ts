@@ -7,9 +7,15 @@ import type { StacksClient } from './stacks-client.ts';
 
 const KEY = 'stackdocs:kiosk';
 export const PIN_ITERATIONS = 200_000;
-/** Wrong PINs in a row before entry is locked, and for how long. */
+/**
+ * Wrong PINs in a row before entry is locked; the first lock's length, doubled at each lock
+ * after, up to the longest.
+ */
 export const MAX_PIN_FAILURES = 5;
 export const PIN_LOCK_MS = 60_000;
+export const MAX_PIN_LOCK_MS = 60 * 60_000;
+/** A PIN's digits: six or more, a million guesses, where four was ten thousand. */
+export const MIN_PIN_DIGITS = 6;
 /** The countdown a visitor sees before the reset, which any touch cancels. */
 export const COUNTDOWN_MS = 20_000;
 export const DEFAULT_IDLE_MS = 3 * 60_000;
@@ -28,6 +34,11 @@ export interface KioskConfig {
   /** Wrong PINs in a row, and until when entry is locked (epoch ms). */
   failures: number;
   locked_until: number;
+  /**
+   * Locks since the right PIN was last given: each doubles the next. Absent in a kiosk started
+   * before locks grew (read as 0).
+   */
+  lockouts?: number;
 }
 
 export interface KioskSetup {
@@ -58,9 +69,12 @@ function writeKiosk(config: KioskConfig | null, store: KeyValue): void {
   else store.removeItem(KEY);
 }
 
-/** Why a PIN will not do, or null: four to twelve digits. */
+/**
+ * Why a new PIN will not do, or null: six to twelve digits. A kiosk started with a shorter PIN
+ * before keeps it until its owner leaves kiosk mode; starting it again takes a new one.
+ */
 export function pinProblem(pin: string): string | null {
-  return /^\d{4,12}$/.test(pin) ? null : 'The PIN is 4 to 12 digits.';
+  return new RegExp(`^\\d{${MIN_PIN_DIGITS},12}$`).test(pin) ? null : `The PIN is ${MIN_PIN_DIGITS} to 12 digits.`;
 }
 
 export async function hashPin(pin: string, salt: Uint8Array, iterations: number): Promise<string> {
@@ -83,30 +97,52 @@ export async function kioskConfig(stack: string, setup: KioskSetup): Promise<Kio
     allow_terminal: setup.allow_terminal,
     failures: 0,
     locked_until: 0,
+    lockouts: 0,
   };
 }
 
 export type PinOutcome = { ok: true } | { ok: false; message: string; locked: boolean };
 
+/** How long the lock after `lockouts` earlier ones lasts: 1, 2, 4, 8 … minutes, at most an hour. */
+export function lockLength(lockouts: number): number {
+  return Math.min(MAX_PIN_LOCK_MS, PIN_LOCK_MS * 2 ** Math.min(lockouts, 30));
+}
+
+function inWords(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  return minutes === 1 ? 'a minute' : minutes === 60 ? 'an hour' : `${minutes} minutes`;
+}
+
+function waitInWords(ms: number): string {
+  const seconds = Math.ceil(ms / 1000);
+  return seconds <= 90 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`;
+}
+
 /**
- * Checks the owner's PIN. Five wrong ones in a row lock entry for a minute (kept across reloads);
- * a right one clears the count.
+ * Checks the owner's PIN. Five wrong ones in a row lock entry for a minute, the next five for two,
+ * then four, eight … up to an hour (kept across reloads); the right one clears the count and the
+ * locks. The count is read again after the PIN's hash is made, so tries made side by side each count.
  */
 export async function checkPin(pin: string, now = Date.now(), store: KeyValue = localStorage): Promise<PinOutcome> {
   const config = readKiosk(store);
   if (!config) return { ok: true };
-  if (config.locked_until > now) return { ok: false, locked: true, message: `Too many wrong PINs: try again in ${Math.ceil((config.locked_until - now) / 1000)} s.` };
+  const locked = (until: number) => ({ ok: false as const, locked: true, message: `Too many wrong PINs: try again in ${waitInWords(until - now)}.` });
+  if (config.locked_until > now) return locked(config.locked_until);
   const right = (await hashPin(pin, fromBase64(config.salt), config.iterations)) === config.hash;
+  const latest = readKiosk(store) ?? config;
+  if (latest.locked_until > now) return locked(latest.locked_until);
   if (right) {
-    writeKiosk({ ...config, failures: 0, locked_until: 0 }, store);
+    writeKiosk({ ...latest, failures: 0, locked_until: 0, lockouts: 0 }, store);
     return { ok: true };
   }
-  const failures = config.failures + 1;
+  const failures = latest.failures + 1;
   if (failures >= MAX_PIN_FAILURES) {
-    writeKiosk({ ...config, failures: 0, locked_until: now + PIN_LOCK_MS }, store);
-    return { ok: false, locked: true, message: `Wrong PIN, ${MAX_PIN_FAILURES} times: entry is locked for a minute.` };
+    const lockouts = latest.lockouts ?? 0;
+    const length = lockLength(lockouts);
+    writeKiosk({ ...latest, failures: 0, locked_until: now + length, lockouts: lockouts + 1 }, store);
+    return { ok: false, locked: true, message: `Wrong PIN, ${MAX_PIN_FAILURES} times: entry is locked for ${inWords(length)}.` };
   }
-  writeKiosk({ ...config, failures }, store);
+  writeKiosk({ ...latest, failures }, store);
   return { ok: false, locked: false, message: `Wrong PIN (${failures} of ${MAX_PIN_FAILURES}).` };
 }
 

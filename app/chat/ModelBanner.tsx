@@ -1,6 +1,8 @@
 // Says plainly when no model can answer, how to connect one, and offers the recorded demo
-// instead (never while a model answers: the stack refuses it then too).
+// instead (never while a model answers: the stack refuses it then too). A kiosk's visitor has no
+// Settings: they are told to ask the staff.
 import { useState } from 'preact/hooks';
+import { PAGE_KIOSK } from '../kiosk.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
@@ -13,12 +15,14 @@ export function ModelBanner({ uploader }: { uploader: Uploader }) {
   if (model.state === 'ready' || model.state === 'unknown') return null;
   return (
     <div class="model-banner" role="status" data-model-state={model.state}>
-      <strong>{model.state === 'not_configured' ? 'No model connected' : 'Model endpoint unreachable'}</strong>
-      <p>{model.message}</p>
+      <strong>{PAGE_KIOSK ? 'The assistant cannot answer right now' : model.state === 'not_configured' ? 'No model connected' : 'Model endpoint unreachable'}</strong>
+      <p>{PAGE_KIOSK ? 'This kiosk cannot reach its model. Please let the staff know.' : model.message}</p>
       <div class="model-banner-actions">
-        <button type="button" class="button" onClick={() => openSettings(true)}>
-          Open settings
-        </button>
+        {!PAGE_KIOSK && (
+          <button type="button" class="button" onClick={() => openSettings(true)}>
+            Open settings
+          </button>
+        )}
         <PlayDemo uploader={uploader} />
       </div>
     </div>

@@ -62,11 +62,11 @@ test('kiosk: locked for visitors, reset to the owner\'s stack after the idle tim
   await expect(titles(page)).toHaveText(['Untitled notes']);
   await page.getByRole('button', { name: 'Settings', exact: true }).click();
   const setup = page.getByRole('region', { name: 'Kiosk mode' });
-  await setup.getByLabel('Owner PIN (4 to 12 digits)').fill('2468');
-  await setup.getByLabel('PIN again').fill('2460');
+  await setup.getByLabel('Owner PIN (6 to 12 digits)').fill('246813');
+  await setup.getByLabel('PIN again').fill('246810');
   await setup.getByRole('button', { name: 'Start kiosk mode' }).click();
   await expect(setup.getByRole('alert')).toHaveText('The two PINs differ.');
-  await setup.getByLabel('PIN again').fill('2468');
+  await setup.getByLabel('PIN again').fill('246813');
   await setup.getByRole('button', { name: 'Start kiosk mode' }).click();
 
   // The kiosk: no Settings, no stack menu, no terminal to open; the stack as the owner left it.
@@ -76,7 +76,7 @@ test('kiosk: locked for visitors, reset to the owner\'s stack after the idle tim
   await expect(page.getByRole('button', { name: /^Stack: / })).toHaveCount(0);
   await expect(titles(page)).toHaveText(['Untitled notes']);
   const kept = await page.evaluate(() => JSON.parse(localStorage.getItem('stackdocs:kiosk')!));
-  expect(JSON.stringify(kept)).not.toContain('2468');
+  expect(JSON.stringify(kept)).not.toContain('246813');
   await page.getByRole('button', { name: 'Add a window' }).click();
   await expect(page.getByRole('menuitem', { name: 'Terminal' })).toHaveCount(0);
   await page.getByRole('menuitem', { name: 'Tasks' }).click();
@@ -160,11 +160,11 @@ test('kiosk: locked for visitors, reset to the owner\'s stack after the idle tim
     await owner.getByRole('button', { name: 'Leave kiosk mode' }).click();
     await expect(owner.getByRole('alert')).toHaveText(n < 5 ? `Wrong PIN (${n} of 5).` : 'Wrong PIN, 5 times: entry is locked for a minute.');
   }
-  await owner.getByLabel('Owner PIN').fill('2468');
+  await owner.getByLabel('Owner PIN').fill('246813');
   await owner.getByRole('button', { name: 'Leave kiosk mode' }).click();
   await expect(owner.getByRole('alert')).toContainText('Too many wrong PINs: try again in');
   await page.clock.fastForward('01:01');
-  await owner.getByLabel('Owner PIN').fill('2468');
+  await owner.getByLabel('Owner PIN').fill('246813');
   await owner.getByRole('button', { name: 'Leave kiosk mode' }).click();
   await expect(page.getByRole('button', { name: 'Settings', exact: true })).toBeVisible({ timeout: 30_000 });
   await expect(page.getByRole('button', { name: /^Stack: / })).toBeVisible();

@@ -249,8 +249,8 @@ test('a kiosk never shows a visitor the update notice: it starts over into the n
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled({ timeout: 30_000 });
   await page.getByRole('button', { name: 'Settings', exact: true }).click();
   const setup = page.getByRole('region', { name: 'Kiosk mode' });
-  await setup.getByLabel('Owner PIN (4 to 12 digits)').fill('1357');
-  await setup.getByLabel('PIN again').fill('1357');
+  await setup.getByLabel('Owner PIN (6 to 12 digits)').fill('135791');
+  await setup.getByLabel('PIN again').fill('135791');
   await setup.getByLabel('Reset after idle (minutes)').fill('2');
   await setup.getByRole('button', { name: 'Start kiosk mode' }).click();
   await expect(page.getByRole('button', { name: 'Owner' })).toBeVisible({ timeout: 3 * 60_000 });
@@ -289,7 +289,7 @@ test('a kiosk never shows a visitor the update notice: it starts over into the n
 
   // The owner leaves kiosk mode with the PIN; Settings names the version.
   await page.getByRole('button', { name: 'Owner' }).click();
-  await page.getByLabel('Owner PIN').fill('1357');
+  await page.getByLabel('Owner PIN').fill('135791');
   await page.getByRole('button', { name: 'Leave kiosk mode' }).click();
   await page.getByRole('button', { name: 'Settings', exact: true }).click({ timeout: 60_000 });
   await expect(page.locator('.settings-version')).toHaveText('Stackdocs 99.0.1-kiosk');

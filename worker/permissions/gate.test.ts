@@ -39,3 +39,16 @@ describe('MCP tools and the permission gate', () => {
     expect(await gate.check(call('mcp__crm__find'), signal)).toMatchObject({ allow: false, reason: expect.stringContaining('not the CRM today') });
   });
 });
+
+describe('stored rules', () => {
+  it('a rule a stack brought, with a pattern no rule may use, refuses every command and says why', async () => {
+    const storage = createMemoryStorage();
+    const rule = { id: 'user-rule-9', source: 'user', effect: 'deny', tools: ['bash'], match: { type: 'command', pattern: '(a)\\1' }, reason: 'No double a.' };
+    await storage.writeJson('permissions.json', { version: 1, rules: [rule] });
+    const gate = await loadPermissionGate(storage, () => {}, (prefix) => prefix);
+    expect(gate.rules().map((r) => r.id)).toContain('user-rule-9');
+    const verdict = await gate.check({ mission_id: 'm', tool: 'bash', title: 'ls', input: { command: 'ls' } }, new AbortController().signal);
+    expect(verdict).toMatchObject({ allow: false, reason: expect.stringContaining('No double a. (A rule\'s command pattern cannot use a backreference ("\\1")') });
+    expect(verdict.allow === false && verdict.reason).toContain('Change or remove this rule in Settings → Permissions.');
+  });
+});

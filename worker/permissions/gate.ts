@@ -2,7 +2,7 @@
 // blocks what a deny rule matches, and waits for the user's answer on an ask rule.
 import type { StackEventBody } from '../protocol.ts';
 import type { StackStorage } from '../storage.ts';
-import { DEFAULT_RULES, evaluate, hostOf, MCP_RULE_ID, ruleSchema, type PermissionRule } from './rules.ts';
+import { commandPatternProblem, DEFAULT_RULES, evaluate, hostOf, MCP_RULE_ID, ruleSchema, type PermissionRule } from './rules.ts';
 
 const FILE = 'permissions.json';
 
@@ -55,13 +55,8 @@ export async function loadPermissionGate(
     rules: all,
     async addRule(input, source) {
       const rule = ruleSchema.parse({ ...input, id: newId(source === 'agent' ? 'agent-rule' : 'user-rule'), source });
-      if (rule.match.type === 'command') {
-        try {
-          new RegExp(rule.match.pattern);
-        } catch (error) {
-          throw new PermissionError(`The command pattern is not a valid regular expression: ${(error as Error).message}`);
-        }
-      }
+      const problem = rule.match.type === 'command' ? commandPatternProblem(rule.match.pattern) : null;
+      if (problem) throw new PermissionError(problem);
       own.push(rule);
       await save();
       emit({ type: 'permission_rules_changed', rules: all() });

@@ -1,6 +1,7 @@
 // Permission rules: checked before every tool call. Defaults cannot be removed; the user adds and
 // removes their own; the agent can add rules but never remove any (a ratchet).
 import { z } from 'zod';
+import { compileLinear, RulePatternError, type LinearRegex } from './linear-regex.ts';
 
 export const ruleMatchSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('always') }),
@@ -22,7 +23,7 @@ export const ruleSchema = z.object({
 });
 
 export type { PermissionRule, RuleMatch } from '../protocol.ts';
-import type { PermissionRule, RuleMatch } from '../protocol.ts';
+import type { PermissionRule } from '../protocol.ts';
 
 // The schema and the protocol's type must describe the same thing.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -145,9 +146,11 @@ export function evaluate(rules: PermissionRule[], call: ToolCall, context: CallC
   let ask: PermissionRule | undefined;
   for (const rule of rules) {
     if (!rule.tools.some((name) => toolMatches(name, call.tool))) continue;
-    if (!matches(rule.match, call.input, context)) continue;
-    if (rule.effect === 'deny') return { decision: 'deny', rule };
-    ask ??= rule;
+    const matched = matches(rule, call.input, context);
+    if (!matched) continue;
+    const reported = matched === true ? rule : { ...rule, reason: `${rule.reason} (${matched.unusable})` };
+    if (rule.effect === 'deny') return { decision: 'deny', rule: reported };
+    ask ??= reported;
   }
   return ask ? { decision: 'ask', rule: ask } : { decision: 'allow' };
 }
@@ -157,22 +160,28 @@ export function toolMatches(name: string, tool: string): boolean {
   return name === '*' || name === tool || (name.endsWith('*') && tool.startsWith(name.slice(0, -1)));
 }
 
-function matches(match: RuleMatch, input: unknown, context: CallContext): boolean {
+/** True or false; for a command rule whose pattern cannot run, a match with the reason why. */
+function matches(rule: PermissionRule, input: unknown, context: CallContext): boolean | { unusable: string } {
+  const { match } = rule;
   const fields = (input ?? {}) as Record<string, unknown>;
   switch (match.type) {
     case 'always':
       return true;
-    case 'path_prefix': {
-      const path = typeof fields.path === 'string' ? fields.path.trim().replace(/^\/?workspace\//, '').replace(/^\.\//, '') : null;
-      return path !== null && (path === match.prefix.replace(/\/$/, '') || path.startsWith(match.prefix));
+    case 'path_prefix':
+      return typeof fields.path === 'string' && underPrefix(rulePath(fields.path), match.prefix);
+    case 'command': {
+      if (typeof fields.command !== 'string') return false;
+      const pattern = commandPattern(match.pattern, rule.source === 'default');
+      // A stored pattern that cannot run catches every command: the rule was meant to stop some.
+      return 'unusable' in pattern ? pattern : pattern.test(fields.command);
     }
-    case 'command':
-      return typeof fields.command === 'string' && safeRegex(match.pattern).test(fields.command);
     case 'private_network':
       return typeof fields.url === 'string' && isPrivateUrl(fields.url);
     case 'address_not_from_user': {
-      // In a command, the computer's own loopback (a server started in it) goes nowhere.
-      const urls = typeof fields.url === 'string' ? [fields.url] : typeof fields.command === 'string' ? urlsIn(fields.command).filter((url) => !isLoopback(hostOf(url))) : [];
+      // In a command or the Python code bash runs instead, the computer's own loopback (a server
+      // started in it) goes nowhere.
+      const code = typeof fields.command === 'string' ? fields.command : typeof fields.python === 'string' ? fields.python : null;
+      const urls = typeof fields.url === 'string' ? [fields.url] : code !== null ? urlsIn(code).filter((url) => !isLoopback(hostOf(url))) : [];
       return urls.some((url) => {
         const host = hostOf(url);
         return host === null || !isNamedHost(host, context.userHosts);
@@ -183,11 +192,64 @@ function matches(match: RuleMatch, input: unknown, context: CallContext): boolea
   }
 }
 
-function safeRegex(pattern: string): RegExp {
+/**
+ * A path as the computer sees it from /workspace, with "." and ".." resolved, repeated slashes
+ * dropped and /workspace/ taken off: "././documents/x", "documents/../documents/x" and
+ * "/workspace/documents/x" are all "documents/x". A path outside /workspace stays absolute
+ * ("/etc/passwd"), so no rule on the user space matches it (the tools refuse it anyway).
+ * normaliseUserPath (user-files.ts) throws on ".." and ".os" instead, where a rule must compare.
+ */
+export function rulePath(path: string): string {
+  const trimmed = path.trim().normalize('NFC');
+  const absolute = trimmed.startsWith('/') ? trimmed : `/workspace/${trimmed}`;
+  const parts: string[] = [];
+  for (const part of absolute.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') parts.pop();
+    else parts.push(part);
+  }
+  return parts[0] === 'workspace' ? parts.slice(1).join('/') : `/${parts.join('/')}`;
+}
+
+function underPrefix(path: string, prefix: string): boolean {
+  const base = rulePath(prefix);
+  if (path === base) return true;
+  // "documents/" covers the folder and what is in it; "doc" every path that starts so.
+  const folder = /\/\s*$/.test(prefix) && base !== '' && !base.endsWith('/') ? `${base}/` : base;
+  return path.startsWith(folder);
+}
+
+const patterns = new Map<string, { test(text: string): boolean } | { unusable: string }>();
+
+/**
+ * The built-in patterns (ours, with lookahead) run on V8's engine; any other on the linear-time
+ * one. Compiled once per pattern.
+ */
+function commandPattern(pattern: string, builtIn: boolean): LinearRegex | { unusable: string } {
+  const key = `${builtIn ? 'd' : 'u'}:${pattern}`;
+  let compiled = patterns.get(key);
+  if (!compiled) {
+    try {
+      compiled = builtIn ? new RegExp(pattern) : compileLinear(pattern);
+    } catch (error) {
+      compiled = { unusable: `${error instanceof Error ? error.message : String(error)} Change or remove this rule in Settings → Permissions.` };
+    }
+    patterns.set(key, compiled);
+  }
+  return compiled;
+}
+
+/**
+ * Why a command pattern cannot be a rule's, worded for the user, or null: it must be a valid
+ * regular expression without backreferences or lookaround (see linear-regex.ts).
+ */
+export function commandPatternProblem(pattern: string): string | null {
   try {
-    return new RegExp(pattern);
-  } catch {
-    return /(?!)/; // an invalid user pattern matches nothing rather than breaking every call
+    compileLinear(pattern);
+    return null;
+  } catch (error) {
+    if (error instanceof RulePatternError) return error.message;
+    throw error;
   }
 }
 
