@@ -103,3 +103,98 @@ export function qualifiedName(server: string, tool: string): string | null {
   const name = `mcp__${server}__${tool}`;
   return /^[A-Za-z0-9_-]{1,64}$/.test(name) ? name : null;
 }
+
+/**
+ * What an export writes in place of a server's header or env value the user did not choose to
+ * give away (those are where API keys and tokens go). A server holding one is not started: it
+ * says which value it needs (`missingValues`) until the user fills it in.
+ */
+export const LEFT_OUT = '<left out of the export: fill in>';
+
+/** A header or env value of one server, which an export leaves out unless the user ticks it. */
+export interface McpSecret {
+  /** What the export dialog hands back to include it; stable for the same file. */
+  id: string;
+  /** "MCP server 'github': header Authorization". */
+  label: string;
+}
+
+/** Stands for the whole file when it is not JSON, so its values cannot be told apart. */
+export const UNREADABLE_FILE_SECRET: McpSecret = { id: 'mcp.json', label: 'The MCP servers file (it is not a list of servers this app reads, so its values cannot be told apart)' };
+
+const SECRET_KEYS = [
+  ['headers', 'header'],
+  ['env', 'env'],
+] as const;
+
+/**
+ * Every header and env value of the file's servers that holds something (not empty, not already
+ * left out), in the file's order. Read leniently: a file the servers refuse is still a file whose
+ * values are the user's. Text that is not such a file (not JSON, or keys other than
+ * `mcpServers`) is one secret, the whole file.
+ */
+export function mcpSecrets(text: string): McpSecret[] {
+  if (!text.trim()) return [];
+  const servers = serversIn(text);
+  if (servers === null) return [UNREADABLE_FILE_SECRET];
+  const found: McpSecret[] = [];
+  for (const [server, config] of Object.entries(servers)) {
+    for (const [key, kind] of SECRET_KEYS) {
+      const values = objectOrNull((config as Record<string, unknown> | null)?.[key]);
+      for (const [name, value] of Object.entries(values ?? {})) {
+        if (value === '' || value === LEFT_OUT) continue;
+        found.push({ id: JSON.stringify([server, key, name]), label: `MCP server '${server}': ${kind} ${name}` });
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * The file with every secret value (mcpSecrets) not in `keep` replaced by LEFT_OUT; the text as
+ * it is when nothing is left out. A file that cannot be read as servers becomes an empty list of
+ * servers unless its id is kept.
+ */
+export function withoutSecrets(text: string, keep: ReadonlySet<string> = new Set()): string {
+  const dropped = mcpSecrets(text).filter((secret) => !keep.has(secret.id));
+  if (!dropped.length) return text;
+  const servers = serversIn(text);
+  if (servers === null) return JSON.stringify({ mcpServers: {} }, null, 2);
+  const drop = new Set(dropped.map((secret) => secret.id));
+  const blanked = Object.fromEntries(
+    Object.entries(servers).map(([server, config]) => {
+      const fields = objectOrNull(config);
+      if (!fields) return [server, config];
+      const changed = { ...fields };
+      for (const [key] of SECRET_KEYS) {
+        const values = objectOrNull(fields[key]);
+        if (values) changed[key] = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, drop.has(JSON.stringify([server, key, name])) ? LEFT_OUT : value]));
+      }
+      return [server, changed];
+    }),
+  );
+  return JSON.stringify({ mcpServers: blanked }, null, 2);
+}
+
+/** The values a server still needs ("header Authorization", "env GITHUB_TOKEN"): those an export left out. */
+export function missingValues(server: McpServerConfig): string[] {
+  const values: [string, Record<string, string> | undefined][] = isStdio(server) ? [['env', server.env]] : [['header', server.headers]];
+  return values.flatMap(([kind, record]) => Object.entries(record ?? {}).flatMap(([name, value]) => (value === LEFT_OUT ? [`${kind} ${name}`] : [])));
+}
+
+/** The file's servers by name; {} when it names none; null when it is not `{"mcpServers": {…}}`. */
+function serversIn(text: string): Record<string, unknown> | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const file = objectOrNull(json);
+  if (!file || Object.keys(file).some((key) => key !== 'mcpServers')) return null;
+  return file.mcpServers === undefined ? {} : objectOrNull(file.mcpServers);
+}
+
+function objectOrNull(value: unknown): Record<string, unknown> | null {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+}
