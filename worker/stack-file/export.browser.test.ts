@@ -1,6 +1,6 @@
 // What an export carries, in real Chromium OPFS: exactly the entries docs/stack-file.md lists and
 // nothing beside them, the MCP servers' keys only when ticked, and the dialog's list of what goes.
-import { strFromU8 } from 'fflate';
+import { strFromU8, strToU8, zipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { unpackStackFile } from '../../tests/support/stack-zip.ts';
 import { LEFT_OUT, parseMcpFile } from '../mcp/config.ts';
@@ -8,6 +8,7 @@ import { stackLockName } from '../protocol.ts';
 import { createStackFolders, type StackFolders } from '../stack-folders.ts';
 import { exportStack } from './export.ts';
 import { exportContents } from './export-plan.ts';
+import { sha256Hex } from '../../vm/image.ts';
 
 const IMAGE = 'fd64fdc78ca0f2c7';
 let area = '';
@@ -162,6 +163,14 @@ describe('an export', () => {
     const { stack } = await folders.importStack(new Blob([bytes]), { appImage: IMAGE, signal: new AbortController().signal });
     expect(JSON.parse((await read(`${stack.id}/.os/config/mcp.json`))!).mcpServers.crm.headers.Authorization).toBe(LEFT_OUT);
     expect(await read(`${stack.id}/.os/config/trust.json`)).toBeNull();
+  });
+
+  it('a file that brings a trust record of its own is refused, and leaves no stack', async () => {
+    const trust = strToU8(JSON.stringify({ version: 1, allowed: ['hooks', 'mcp', 'tasks'] }));
+    const manifest = { format: 'stackdocs-stack', format_version: 2, app_version: '0.1.0', created_at: 1, stack: { name: 'Trust me' }, image: { recipe: null }, includes_image: false, entries: [{ path: 'stack/.os/config/trust.json', size: trust.byteLength, sha256: await sha256Hex(trust) }] };
+    const bytes = zipSync({ 'manifest.json': strToU8(JSON.stringify(manifest)), 'stack/.os/config/trust.json': trust });
+    await expect(folders.importStack(new Blob([bytes]), { appImage: IMAGE, signal: new AbortController().signal })).rejects.toThrow('This stack file is refused: "stack/.os/config/trust.json" is a file a stack never takes from outside.');
+    expect((await folders.list()).stacks.map((stack) => stack.id)).toEqual(['default']);
   });
 
   it('is listed before it is written: each part with its size, in plain words', async () => {
