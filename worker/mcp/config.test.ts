@@ -68,6 +68,21 @@ describe('.os/config/mcp.json', () => {
       expect(mcpSecrets(out).map((secret) => secret.label)).toEqual(["MCP server 'crm': header X-Team"]);
     });
 
+    it('a key in a server\'s address is one too: its parameters, its user name and password', () => {
+      const text = JSON.stringify({ mcpServers: { zap: { url: 'https://mcp.example.com/s?api_key=zk-SECRET&v=2' }, old: { url: 'https://bob:pw-SECRET@old.example.com/mcp' }, open: { url: 'https://open.example.com/mcp?empty=' } } });
+      const secrets = mcpSecrets(text);
+      expect(secrets.map((secret) => secret.label)).toEqual([`MCP server 'zap': "api_key" in its address`, `MCP server 'zap': "v" in its address`, "MCP server 'old': the user name and password in its address"]);
+      const out = withoutSecrets(text, new Set([secrets[1]!.id]));
+      expect(out).not.toContain('SECRET');
+      const servers = parseMcpFile(out).mcpServers;
+      expect(new URL((servers.zap as { url: string }).url).searchParams.get('v')).toBe('2');
+      expect(missingValues(servers.zap!)).toEqual(['"api_key" in its address']);
+      expect(missingValues(servers.old!)).toEqual(['the user name and password in its address']);
+      expect(new URL((servers.old as { url: string }).url).host).toBe('old.example.com');
+      expect(missingValues(servers.open!)).toEqual([]);
+      expect(mcpSecrets(out).map((secret) => secret.label)).toEqual([`MCP server 'zap': "v" in its address`]);
+    });
+
     it('a file the servers refuse still has its values found; one that is not a file of servers is one secret', () => {
       const odd = JSON.stringify({ mcpServers: { 'bad name!': { command: 'x', env: { KEY: 'k-SECRET' }, colour: 'red' } } });
       expect(mcpSecrets(odd).map((secret) => secret.label)).toEqual(["MCP server 'bad name!': env KEY"]);

@@ -105,13 +105,13 @@ export function qualifiedName(server: string, tool: string): string | null {
 }
 
 /**
- * What an export writes in place of a server's header or env value the user did not choose to
- * give away (those are where API keys and tokens go). A server holding one is not started: it
- * says which value it needs (`missingValues`) until the user fills it in.
+ * What an export writes in place of a server's header or env value, or a key in its address, that
+ * the user did not choose to give away (that is where API keys and tokens go). A server holding
+ * one is not started: it says which value it needs (`missingValues`) until the user fills it in.
  */
 export const LEFT_OUT = '<left out of the export: fill in>';
 
-/** A header or env value of one server, which an export leaves out unless the user ticks it. */
+/** One value of one server that an export leaves out unless the user ticks it. */
 export interface McpSecret {
   /** What the export dialog hands back to include it; stable for the same file. */
   id: string;
@@ -127,48 +127,67 @@ const SECRET_KEYS = [
   ['env', 'env'],
 ] as const;
 
-/**
- * Every header and env value of the file's servers that holds something (not empty, not already
- * left out), in the file's order. Read leniently: a file the servers refuse is still a file whose
- * values are the user's. Text that is not such a file (not JSON, or keys other than
- * `mcpServers`) is one secret, the whole file.
- */
-export function mcpSecrets(text: string): McpSecret[] {
-  if (!text.trim()) return [];
-  const servers = serversIn(text);
-  if (servers === null) return [UNREADABLE_FILE_SECRET];
-  const found: McpSecret[] = [];
-  for (const [server, config] of Object.entries(servers)) {
-    for (const [key, kind] of SECRET_KEYS) {
-      const values = objectOrNull((config as Record<string, unknown> | null)?.[key]);
-      for (const [name, value] of Object.entries(values ?? {})) {
-        if (value === '' || value === LEFT_OUT) continue;
-        found.push({ id: JSON.stringify([server, key, name]), label: `MCP server '${server}': ${kind} ${name}` });
-      }
-    }
+/** Stands for the user name and password in a server's address. */
+const USERINFO = '@';
+
+/** A secret of one server: where it is (`headers`, `env` or `url`, and its name there). */
+type Found = McpSecret & { key: 'headers' | 'env' | 'url'; name: string };
+
+function secretsOfServer(server: string, config: unknown): Found[] {
+  const fields = objectOrNull(config);
+  if (!fields) return [];
+  const found: Found[] = [];
+  const add = (key: Found['key'], name: string, label: string) => found.push({ id: JSON.stringify([server, key, name]), label: `MCP server '${server}': ${label}`, key, name });
+  for (const [key, kind] of SECRET_KEYS) {
+    for (const [name, value] of Object.entries(objectOrNull(fields[key]) ?? {})) if (value !== '' && value !== LEFT_OUT) add(key, name, `${kind} ${name}`);
+  }
+  // Some servers take their key in the address (`…/mcp?api_key=…`, `https://user:key@…`).
+  const url = typeof fields.url === 'string' && URL.canParse(fields.url) ? new URL(fields.url) : null;
+  if (url && (url.username || url.password) && decodeURIComponent(url.username) !== LEFT_OUT) add('url', USERINFO, 'the user name and password in its address');
+  for (const name of new Set(url?.searchParams.keys())) {
+    if (url!.searchParams.getAll(name).some((value) => value !== '' && value !== LEFT_OUT)) add('url', name, `"${name}" in its address`);
   }
   return found;
 }
 
 /**
- * The file with every secret value (mcpSecrets) not in `keep` replaced by LEFT_OUT; the text as
- * it is when nothing is left out. A file that cannot be read as servers becomes an empty list of
+ * Every header and env value of the file's servers that holds something (not empty, not already
+ * left out), and every parameter and password in a server's address, in the file's order. Read
+ * leniently: a file the servers refuse is still a file whose values are the user's. Text that is
+ * not such a file (not JSON, or keys other than `mcpServers`) is one secret, the whole file.
+ */
+export function mcpSecrets(text: string): McpSecret[] {
+  if (!text.trim()) return [];
+  const servers = serversIn(text);
+  if (servers === null) return [UNREADABLE_FILE_SECRET];
+  return Object.entries(servers).flatMap(([server, config]) => secretsOfServer(server, config).map(({ id, label }) => ({ id, label })));
+}
+
+/**
+ * The file with every secret (mcpSecrets) not in `keep` replaced by LEFT_OUT; the text as it is
+ * when nothing is left out. A file that cannot be read as servers becomes an empty list of
  * servers unless its id is kept.
  */
 export function withoutSecrets(text: string, keep: ReadonlySet<string> = new Set()): string {
-  const dropped = mcpSecrets(text).filter((secret) => !keep.has(secret.id));
-  if (!dropped.length) return text;
+  if (!mcpSecrets(text).some((secret) => !keep.has(secret.id))) return text;
   const servers = serversIn(text);
   if (servers === null) return JSON.stringify({ mcpServers: {} }, null, 2);
-  const drop = new Set(dropped.map((secret) => secret.id));
   const blanked = Object.fromEntries(
     Object.entries(servers).map(([server, config]) => {
-      const fields = objectOrNull(config);
-      if (!fields) return [server, config];
-      const changed = { ...fields };
-      for (const [key] of SECRET_KEYS) {
-        const values = objectOrNull(fields[key]);
-        if (values) changed[key] = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, drop.has(JSON.stringify([server, key, name])) ? LEFT_OUT : value]));
+      const dropped = secretsOfServer(server, config).filter((secret) => !keep.has(secret.id));
+      if (!dropped.length) return [server, config];
+      const changed = { ...objectOrNull(config) };
+      for (const secret of dropped) {
+        if (secret.key !== 'url') changed[secret.key] = { ...objectOrNull(changed[secret.key]), [secret.name]: LEFT_OUT };
+      }
+      const fromUrl = dropped.filter((secret) => secret.key === 'url');
+      if (fromUrl.length) {
+        const url = new URL(changed.url as string);
+        for (const { name } of fromUrl) {
+          if (name !== USERINFO) url.searchParams.set(name, LEFT_OUT);
+          else [url.username, url.password] = [LEFT_OUT, ''];
+        }
+        changed.url = url.href;
       }
       return [server, changed];
     }),
@@ -178,8 +197,12 @@ export function withoutSecrets(text: string, keep: ReadonlySet<string> = new Set
 
 /** The values a server still needs ("header Authorization", "env GITHUB_TOKEN"): those an export left out. */
 export function missingValues(server: McpServerConfig): string[] {
-  const values: [string, Record<string, string> | undefined][] = isStdio(server) ? [['env', server.env]] : [['header', server.headers]];
-  return values.flatMap(([kind, record]) => Object.entries(record ?? {}).flatMap(([name, value]) => (value === LEFT_OUT ? [`${kind} ${name}`] : [])));
+  if (isStdio(server)) return Object.entries(server.env ?? {}).flatMap(([name, value]) => (value === LEFT_OUT ? [`env ${name}`] : []));
+  const missing = Object.entries(server.headers ?? {}).flatMap(([name, value]) => (value === LEFT_OUT ? [`header ${name}`] : []));
+  const url = URL.canParse(server.url) ? new URL(server.url) : null;
+  if (url && decodeURIComponent(url.username) === LEFT_OUT) missing.push('the user name and password in its address');
+  for (const name of new Set(url?.searchParams.keys())) if (url!.searchParams.get(name) === LEFT_OUT) missing.push(`"${name}" in its address`);
+  return missing;
 }
 
 /** The file's servers by name; {} when it names none; null when it is not `{"mcpServers": {…}}`. */
