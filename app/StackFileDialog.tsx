@@ -67,7 +67,8 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
       {phase.step === 'ask' && <ExportList contents={contents} />}
       {phase.step === 'ask' && contents && 'secrets' in contents && contents.secrets.length > 0 && (
         <fieldset class="stack-export-secrets">
-          <legend>Keys and tokens, left out unless you tick them (the other browser then shows which values to fill in):</legend>
+          <legend>Keys and tokens</legend>
+          <p class="stack-menu-total">Left out unless you tick them: the stack that opens the file then says which values to fill in.</p>
           {contents.secrets.map((secret) => (
             <label class="stack-file-option" key={secret.id}>
               <input
