@@ -1,7 +1,7 @@
 // "Export stack…" and "Open stack file…": one `.stack` file out of the open stack, or a new stack
 // out of one, with progress and cancel. The stacks worker does the work (stack-actions.ts).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { formatBytes } from '../worker/protocol.ts';
+import { formatBytes, type ExportContents } from '../worker/protocol.ts';
 import { StackCallError } from './stack-client.ts';
 import { StackClosedError, type StackActions } from './stack-actions.ts';
 import { pickStackFile, saveFile } from './save-bytes.ts';
@@ -21,9 +21,15 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
   const [phase, setPhase] = useState<Phase>(task.kind === 'export' ? { step: 'ask' } : { step: 'working', done: 0, total: task.file.size });
   const progress = (done: number, total: number) => setPhase({ step: 'working', done, total });
   const [includeImage, setIncludeImage] = useState(false);
+  const [contents, setContents] = useState<ExportContents | { error: string } | null>(null);
+  // Secrets go only when ticked, one by one: none is ticked at first.
+  const [secrets, setSecrets] = useState<ReadonlySet<string>>(new Set());
 
   useEffect(() => {
     if (!dialog.current?.open) dialog.current?.showModal();
+    if (task.kind === 'export') {
+      actions.exportContents().then(setContents, (error: unknown) => setContents({ error: messageOf(error) }));
+    }
     if (task.kind === 'import') {
       // The new stack opens when it is complete; until then nothing of it is listed.
       actions.importFile(task.file, job.current, progress).catch((error: unknown) => setPhase({ step: 'failed', message: messageOf(error), closed: false }));
@@ -37,7 +43,7 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
     if (target === 'closed') return;
     setPhase({ step: 'working', done: 0, total: 0 });
     try {
-      const done = await actions.exportCurrent(target, job.current, progress, includeImage);
+      const done = await actions.exportCurrent(target, job.current, progress, { includeImage, includeSecrets: [...secrets] });
       if (done.file) saveFile(done.file, fileName(task.name));
       setPhase({ step: 'exported', bytes: done.bytes, saved: done.file ? 'downloaded' : 'picked' });
     } catch (error) {
@@ -54,10 +60,31 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
       <h2 id="stack-file-title">{title}</h2>
       {phase.step === 'ask' && (
         <p>
-          One <code>.stack</code> file with everything in this stack: documents, files, conversation, memory, the computer's disk and its saved state,
-          the window layout and the settings — never your API key or this browser's pairing. It opens as a new stack in another browser. The stack closes
-          while it is written and opens again after.
+          One <code>.stack</code> file with everything in this stack, listed below, and the window layout — never your API key or this browser's pairing. It
+          opens as a new stack in another browser. The stack closes while it is written and opens again after.
         </p>
+      )}
+      {phase.step === 'ask' && <ExportList contents={contents} />}
+      {phase.step === 'ask' && contents && 'secrets' in contents && contents.secrets.length > 0 && (
+        <fieldset class="stack-export-secrets">
+          <legend>Keys and tokens</legend>
+          <p class="stack-menu-total">Left out unless you tick them: the stack that opens the file then says which values to fill in.</p>
+          {contents.secrets.map((secret) => (
+            <label class="stack-file-option" key={secret.id}>
+              <input
+                type="checkbox"
+                checked={secrets.has(secret.id)}
+                onChange={(event) => {
+                  const next = new Set(secrets);
+                  if (event.currentTarget.checked) next.add(secret.id);
+                  else next.delete(secret.id);
+                  setSecrets(next);
+                }}
+              />
+              {secret.label}
+            </label>
+          ))}
+        </fieldset>
       )}
       {phase.step === 'ask' && (
         <label class="stack-file-option">
@@ -103,6 +130,22 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
         )}
       </div>
     </dialog>
+  );
+}
+
+/** What goes, part by part with its size, asked of the stacks worker while the dialog opens. */
+function ExportList({ contents }: { contents: ExportContents | { error: string } | null }) {
+  if (contents === null) return <p class="stack-menu-total">Listing what goes…</p>;
+  if ('error' in contents) return <p class="settings-error">What goes could not be listed ({contents.error}); every key and token of the MCP servers is still left out.</p>;
+  return (
+    <ul class="stack-export-contents" aria-label="What the file holds">
+      {contents.parts.map((part) => (
+        <li key={part.label}>
+          {part.label}
+          <span class="stack-menu-total"> {part.bytes_known ? formatBytes(part.bytes) : part.bytes ? `${formatBytes(part.bytes)} and more` : 'size once written'}</span>
+        </li>
+      ))}
+    </ul>
   );
 }
 

@@ -21,6 +21,7 @@ function setup(overrides: Partial<StacksClient> = {}, closeCurrent?: StackAction
       calls.push('export: the stack is still');
       return { name: 'My stack', bytes: 42, file: null };
     },
+    exportContents: async (id) => (calls.push(`contents ${id}`), { parts: [], secrets: [] }),
     importStack: async () => (calls.push('import'), { stack: stack('s-imported', 'Receipts'), layout: '{"state":{}}' }),
     saveResetPoint: async (id, { heldByCaller }) => (calls.push(`save point ${id} held=${heldByCaller}`), { bytes: 10 }),
     resetToPoint: async (id, { heldByCaller }) => (calls.push(`reset ${id} held=${heldByCaller}`), { bytes: 10 }),
@@ -99,6 +100,24 @@ describe('stack actions', () => {
     const { actions, calls } = setup();
     expect(await actions.exportCurrent(null, 'job-1', () => {})).toEqual({ name: 'My stack', bytes: 42, file: null });
     expect(calls).toEqual(['close current (export)', 'export default layout={"state":{"windows":{}}} target=none', 'export: the stack is still']);
+  });
+
+  it('asks what an export holds while the stack stays open, and carries only the secrets ticked', async () => {
+    let asked: unknown = null;
+    const { actions, calls } = setup({
+      exportStack: async (_id, options, _onProgress, whenStill) => {
+        asked = options;
+        await whenStill?.();
+        return { name: 'My stack', bytes: 42, file: null };
+      },
+    });
+    expect(await actions.exportContents()).toEqual({ parts: [], secrets: [] });
+    expect(calls).toEqual(['contents default']);
+    await actions.exportCurrent(null, 'job-1', () => {}, { includeSecrets: ['["github","env","GITHUB_TOKEN"]'] });
+    expect(asked).toMatchObject({ includeSecrets: ['["github","env","GITHUB_TOKEN"]'] });
+    expect(asked).not.toHaveProperty('includeImage');
+    await actions.exportCurrent(null, 'job-2', () => {});
+    expect(asked).toMatchObject({ includeSecrets: [] });
   });
 
   it('drops the export and leaves the stack open when it cannot be closed', async () => {

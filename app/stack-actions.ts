@@ -73,12 +73,15 @@ export function createStackActions(deps: StackActionsDeps) {
      * Writes the stack open here as one `.stack` file: closed first (its computer saved, its
      * databases copied whole), then streamed to `target` (null: a file to download). The stack
      * stays closed after: the page opens it again. `includeImage`: the computer's system image goes
-     * in too, so the file opens in an app with another image. Any failure throws StackClosedError.
+     * in too, so the file opens in an app with another image. `includeSecrets`: the MCP header and
+     * env values (ids from `exportContents`) the user ticked; the others are left out. Any failure
+     * throws StackClosedError.
      */
-    async exportCurrent(target: FileSystemFileHandle | null, job: string, onProgress: (done: number, total: number) => void, includeImage = false) {
+    async exportCurrent(target: FileSystemFileHandle | null, job: string, onProgress: (done: number, total: number) => void, choices: { includeImage?: boolean; includeSecrets?: string[] } = {}) {
+      const { includeImage = false, includeSecrets = [] } = choices;
       // The export starts beside the closing: the files it leaves alone are packed meanwhile.
       const closing = deps.closeCurrent('export');
-      const exporting = stacks.exportStack(currentId, { layout: deps.layoutOf(currentId), target, job, ...(includeImage ? { includeImage } : {}) }, onProgress, () => closing);
+      const exporting = stacks.exportStack(currentId, { layout: deps.layoutOf(currentId), target, job, includeSecrets, ...(includeImage ? { includeImage } : {}) }, onProgress, () => closing);
       try {
         await closing;
       } catch (error) {
@@ -93,6 +96,9 @@ export function createStackActions(deps: StackActionsDeps) {
         throw new StackClosedError(error instanceof Error ? error.message : String(error), { cause: error });
       }
     },
+
+    /** What an export of the stack open here would hold, asked while it stays open. */
+    exportContents: () => stacks.exportContents(currentId),
 
     /**
      * Makes a new stack from a `.stack` file (or a template, then named `name`) and opens it; the

@@ -1,7 +1,7 @@
 // The app's handle on the stacks worker (worker/stacks-worker.ts): every stack of this browser,
 // its name and size, and creating, renaming, duplicating and deleting stacks, off the page.
 import * as Comlink from 'comlink';
-import type { StackSummary, StacksApi, StacksReport, StacksResult } from '../worker/protocol.ts';
+import type { ExportContents, StackSummary, StacksApi, StacksReport, StacksResult } from '../worker/protocol.ts';
 import { StackCallError } from './stack-client.ts';
 
 /** The stacks worker's API with failures thrown as StackCallError (code and message from the worker). */
@@ -14,10 +14,11 @@ export interface StacksClient {
   remove(stackId: string, options: { heldByCaller: boolean }): Promise<{ freed: number }>;
   exportStack(
     stackId: string,
-    options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string }; includeImage?: boolean },
+    options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string }; includeImage?: boolean; includeSecrets?: string[] },
     onProgress?: (done: number, total: number) => void,
     whenStill?: () => Promise<void>,
   ): Promise<{ name: string; bytes: number; file: File | null }>;
+  exportContents(stackId: string): Promise<ExportContents>;
   importStack(file: Blob, options: { job: string; name?: string; fileName?: string; builtIn?: boolean }, onProgress?: (done: number, total: number) => void): Promise<{ stack: StackSummary; layout: string | null }>;
   saveResetPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
   resetToPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
@@ -53,6 +54,7 @@ export function wrapStacks(api: StacksApi): StacksClient {
     remove: (stackId, options) => unwrap(api.remove(stackId, options)),
     // Progress comes back through a proxied callback; the worker calls it, never the reverse.
     exportStack: (stackId, options, onProgress, whenStill) => unwrap(api.exportStack(stackId, options, onProgress && Comlink.proxy(onProgress), whenStill && Comlink.proxy(whenStill))),
+    exportContents: (stackId) => unwrap(api.exportContents(stackId)),
     importStack: (file, options, onProgress) => unwrap(api.importStack(file, options, onProgress && Comlink.proxy(onProgress))),
     saveResetPoint: (stackId, options) => unwrap(api.saveResetPoint(stackId, options)),
     resetToPoint: (stackId, options) => unwrap(api.resetToPoint(stackId, options)),

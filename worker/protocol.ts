@@ -803,6 +803,24 @@ export interface StacksReport {
 
 export type StacksResult<T> = { ok: true; value: T } | { ok: false; error: ErrorShape };
 
+/** One part of what an export would carry, as the export dialog lists it. */
+export interface ExportPart {
+  kind: 'conversation' | 'memory' | 'files' | 'computer' | 'settings' | 'skills' | 'rules' | 'hooks' | 'mcp';
+  /** In plain words, naming what is in it ("Skills: weekly, invoices", "/workspace/documents/: 3 files"). */
+  label: string;
+  files: number;
+  /** Of the files as they are now; with `bytes_known` false, some are held open by the stack and not counted. */
+  bytes: number;
+  bytes_known: boolean;
+}
+
+/** What an export of a stack would hold, asked before it is written, and the secrets it leaves out unless ticked. */
+export interface ExportContents {
+  parts: ExportPart[];
+  /** MCP servers' header and env values ("MCP server 'github': env GITHUB_TOKEN"): ids to hand back in `includeSecrets`. */
+  secrets: { id: string; label: string }[];
+}
+
 /** What the stacks worker offers the app (comlink). Every method answers with a result; none rejects. */
 export interface StacksApi {
   /** `names`: the app's earlier list of names (ids to names), recorded for stacks that have none. */
@@ -829,14 +847,17 @@ export interface StacksApi {
    * Access); null: the file is made in this origin's storage and handed back to be downloaded.
    * `job` names it for `cancel`; `onProgress` hears bytes done of the total. `template`: a
    * template of the stack instead (its makings, none of its history, uploads or secrets), named
-   * and described so; the stack may stay open for that.
+   * and described so; the stack may stay open for that. `includeSecrets`: ids from
+   * `exportContents` of MCP header and env values to carry; every other one is left out.
    */
   exportStack(
     stackId: string,
-    options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string }; includeImage?: boolean },
+    options: { layout: string | null; target: FileSystemFileHandle | null; job: string; template?: { name: string; description: string }; includeImage?: boolean; includeSecrets?: string[] },
     onProgress?: (done: number, total: number) => void,
     whenStill?: () => Promise<void>,
   ): Promise<StacksResult<{ name: string; bytes: number; file: File | null }>>;
+  /** What `exportStack` would write of the stack (open or not), and the secrets it leaves out unless named in `includeSecrets`. */
+  exportContents(stackId: string): Promise<StacksResult<ExportContents>>;
   /**
    * Makes a new stack from a `.stack` file (or a template), named `name` or as the file says;
    * refused (with why) unless every check passes, leaving nothing. The new stack opens restricted

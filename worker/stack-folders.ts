@@ -2,7 +2,7 @@
 // creating, renaming, duplicating and deleting them. Runs in the stacks worker, never on the page.
 // A stack open in a tab is guarded by that tab's Web Lock: one is copied or deleted only while it
 // is still (nobody holds its lock and this takes it, or the caller holds it and closed its worker).
-import type { ErrorShape, StackSummary, StacksReport } from './protocol.ts';
+import type { ErrorShape, ExportContents, StackSummary, StacksReport } from './protocol.ts';
 import { SNAPSHOT_DIR, StackFileError, totalSize } from './stack-file/format.ts';
 import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.ts';
 import type { FetchLike } from '../vm/image.ts';
@@ -67,6 +67,8 @@ export interface StackFolders {
   remove(stackId: string, heldByCaller: boolean): Promise<{ freed: number }>;
   /** Writes a still stack (closed for export by the caller, who holds its lock) as a `.stack` file to `out`. */
   exportStack(stackId: string, options: StackExportOptions): Promise<{ name: string; bytes: number }>;
+  /** What an export of the stack (open or not) would hold, for the export dialog. */
+  exportContents(stackId: string): Promise<ExportContents>;
   /** Makes a new stack from a `.stack` file, checked whole before it is listed; returns it and its canvas layout. */
   importStack(file: Blob, options: StackImportOptions): Promise<{ stack: StackSummary; layout: string | null }>;
   /** Copies a still stack whole as its kiosk reset point, replacing an earlier one. */
@@ -93,6 +95,8 @@ export interface StackExportOptions {
   whenStill?: () => Promise<void>;
   /** A template of the stack (stack-file/template.ts), named and described so; the stack may be open. */
   template?: { name: string; description: string };
+  /** MCP header and env values to carry (ids from `exportContents`); the others are left out. */
+  includeSecrets?: readonly string[];
   out: WritableStream<Uint8Array>;
   appVersion: string;
   signal: AbortSignal;
@@ -270,6 +274,11 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
         const system = await dir.getDirectoryHandle('.os').catch(() => null);
         await system?.removeEntry(SNAPSHOT_DIR.split('/')[1]!, { recursive: true }).catch(() => {});
       }
+    },
+
+    async exportContents(stackId) {
+      const { exportContents } = await import('./stack-file/export-plan.ts');
+      return exportContents(await folder(stackId));
     },
 
     async importStack(file, options) {

@@ -98,6 +98,7 @@ const api: StacksApi = {
           appVersion,
           signal,
           ...(options.template ? { template: options.template } : {}),
+          ...(Array.isArray(options.includeSecrets) ? { includeSecrets: options.includeSecrets.filter((id): id is string => typeof id === 'string') } : {}),
           ...(options.includeImage === true ? { includeImage: { appImageBase: vmImageBase === null ? null : appUrl(vmImageBase), appRecipe: recipeOfImageBase(vmImageBase), fetch: (url: string) => fetch(url) } } : {}),
           ...(onProgress ? { onProgress: throttle(onProgress) } : {}),
           ...(whenStill ? { whenStill: async () => void (await whenStill()) } : {}),
@@ -105,6 +106,7 @@ const api: StacksApi = {
         return { ...done, file: file ? await file.getFile() : null };
       }),
     ),
+  exportContents: (stackId) => result(() => folders.exportContents(stackId)),
   importStack: (file, options, onProgress) =>
     result(() => job(options.job, (signal) => folders.importStack(file, { appImage: recipeOfImageBase(vmImageBase), signal, ...(options.name ? { name: options.name } : {}), ...(options.fileName ? { fileName: String(options.fileName) } : {}), ...(options.builtIn === true ? { builtIn: true } : {}), ...(onProgress ? { onProgress: throttle(onProgress) } : {}) }))),
   saveResetPoint: (stackId, options) => result(() => folders.saveResetPoint(stackId, options.heldByCaller === true)),

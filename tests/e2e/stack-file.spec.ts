@@ -161,9 +161,17 @@ test('a stack exported in one browser opens in another as a new stack with every
   const layoutA = await layoutOf(a, 'default');
   expect(Object.keys(layoutA?.state.geometry ?? {}).length).toBeGreaterThanOrEqual(3);
 
+  // A remote MCP server with its key: the key stays here unless ticked.
+  await putFile(a, 'stacks/default/.os/config/mcp.json', Buffer.from(JSON.stringify({ mcpServers: { crm: { url: 'https://crm.example.com/mcp', headers: { Authorization: 'Bearer crm-e2e-SECRET' } } } })));
   await openMenu(a);
   await panel(a).getByRole('button', { name: 'Export stack…' }).click();
   const exporting = a.getByRole('dialog', { name: 'Export “My stack”' });
+  // What goes is said before anything is written, read while the stack is open.
+  const goes = exporting.getByRole('list', { name: 'What the file holds' });
+  await expect(goes).toContainText('The conversation and its history');
+  await expect(goes).toContainText(/\/workspace\/documents\/: \d+ files?/);
+  await expect(goes).toContainText('MCP servers: crm');
+  await expect(exporting.getByRole('checkbox', { name: "MCP server 'crm': header Authorization" })).not.toBeChecked();
   const downloaded = a.waitForEvent('download', { timeout: 5 * 60_000 });
   await exporting.getByRole('button', { name: 'Export' }).click();
   // Done, or refused with a message (shown here when it is).
@@ -176,8 +184,12 @@ test('a stack exported in one browser opens in another as a new stack with every
   const bytes = readFileSync(exported);
   console.log(`exported .stack: ${(bytes.length / 1e6).toFixed(2)} MB${HAS_IMAGE ? ' (with the computer)' : ''}`);
   // Neither in the file's bytes nor in any of its entries unpacked.
-  for (const data of [bytes, ...Object.values(await unpackStackFile(new Uint8Array(bytes))).map((entry) => Buffer.from(entry))]) {
+  const entries = await unpackStackFile(new Uint8Array(bytes));
+  // Only what docs/stack-file.md lists: no side file of the live databases.
+  expect(Object.keys(entries).filter((name) => /\.db-(wal|shm|journal)$/.test(name))).toEqual([]);
+  for (const data of [bytes, ...Object.values(entries).map((entry) => Buffer.from(entry))]) {
     expect(data.includes(API_KEY)).toBe(false);
+    expect(data.includes('crm-e2e-SECRET')).toBe(false);
     for (const token of deviceTokens) expect(data.includes(token)).toBe(false);
   }
   // The exported stack opens again here, as it was.

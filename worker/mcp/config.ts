@@ -103,3 +103,121 @@ export function qualifiedName(server: string, tool: string): string | null {
   const name = `mcp__${server}__${tool}`;
   return /^[A-Za-z0-9_-]{1,64}$/.test(name) ? name : null;
 }
+
+/**
+ * What an export writes in place of a server's header or env value, or a key in its address, that
+ * the user did not choose to give away (that is where API keys and tokens go). A server holding
+ * one is not started: it says which value it needs (`missingValues`) until the user fills it in.
+ */
+export const LEFT_OUT = '<left out of the export: fill in>';
+
+/** One value of one server that an export leaves out unless the user ticks it. */
+export interface McpSecret {
+  /** What the export dialog hands back to include it; stable for the same file. */
+  id: string;
+  /** "MCP server 'github': header Authorization". */
+  label: string;
+}
+
+/** Stands for the whole file when it is not JSON, so its values cannot be told apart. */
+export const UNREADABLE_FILE_SECRET: McpSecret = { id: 'mcp.json', label: 'The MCP servers file (it is not a list of servers this app reads, so its values cannot be told apart)' };
+
+const SECRET_KEYS = [
+  ['headers', 'header'],
+  ['env', 'env'],
+] as const;
+
+/** Stands for the user name and password in a server's address. */
+const USERINFO = '@';
+
+/** A secret of one server: where it is (`headers`, `env` or `url`, and its name there). */
+type Found = McpSecret & { key: 'headers' | 'env' | 'url'; name: string };
+
+function secretsOfServer(server: string, config: unknown): Found[] {
+  const fields = objectOrNull(config);
+  if (!fields) return [];
+  const found: Found[] = [];
+  const add = (key: Found['key'], name: string, label: string) => found.push({ id: JSON.stringify([server, key, name]), label: `MCP server '${server}': ${label}`, key, name });
+  for (const [key, kind] of SECRET_KEYS) {
+    for (const [name, value] of Object.entries(objectOrNull(fields[key]) ?? {})) if (value !== '' && value !== LEFT_OUT) add(key, name, `${kind} ${name}`);
+  }
+  // Some servers take their key in the address (`…/mcp?api_key=…`, `https://user:key@…`).
+  const url = typeof fields.url === 'string' && URL.canParse(fields.url) ? new URL(fields.url) : null;
+  if (url && (url.username || url.password) && decodeURIComponent(url.username) !== LEFT_OUT) add('url', USERINFO, 'the user name and password in its address');
+  for (const name of new Set(url?.searchParams.keys())) {
+    if (url!.searchParams.getAll(name).some((value) => value !== '' && value !== LEFT_OUT)) add('url', name, `"${name}" in its address`);
+  }
+  return found;
+}
+
+/**
+ * Every header and env value of the file's servers that holds something (not empty, not already
+ * left out), and every parameter and password in a server's address, in the file's order. Read
+ * leniently: a file the servers refuse is still a file whose values are the user's. Text that is
+ * not such a file (not JSON, or keys other than `mcpServers`) is one secret, the whole file.
+ */
+export function mcpSecrets(text: string): McpSecret[] {
+  if (!text.trim()) return [];
+  const servers = serversIn(text);
+  if (servers === null) return [UNREADABLE_FILE_SECRET];
+  return Object.entries(servers).flatMap(([server, config]) => secretsOfServer(server, config).map(({ id, label }) => ({ id, label })));
+}
+
+/**
+ * The file with every secret (mcpSecrets) not in `keep` replaced by LEFT_OUT; the text as it is
+ * when nothing is left out. A file that cannot be read as servers becomes an empty list of
+ * servers unless its id is kept.
+ */
+export function withoutSecrets(text: string, keep: ReadonlySet<string> = new Set()): string {
+  if (!mcpSecrets(text).some((secret) => !keep.has(secret.id))) return text;
+  const servers = serversIn(text);
+  if (servers === null) return JSON.stringify({ mcpServers: {} }, null, 2);
+  const blanked = Object.fromEntries(
+    Object.entries(servers).map(([server, config]) => {
+      const dropped = secretsOfServer(server, config).filter((secret) => !keep.has(secret.id));
+      if (!dropped.length) return [server, config];
+      const changed = { ...objectOrNull(config) };
+      for (const secret of dropped) {
+        if (secret.key !== 'url') changed[secret.key] = { ...objectOrNull(changed[secret.key]), [secret.name]: LEFT_OUT };
+      }
+      const fromUrl = dropped.filter((secret) => secret.key === 'url');
+      if (fromUrl.length) {
+        const url = new URL(changed.url as string);
+        for (const { name } of fromUrl) {
+          if (name !== USERINFO) url.searchParams.set(name, LEFT_OUT);
+          else [url.username, url.password] = [LEFT_OUT, ''];
+        }
+        changed.url = url.href;
+      }
+      return [server, changed];
+    }),
+  );
+  return JSON.stringify({ mcpServers: blanked }, null, 2);
+}
+
+/** The values a server still needs ("header Authorization", "env GITHUB_TOKEN"): those an export left out. */
+export function missingValues(server: McpServerConfig): string[] {
+  if (isStdio(server)) return Object.entries(server.env ?? {}).flatMap(([name, value]) => (value === LEFT_OUT ? [`env ${name}`] : []));
+  const missing = Object.entries(server.headers ?? {}).flatMap(([name, value]) => (value === LEFT_OUT ? [`header ${name}`] : []));
+  const url = URL.canParse(server.url) ? new URL(server.url) : null;
+  if (url && decodeURIComponent(url.username) === LEFT_OUT) missing.push('the user name and password in its address');
+  for (const name of new Set(url?.searchParams.keys())) if (url!.searchParams.get(name) === LEFT_OUT) missing.push(`"${name}" in its address`);
+  return missing;
+}
+
+/** The file's servers by name; {} when it names none; null when it is not `{"mcpServers": {…}}`. */
+function serversIn(text: string): Record<string, unknown> | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const file = objectOrNull(json);
+  if (!file || Object.keys(file).some((key) => key !== 'mcpServers')) return null;
+  return file.mcpServers === undefined ? {} : objectOrNull(file.mcpServers);
+}
+
+function objectOrNull(value: unknown): Record<string, unknown> | null {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+}

@@ -9,6 +9,7 @@ import type { StackEventBody } from '../protocol.ts';
 import { createMemoryStorage } from '../storage.ts';
 import type { ServiceRunner } from './computer-transport.ts';
 import { loadMcpServers, type McpServersDeps } from './servers.ts';
+import { LEFT_OUT } from './config.ts';
 
 let serverPath = '';
 beforeAll(async () => {
@@ -157,6 +158,22 @@ describe('MCP servers in the computer (stdio)', () => {
       await mcp.close();
     }
   }, 60_000);
+
+  it('a server whose key an export left out is not started, and says which value it needs', async () => {
+    const runs: unknown[] = [];
+    const remote = (url: string) => (runs.push(url), { refused: 'reached' });
+    const { mcp } = await setup(
+      { mcpServers: { github: { command: 'node', args: [serverPath], env: { GITHUB_TOKEN: LEFT_OUT, DEBUG: '1' } }, crm: { url: 'https://crm.example/mcp', headers: { Authorization: LEFT_OUT } } } },
+      { computer: { service: async (request) => (runs.push(request), Promise.reject(new Error('started'))) }, remote },
+    );
+    expect(await mcp.tools(1_000)).toEqual([]);
+    expect(runs).toEqual([]);
+    expect(mcp.info().servers.map((server) => [server.state, server.error, server.retry_at])).toEqual([
+      ['failed', 'github: it needs a value for env GITHUB_TOKEN, left out when the stack was exported; fill it in here', null],
+      ['failed', 'crm: it needs a value for header Authorization, left out when the stack was exported; fill it in here', null],
+    ]);
+    await mcp.close();
+  });
 
   it('without a computer, a stdio server says so', async () => {
     const { mcp } = await setup({ mcpServers: { register: { command: 'node', args: [serverPath] } } }, { computer: null });

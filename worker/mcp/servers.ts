@@ -15,7 +15,7 @@ import { MAX_TOOL_OUTPUT_CHARS } from '../tools/define-tool.ts';
 import type { McpInfo, McpServerInfo, McpToolInfo, StackEventBody } from '../protocol.ts';
 import type { StackStorage } from '../storage.ts';
 import type { ComputerStdioTransport, ServiceRunner } from './computer-transport.ts';
-import { DEFAULT_CALL_TIMEOUT_S, describeTarget, isStdio, MCP_FILE, McpConfigError, parseMcpFile, qualifiedName, type McpFile, type McpServerConfig } from './config.ts';
+import { DEFAULT_CALL_TIMEOUT_S, describeTarget, isStdio, MCP_FILE, McpConfigError, missingValues, parseMcpFile, qualifiedName, type McpFile, type McpServerConfig } from './config.ts';
 
 type Sdk = typeof import('./sdk.ts');
 
@@ -149,6 +149,15 @@ export async function loadMcpServers(deps: McpServersDeps): Promise<McpServers> 
   function connect(server: Server): Promise<void> {
     if (server.state === 'ready' || server.config.disabled) return Promise.resolve();
     if (server.connecting) return server.connecting;
+    // Started with a placeholder for its key, it would fail in a way that names nothing.
+    const missing = missingValues(server.config);
+    if (missing.length) {
+      server.state = 'failed';
+      server.error = `${server.name}: it needs a value for ${missing.join(', ')}, left out when the stack was exported; fill ${missing.length === 1 ? 'it' : 'them'} in here`;
+      server.retryAt = null;
+      changed();
+      return Promise.resolve();
+    }
     if (server.retryTimer) clearTimeout(server.retryTimer);
     server.retryTimer = null;
     const generation = ++server.generation;

@@ -12,7 +12,8 @@ import { sha256Hex } from '../../vm/image.ts';
 import { imageSources, type ImageGathering } from './image-entries.ts';
 import { FRAME_BYTES, packFrames, registerZstd, ZSTD_METHOD } from './zstd-codec.ts';
 import { CANVAS_PATH, inTemplate, MCP_PATH, templateCanvas, templateMcp } from './template.ts';
-import { CHECKSUMS_NAME, FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, NEVER_EXPORTED, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type StackManifest } from './format.ts';
+import { carriedMcp, leftBehind } from './export-plan.ts';
+import { CHECKSUMS_NAME, FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type StackManifest } from './format.ts';
 import { isPartialWrite } from '../../vm/opfs-write.ts';
 import { crc32Combine, crc32Of } from './crc32-combine.ts';
 import type { PackApi, PackedPart } from './pack-worker.ts';
@@ -45,6 +46,11 @@ export interface ExportOptions {
    * meanwhile (`prepack`); each is used only if it is unchanged once the stack is still.
    */
   whenStill?: () => Promise<void>;
+  /**
+   * MCP servers' header and env values to carry (ids from export-plan.ts `exportContents`); every
+   * other one is left out, marked as a value to fill in. A template carries none.
+   */
+  includeSecrets?: readonly string[];
 }
 
 /** One entry of the file: a stack file read from OPFS, or a few bytes made here. */
@@ -228,8 +234,12 @@ async function collect(options: ExportOptions): Promise<Source[]> {
   // A saved state counts only beside the disk it was saved with (vm/README, the generation rule).
   const stateCounts = machine !== null && typeof machine.state === 'string' && machine.state === machine.disk;
   for (const [path, file] of await walk(options.stack, '')) {
-    if (NEVER_EXPORTED.some((rule) => rule.test(path))) continue;
+    if (leftBehind(path)) continue;
     if (path === '.os/vm/state.bin' && !stateCounts) continue;
+    if (path === MCP_PATH) {
+      sources.push({ path: STACK_PREFIX + path, bytes: new TextEncoder().encode(carriedMcp(await file.text(), options.includeSecrets)) });
+      continue;
+    }
     if (path === '.os/vm/machine.json' && machine !== null && !stateCounts) {
       sources.push({ path: STACK_PREFIX + path, bytes: new TextEncoder().encode(JSON.stringify({ ...machine, state: null })) });
       continue;
@@ -415,7 +425,7 @@ const PREPACK_BYTES = 96 * 2 ** 20;
 
 /**
  * Packs the stack's files that closing it does not write (all but the computer's and the
- * database copies), until `whenStill` resolves or PREPACK_BYTES are held. A file that cannot be
+ * database copies) and that travel as they are (not the MCP servers, whose secrets are left out), until `whenStill` resolves or PREPACK_BYTES are held. A file that cannot be
  * read now (written to meanwhile, or held open) is left for its turn; a failed close is thrown.
  */
 async function prepack(stack: FileSystemDirectoryHandle, whenStill: () => Promise<void>, zstd: ZstdModule, signal: AbortSignal): Promise<Map<string, Packed>> {
@@ -426,7 +436,7 @@ async function prepack(stack: FileSystemDirectoryHandle, whenStill: () => Promis
     () => (settled = true), // thrown below
   );
   const packed = new Map<string, Packed>();
-  const keep = (path: string) => !path.startsWith('.os/vm/') && !NEVER_EXPORTED.some((rule) => rule.test(path));
+  const keep = (path: string) => !path.startsWith('.os/vm/') && path !== MCP_PATH && !leftBehind(path);
   let held = 0;
   try {
     for (const [path, file] of await walk(stack, '', keep)) {

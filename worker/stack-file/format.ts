@@ -23,11 +23,12 @@ export const LAYOUT_MAX_BYTES = 1024 * 1024;
 
 /**
  * Files of a stack that never leave it: its own record (the importer writes a new one), its checkpoints, the
- * secrets (the user's API key), and what the databases and the export leave beside themselves.
+ * secrets (the user's API key), its trust record (what its owner allowed it to run, given in this
+ * browser and never by a file), and what the databases and the export leave beside themselves.
  * The databases travel as consistent copies (`VACUUM INTO`), never as the live files.
  */
 export const SNAPSHOT_DIR = '.os/snapshot';
-export const NEVER_EXPORTED = [/^\.os\/config\/stack\.json$/, /^\.os\/config\/secrets\.json/, /-journal$/, /^\.os\/snapshot(\/|$)/, /^\.os\/memory\/(transcript|memory)\.db$/, /^\.os\/checkpoints(\/|$)/];
+export const NEVER_EXPORTED = [/^\.os\/config\/stack\.json$/, /^\.os\/config\/secrets\.json/, /^\.os\/config\/trust\.json$/, /-journal$/, /^\.os\/snapshot(\/|$)/, /^\.os\/memory\/(transcript|memory)\.db$/, /^\.os\/checkpoints(\/|$)/];
 
 export class StackFileError extends Error {
   override readonly name = 'StackFileError';

@@ -9,6 +9,7 @@ import { exportStack } from './export.ts';
 import type { StorageEstimateLike } from '../storage-full.ts';
 import { unpackStackFile } from '../../tests/support/stack-zip.ts';
 import { sha256Hex } from '../../vm/image.ts';
+import { LEFT_OUT } from '../mcp/config.ts';
 
 const IMAGE = 'fd64fdc78ca0f2c7';
 const SECRET = 'test-key-secret-0123456789';
@@ -176,7 +177,7 @@ describe('templates', () => {
     ]);
     const manifest = JSON.parse(strFromU8(files['manifest.json']!));
     // The servers travel, their keys do not: whoever opens the template fills them in.
-    expect(JSON.parse(strFromU8(files['stack/.os/config/mcp.json']!))).toEqual({ mcpServers: { crm: { url: 'https://crm.example.com/mcp', headers: { Authorization: '' } }, files: { command: 'node', args: ['s.mjs'], env: { TOKEN: '' } } } });
+    expect(JSON.parse(strFromU8(files['stack/.os/config/mcp.json']!))).toEqual({ mcpServers: { crm: { url: 'https://crm.example.com/mcp', headers: { Authorization: LEFT_OUT } }, files: { command: 'node', args: ['s.mjs'], env: { TOKEN: LEFT_OUT } } } });
     expect(manifest).toMatchObject({ stack: { name: 'Weekly inbox' }, template: { description: 'Invoices, weekly.' }, image: { recipe: null } });
     expect(JSON.parse(strFromU8(files['stack/.os/config/canvas.json']!))).toEqual({ version: 1, windows: [{ id: 'w_1', kind: 'table', title: 'Invoices', created_at: 1, updated_at: 1, columns: [], rows: [] }] });
 

@@ -4,6 +4,7 @@
 // transcript or conversation, no uploads or files made, no learned memory database, no secrets,
 // and no computer (its disk holds /workspace's files too, so it cannot travel without them yet).
 import type { CanvasWindow } from '../protocol.ts';
+import { withoutSecrets } from '../mcp/config.ts';
 
 /** The stack paths a template keeps; everything else stays behind. */
 const KEPT = [
@@ -37,20 +38,10 @@ export function templateCanvas(text: string): string {
 }
 
 /**
- * The MCP servers as a template keeps them: every server, but the values of its `env` and
- * `headers` emptied (they are where API keys go); whoever opens the template fills them in.
+ * The MCP servers as a template keeps them: every server, but each value of its `env` and
+ * `headers` left out (mcp/config.ts `LEFT_OUT`: they are where API keys go); whoever opens the
+ * template fills them in, and until then the server says which it needs.
  */
 export function templateMcp(text: string): string {
-  let stored: { mcpServers?: Record<string, Record<string, unknown>> };
-  try {
-    stored = JSON.parse(text) as typeof stored;
-  } catch {
-    return JSON.stringify({ mcpServers: {} });
-  }
-  const servers = stored && typeof stored.mcpServers === 'object' && stored.mcpServers ? stored.mcpServers : {};
-  const blank = (values: unknown) => (values && typeof values === 'object' ? Object.fromEntries(Object.keys(values).map((key) => [key, ''])) : values);
-  const kept = Object.fromEntries(
-    Object.entries(servers).map(([name, server]) => [name, server && typeof server === 'object' ? { ...server, ...('env' in server ? { env: blank(server.env) } : {}), ...('headers' in server ? { headers: blank(server.headers) } : {}) } : server]),
-  );
-  return JSON.stringify({ mcpServers: kept }, null, 2);
+  return withoutSecrets(text);
 }
