@@ -4,6 +4,7 @@
 // none of the caller's headers or cookies forwarded. HTML comes back as readable text. Neither
 // the request nor the page is ever logged.
 import { refuseUrl } from './address.ts';
+import { readBody } from './body.ts';
 import type { Env } from './env.ts';
 import { errorResponse, type ProxyErrorType } from './errors.ts';
 import { htmlToText } from './html-text.ts';
@@ -15,7 +16,7 @@ export const MAX_HTML_TEXT_CHARS = 200_000;
 export const MAX_REDIRECTS = 5;
 export const DEFAULT_TIMEOUT_MS = 20_000;
 export const USER_AGENT = 'StackdocsFetch/1.0';
-const MAX_REQUEST_CHARS = 8 * 1024;
+const MAX_REQUEST_BYTES = 8 * 1024;
 
 // The only headers sent to a site: fixed here, never copied from the caller.
 const UPSTREAM_HEADERS = {
@@ -74,10 +75,10 @@ function timeoutOf(env: Env): number {
 
 async function readTarget(request: Request): Promise<URL> {
   const usage = 'Send a JSON body {"url": "https://..."}.';
-  const tooLong = new PageError(400, 'invalid_url', `The request is too long. ${usage}`);
-  if (Number(request.headers.get('content-length')) > MAX_REQUEST_CHARS) throw tooLong;
-  const raw = await request.text();
-  if (raw.length > MAX_REQUEST_CHARS) throw tooLong;
+  // Capped as it is read: a chunked body has no length to check first.
+  const read = await readBody(request, MAX_REQUEST_BYTES, 'The web_fetch request');
+  if (read instanceof Response) throw new PageError(413, 'request_too_large', `The web_fetch request is over this proxy's limit of ${MAX_REQUEST_BYTES / 1024} KB. ${usage}`);
+  const raw = new TextDecoder().decode(read);
   let body: unknown;
   try {
     body = JSON.parse(raw);

@@ -1,7 +1,7 @@
 // POST /v1/fetch in workerd (via Miniflare) against local pages: text out of HTML, redirects
 // re-checked at every hop, private addresses refused, size and time limits, no caller headers
 // forwarded, and the proxy's origin rules.
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalProxy, type LocalProxy } from '../local.mjs';
@@ -296,9 +296,41 @@ describe('POST /v1/fetch: addresses and requests', () => {
     ['no url', '{}'],
     ['a number', JSON.stringify({ url: 42 })],
     ['not JSON', 'url=https://example.com'],
-    ['too long', JSON.stringify({ url: `https://example.com/${'a'.repeat(9000)}` })],
   ])('answers invalid_url to a request with %s', async (_name, body) => {
     await expectError(await post(body), 400, 'invalid_url');
+  });
+
+  it('refuses a request over 8 KB with 413, its length declared or not', async () => {
+    await expectError(await post(JSON.stringify({ url: `https://example.com/${'a'.repeat(9000)}` })), 413, 'request_too_large');
+  });
+
+  it('stops reading a chunked request body that never ends, and answers 413', async () => {
+    // No content-length: only counting as it reads can stop this one.
+    let sent = 0;
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpRequest(`${proxy.url}/v1/fetch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'transfer-encoding': 'chunked' } }, (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk));
+        response.on('end', () => {
+          request.destroy();
+          resolve({ status: response.statusCode ?? 0, body });
+        });
+      });
+      request.on('error', reject);
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      const pump = () => {
+        // Far past anything the proxy should take: 64 MB, then give up waiting.
+        while (!request.destroyed && sent < 64 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!request.write(chunk)) return void request.once('drain', pump);
+        }
+      };
+      request.write('{"url":"https://example.com/');
+      pump();
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).error.type).toBe('request_too_large');
+    expect(sent).toBeLessThan(32 * 1024 * 1024);
   });
 });
 
