@@ -48,6 +48,8 @@ export interface LocalProxyOptions {
   searchTimeoutMs?: number;
   /** Hosts (or exact `host:port`, which may be private) whose MCP servers devices may reach through /v1/mcp. */
   mcpAllowedHosts?: readonly string[];
+  /** `anthropic-beta` values devices may send on /v1/messages (default none: any other is refused). */
+  anthropicBetaAllowed?: readonly string[];
 }
 
 export interface LocalProxy {

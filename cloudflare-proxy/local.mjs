@@ -29,6 +29,7 @@ import { buildWorker } from './build.mjs';
  * @property {string} [searxngUrl] A SearXNG instance's base URL for /v1/search when there is no searchApiKey; with neither, it answers 503.
  * @property {number} [searchTimeoutMs] /v1/search's time limit in ms (default 15 s); tests shorten it.
  * @property {readonly string[]} [mcpAllowedHosts] Hosts (or exact host:port) whose MCP servers devices may reach through /v1/mcp.
+ * @property {readonly string[]} [anthropicBetaAllowed] `anthropic-beta` values devices may send (default none).
  */
 
 /**
@@ -52,11 +53,11 @@ async function readWranglerConfig() {
   if (date === undefined || origins === undefined) {
     throw new Error(`${wranglerTomlPath} must set compatibility_date and [vars] ALLOWED_ORIGINS`);
   }
-  return { compatibilityDate: date, compatibilityFlags: flags, allowedOrigins: splitOrigins(origins) };
+  return { compatibilityDate: date, compatibilityFlags: flags, allowedOrigins: splitList(origins) };
 }
 
 /** @param {string} list */
-function splitOrigins(list) {
+function splitList(list) {
   return list.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
 }
 
@@ -91,6 +92,7 @@ export async function startLocalProxy({
   searxngUrl,
   searchTimeoutMs,
   mcpAllowedHosts,
+  anthropicBetaAllowed,
 } = {}) {
   const [scriptPath, config] = await Promise.all([buildWorker(), readWranglerConfig()]);
   /** @type {Record<string, string>} */
@@ -118,6 +120,7 @@ export async function startLocalProxy({
   if (searxngUrl) bindings.SEARXNG_URL = searxngUrl;
   if (searchTimeoutMs) bindings.SEARCH_TIMEOUT_MS = String(searchTimeoutMs);
   if (mcpAllowedHosts?.length) bindings.MCP_ALLOWED_HOSTS = mcpAllowedHosts.join(',');
+  if (anthropicBetaAllowed?.length) bindings.ANTHROPIC_BETA_ALLOWED = anthropicBetaAllowed.join(',');
 
   const miniflare = new Miniflare({
     modules: true,
@@ -171,13 +174,14 @@ async function main() {
     apiKey,
     mistralUpstream: env.MISTRAL_UPSTREAM || undefined,
     mistralApiKey,
-    allowedOrigins: env.ALLOWED_ORIGINS ? splitOrigins(env.ALLOWED_ORIGINS) : undefined,
+    allowedOrigins: env.ALLOWED_ORIGINS ? splitList(env.ALLOWED_ORIGINS) : undefined,
     ownerToken: env.OWNER_TOKEN || undefined,
     localPairing: env.LOCAL_PAIRING === '1',
     persistTo: env.PROXY_STATE_DIR || undefined,
     searchApiKey,
     searchUpstream: env.SEARCH_UPSTREAM || undefined,
     searxngUrl,
+    anthropicBetaAllowed: env.ANTHROPIC_BETA_ALLOWED ? splitList(env.ANTHROPIC_BETA_ALLOWED) : undefined,
   });
   const keyState = apiKey ? 'Anthropic key configured' : 'no Anthropic key: set ANTHROPIC_API_KEY';
   const ocrState = mistralApiKey ? 'Mistral OCR key configured' : 'no Mistral OCR key (optional)';

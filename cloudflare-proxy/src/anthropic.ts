@@ -2,7 +2,7 @@
 // back as the upstream's stream, so SSE events reach the browser as they arrive.
 import { anthropicKey, DEFAULT_ANTHROPIC_UPSTREAM, type Env } from './env.ts';
 import { errorResponse } from './errors.ts';
-import { passThroughResponseHeaders, upstreamRequestHeaders } from './headers.ts';
+import { allowedBetas, betasNotAllowed, passThroughResponseHeaders, upstreamRequestHeaders } from './headers.ts';
 
 /** workerd's native pass-through stream (declared here so the tests' Node-side type check knows it). */
 declare const IdentityTransformStream: new () => { readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> };
@@ -31,6 +31,15 @@ export async function forwardMessages(
   if (apiKey === null) {
     // Retrying cannot help until someone sets the key, so tell the SDK not to.
     return errorResponse(503, 'proxy_not_configured', NOT_CONFIGURED_MESSAGE, { 'x-should-retry': 'false' });
+  }
+
+  const refusedBetas = betasNotAllowed(request.headers.get('anthropic-beta'), allowedBetas(env.ANTHROPIC_BETA_ALLOWED));
+  if (refusedBetas.length > 0) {
+    const allowed = allowedBetas(env.ANTHROPIC_BETA_ALLOWED);
+    const message =
+      `This proxy does not pass the beta feature${refusedBetas.length > 1 ? 's' : ''} ${refusedBetas.map((b) => `"${b.slice(0, 80)}"`).join(', ')}: ` +
+      `its owner allows ${allowed.length ? allowed.join(', ') : 'none'}. The owner can add one to ANTHROPIC_BETA_ALLOWED; otherwise send the request without it.`;
+    return errorResponse(400, 'beta_not_allowed', message, { 'x-should-retry': 'false' });
   }
 
   const base = (env.ANTHROPIC_UPSTREAM || DEFAULT_ANTHROPIC_UPSTREAM).replace(/\/+$/, '');

@@ -38,6 +38,11 @@ export interface Env {
   /** Base URL of the Anthropic API; tests point it at a local server. */
   ANTHROPIC_UPSTREAM?: string;
   /**
+   * The `anthropic-beta` values devices may send, comma-separated; unset, none (a request with any
+   * other is refused with 400 beta_not_allowed).
+   */
+  ANTHROPIC_BETA_ALLOWED?: string;
+  /**
    * Worker secret (`wrangler secret put MISTRAL_API_KEY`) for POST /v1/ocr. Optional: without it
    * the app reads scans in the browser. Never logged, never returned.
    */

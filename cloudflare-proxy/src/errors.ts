@@ -20,6 +20,7 @@ export type ProxyErrorType =
   | 'search_rate_limited'
   | 'upstream_error'
   | 'invalid_request'
+  | 'beta_not_allowed'
   | 'device_not_paired'
   | 'device_token_invalid'
   | 'device_token_expired'

@@ -19,7 +19,7 @@ let token: string;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  proxy = await startLocalProxy({ port: 0, upstream: upstream.url, apiKey: KEY, allowedOrigins: ALLOWED, localPairing: true, deviceRequestsPerMinute: 10_000 });
+  proxy = await startLocalProxy({ port: 0, upstream: upstream.url, apiKey: KEY, allowedOrigins: ALLOWED, localPairing: true, deviceRequestsPerMinute: 10_000, anthropicBetaAllowed: ['tools-2099-01-01', 'other-2099-01-01'] });
   token = await pairLocally(proxy.url);
 });
 
@@ -80,6 +80,30 @@ describe('POST /v1/messages', () => {
       'anthropic-beta': 'tools-2099-01-01',
       'x-api-key': KEY,
     });
+  });
+
+  it('passes only the anthropic-beta values the owner allows, and refuses a request with any other before it reaches the API', async () => {
+    expect((await postMessages(proxy.url, { headers: { 'anthropic-beta': 'tools-2099-01-01, OTHER-2099-01-01' } })).status).toBe(200);
+    expect(upstream.received.at(-1)?.headers['anthropic-beta']).toBe('tools-2099-01-01, OTHER-2099-01-01');
+    upstream.received.length = 0;
+    const refused = await postMessages(proxy.url, { headers: { 'anthropic-beta': 'tools-2099-01-01,paid-server-tool-2099-01-01' } });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('x-should-retry')).toBe('false');
+    const body = (await refused.json()) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe('beta_not_allowed');
+    expect(body.error.message).toContain('"paid-server-tool-2099-01-01"');
+    expect(body.error.message).toContain('ANTHROPIC_BETA_ALLOWED');
+    expect(upstream.received).toHaveLength(0);
+    // With no list (the default) no beta passes.
+    const strict = await startLocalProxy({ port: 0, upstream: upstream.url, apiKey: KEY, localPairing: true });
+    try {
+      const response = await postMessages(strict.url, { token: await pairLocally(strict.url), headers: { 'anthropic-beta': 'tools-2099-01-01' } });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toContain('its owner allows none');
+      expect(upstream.received).toHaveLength(0);
+    } finally {
+      await strict.dispose();
+    }
   });
 
   it('passes back only the response headers the SDK reads, and exposes them to an allowed origin', async () => {
