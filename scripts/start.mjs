@@ -5,7 +5,7 @@ try {
   ensureDependencies();
   ensureVmImage();
   const { serveStack } = await import('./lib/serve.mjs');
-  const { localOwnerToken, proxyStateDir } = await import('./lib/owner.mjs');
+  const { forgetLocalProxyUrl, localOwnerToken, proxyStateDir, recordLocalProxyUrl } = await import('./lib/owner.mjs');
   const appPort = Number(process.env.PORT ?? 4173);
   const proxyPort = Number(process.env.PROXY_PORT ?? 8787);
   const apiKey = process.env.ANTHROPIC_API_KEY || undefined;
@@ -24,6 +24,8 @@ try {
     ownerToken: localOwnerToken(),
     persistTo: proxyStateDir,
   });
+  // `npm run pair` finds this proxy whatever PROXY_PORT it was given.
+  recordLocalProxyUrl(stack.proxyUrl);
   console.log(`\nStackdocs is running at ${stack.appUrl}\n`);
   console.log(`  Model proxy  ${stack.proxyUrl}`);
   console.log(
@@ -39,6 +41,7 @@ try {
   console.log('  Devices      this browser pairs by itself; for another device, `npm run pair` prints a code.');
   console.log('\nPress Ctrl+C to stop.');
   const stop = async () => {
+    forgetLocalProxyUrl();
     await stack.close();
     process.exit(0);
   };
