@@ -15,10 +15,15 @@ export const NOT_CONFIGURED_MESSAGE =
 export const UPSTREAM_UNREACHABLE_MESSAGE =
   'The proxy could not reach the Anthropic API. Check the network, then try again.';
 
+/** How long a reply whose client left is still read for its input tokens (message_start) before it is stopped. */
+export const LEFT_READ_MS = 15_000;
+
 /**
- * `body`: the request's bytes, already read (and capped). `onUsage` hears the model tokens the reply
- * reports (input, cache and output), once it has been read, to count against the device's day;
- * `onCounting` gets the reading, to keep the Worker alive for it (ctx.waitUntil).
+ * `body`: the request's bytes, already read (and capped). `onUsage` hears model tokens to count
+ * against the device's day, possibly in parts (a streamed reply's input as soon as it shows, the
+ * rest at its end); `onCounting` gets the reading, to keep the Worker alive for it (ctx.waitUntil).
+ * A client that leaves mid-reply stops the model, but not the count: the reply is read until its
+ * input tokens show, and its output is counted from what had streamed (see usageSink).
  */
 export async function forwardMessages(
   request: Request,
@@ -45,15 +50,25 @@ export async function forwardMessages(
   const base = (env.ANTHROPIC_UPSTREAM || DEFAULT_ANTHROPIC_UPSTREAM).replace(/\/+$/, '');
   const url = `${base}/v1/messages${new URL(request.url).search}`;
 
-  const gone = new AbortController();
+  // Not the request's own signal: a client that leaves before the headers come must not take the
+  // count with it (the API has the request, and bills its input).
+  const stop = new AbortController();
+  let started = false;
+  let left = false;
+  const leave = () => {
+    if (left) return;
+    left = true;
+    if (started) stop.abort();
+    else setTimeout(() => stop.abort(), LEFT_READ_MS);
+  };
+  request.signal?.addEventListener('abort', leave);
   let upstream: Response;
   try {
     upstream = await fetch(url, {
       method: 'POST',
       headers: upstreamRequestHeaders(request.headers, apiKey),
       body,
-      // The client went away (Stop): the model stops too, and the counting copy with it.
-      signal: AbortSignal.any([request.signal, gone.signal]),
+      signal: stop.signal,
       // The API never redirects; following one would send the key somewhere unplanned.
       redirect: 'manual',
     });
@@ -65,14 +80,20 @@ export async function forwardMessages(
   // Two branches: the client's goes through untouched (a transform on the way costs ~50 µs per
   // small SSE chunk in workerd); the other is read for the usage beside it.
   // The client's branch goes through a native identity stream: when the client leaves, that pipe
-  // fails, and the request upstream is aborted (a tee alone would keep reading for the other branch).
+  // fails; the model is stopped once the count has what it needs (a tee alone would read on).
   const [toClient, toCount] = upstream.body ? upstream.body.tee() : [null, null];
   let reply: ReadableStream<Uint8Array> | null = null;
   if (toClient && toCount) {
     const relay = new IdentityTransformStream();
-    toClient.pipeTo(relay.writable).catch(() => gone.abort());
-    onCounting(toCount.pipeTo(usageSink(onUsage)).catch(() => {}));
+    toClient.pipeTo(relay.writable).catch(leave);
+    const sink = usageSink(onUsage, () => {
+      started = true;
+      if (left) stop.abort();
+    });
+    onCounting(toCount.pipeTo(sink).catch(() => {}));
     reply = relay.readable;
+  } else if (left) {
+    stop.abort();
   }
   return new Response(reply, {
     status: upstream.status,
@@ -84,20 +105,66 @@ export async function forwardMessages(
 /**
  * Reads the usage a reply reports (its copy of the reply), cheaply enough for a stream of many small chunks: only the
  * first 16 KB (message_start's input and cache tokens) and the last 16 KB (the final
- * message_delta's output tokens; a JSON reply's whole usage) are decoded, once, at the end.
- * Reports the sum once the body has been read.
+ * message_delta's output tokens; a JSON reply's whole usage) are decoded. A streamed reply's input
+ * is reported (and `onStarted` called) as soon as message_start shows, so a reply cut short still
+ * counts it; the rest is reported at the end. Cut short (the client left, the model was stopped),
+ * the output counts as the larger of what the reply reported and a quarter of the bytes it had
+ * streamed: on the high side (SSE's framing counts too), so leaving early never spends less.
  */
-export function usageSink(onUsage: (tokens: number) => void): WritableStream<Uint8Array> {
+export function usageSink(onUsage: (tokens: number) => void, onStarted: () => void = () => {}): WritableStream<Uint8Array> {
   const WINDOW = 16 * 1024;
   const head: Uint8Array[] = [];
   let headBytes = 0;
   const tail: Uint8Array[] = [];
   let tailBytes = 0;
+  let total = 0;
+  /** Tokens already reported. */
+  let counted = 0;
+  let started = false;
+  const decode = (parts: Uint8Array[]) => new TextDecoder().decode(concat(parts));
+  const report = (tokens: number) => {
+    if (tokens > counted) onUsage(tokens - counted);
+    counted = Math.max(counted, tokens);
+  };
+  const usageIn = (lines: string[]) => {
+    let input = 0;
+    let output = 0;
+    for (const line of lines) {
+      const json = line.startsWith('data:') ? line.slice(5) : line.trimStart().startsWith('{') ? line : null;
+      if (json === null || !json.includes('"usage"')) continue;
+      try {
+        const event = JSON.parse(json) as { type?: string; usage?: Usage; message?: { usage?: Usage } };
+        const usage = event.message?.usage ?? event.usage;
+        if (!usage) continue;
+        input = Math.max(input, (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0));
+        output = Math.max(output, usage.output_tokens ?? 0);
+      } catch {
+        // Not ours to judge: the client reads the reply as it is.
+      }
+    }
+    return { input, output };
+  };
+  const seen = () => {
+    // The tail may start mid-line: its first line is dropped unless it is the whole reply.
+    const tailText = decode(tail);
+    return usageIn([...decode(head).split('\n'), ...(tail.length ? tailText.split('\n').slice(1) : [])]);
+  };
   return new WritableStream({
     write(chunk) {
+      total += chunk.length;
       if (headBytes < WINDOW) {
         head.push(chunk);
         headBytes += chunk.length;
+        if (!started && chunk.includes(0x0a)) {
+          // message_start is the stream's first event: its input tokens count from the moment they show.
+          const lines = decode(head).split('\n');
+          const line = lines.slice(0, -1).find((l) => l.startsWith('data:') && l.includes('"message_start"'));
+          if (line) {
+            started = true;
+            report(usageIn([line]).input);
+            onStarted();
+          }
+        }
         return;
       }
       tail.push(chunk);
@@ -105,26 +172,12 @@ export function usageSink(onUsage: (tokens: number) => void): WritableStream<Uin
       while (tail.length > 1 && tailBytes - tail[0]!.length >= WINDOW) tailBytes -= tail.shift()!.length;
     },
     close() {
-      const decode = (parts: Uint8Array[]) => new TextDecoder().decode(concat(parts));
-      // The tail may start mid-line: its first line is dropped unless it is the whole reply.
-      const tailText = decode(tail);
-      const lines = [...decode(head).split('\n'), ...(tail.length ? tailText.split('\n').slice(1) : [])];
-      let input = 0;
-      let output = 0;
-      for (const line of lines) {
-        const json = line.startsWith('data:') ? line.slice(5) : line.trimStart().startsWith('{') ? line : null;
-        if (json === null || !json.includes('"usage"')) continue;
-        try {
-          const event = JSON.parse(json) as { type?: string; usage?: Usage; message?: { usage?: Usage } };
-          const usage = event.message?.usage ?? event.usage;
-          if (!usage) continue;
-          input = Math.max(input, (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0));
-          output = Math.max(output, usage.output_tokens ?? 0);
-        } catch {
-          // Not ours to judge: the client reads the reply as it is.
-        }
-      }
-      if (input + output > 0) onUsage(input + output);
+      const { input, output } = seen();
+      report(input + output);
+    },
+    abort() {
+      const { input, output } = seen();
+      report(input + Math.max(output, Math.ceil(total / 4)));
     },
   });
 }

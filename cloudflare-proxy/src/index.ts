@@ -84,7 +84,8 @@ async function messages({ request, env, ctx, device }: Call): Promise<Response> 
     request,
     env,
     body,
-    (tokens) => void (recorded = devices(env).recordUsage(device.device.id, tokens)),
+    // A streamed reply reports in parts: every part is awaited.
+    (tokens) => void (recorded = Promise.all([recorded, devices(env).recordUsage(device.device.id, tokens)]).then(() => {})),
     (counting) => ctx.waitUntil(counting.then(() => recorded)),
   );
 }

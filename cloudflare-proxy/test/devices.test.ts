@@ -45,9 +45,10 @@ async function newDevice(body: Record<string, unknown> = {}, base = proxy.url): 
   return { token: json.token, id: json.device.id };
 }
 
-const messages = (token: string | null, headers: Record<string, string> = {}, base = proxy.url) =>
+const messages = (token: string | null, headers: Record<string, string> = {}, base = proxy.url, signal?: AbortSignal) =>
   fetch(`${base}/v1/messages`, {
     method: 'POST',
+    ...(signal ? { signal } : {}),
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
     body: '{"model":"m","max_tokens":8,"messages":[]}',
   });
@@ -174,6 +175,54 @@ describe('per-device limits', () => {
     }
   });
 
+  it('counts a reply whose client leaves mid-stream or before it starts, and still stops the model', async () => {
+    const tokensToday = async (token: string) =>
+      ((await (await fetch(`${proxy.url}/v1/device`, { headers: { authorization: `Bearer ${token}` } })).json()) as { device: { tokens_today: number } }).device.tokens_today;
+    const START = 'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":5000,"cache_read_input_tokens":700,"output_tokens":1}}}\n\n';
+    const DELTA = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a few words"}}\n\n';
+    let stopped = 0;
+    for (const when of ['mid-stream', 'before the reply starts'] as const) {
+      const { token } = await newDevice();
+      upstream.respond((_request, response) => {
+        // The model never finishes on its own: only the proxy stopping it ends this reply.
+        let writing: ReturnType<typeof setInterval> | undefined;
+        response.on('close', () => {
+          clearInterval(writing);
+          stopped++;
+        });
+        const begin = () => {
+          response.writeHead(200, { 'content-type': 'text/event-stream' });
+          response.write(START + DELTA.repeat(20));
+          writing = setInterval(() => response.write(DELTA), 50);
+        };
+        if (when === 'mid-stream') begin();
+        else setTimeout(begin, 300);
+      });
+      try {
+        const leaving = new AbortController();
+        const reply = messages(token, {}, proxy.url, leaving.signal);
+        if (when === 'mid-stream') {
+          const reader = (await reply).body!.getReader();
+          expect((await reader.read()).done).toBe(false);
+        } else {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        leaving.abort();
+        await reply.catch(() => {});
+        // The input as the API reported it, and the output from what had streamed (at least what it said).
+        const counted = await waitFor(async () => {
+          const tokens = await tokensToday(token);
+          return tokens > 5_700 ? tokens : null;
+        }, 5_000);
+        expect(counted, when).not.toBeNull();
+        expect(await waitFor(async () => (stopped > 0 ? stopped : null), 5_000), `the model was stopped (${when})`).not.toBeNull();
+        stopped = 0;
+      } finally {
+        upstream.respond((_request, response) => void response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+      }
+    }
+  });
+
   it('caps request bodies per route before they cost anything upstream', async () => {
     const { token } = await newDevice();
     const before = upstream.received.length;
@@ -236,8 +285,8 @@ describe('pairing and the owner', () => {
   });
 });
 
-async function waitFor<T>(probe: () => Promise<T | null>): Promise<T | null> {
-  for (let i = 0; i < 50; i++) {
+async function waitFor<T>(probe: () => Promise<T | null>, ms = 1_000): Promise<T | null> {
+  for (let i = 0; i < ms / 20; i++) {
     const found = await probe();
     if (found !== null) return found;
     await new Promise((resolve) => setTimeout(resolve, 20));
