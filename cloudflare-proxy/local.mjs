@@ -29,6 +29,7 @@ import { buildWorker } from './build.mjs';
  * @property {string} [searxngUrl] A SearXNG instance's base URL for /v1/search when there is no searchApiKey; with neither, it answers 503.
  * @property {number} [searchTimeoutMs] /v1/search's time limit in ms (default 15 s); tests shorten it.
  * @property {readonly string[]} [mcpAllowedHosts] Hosts (or exact host:port) whose MCP servers devices may reach through /v1/mcp.
+ * @property {number} [netBytesPerDay] Bytes each device's computer may move through the relay a day (default 2 GiB).
  * @property {readonly string[]} [anthropicBetaAllowed] `anthropic-beta` values devices may send (default none).
  */
 
@@ -93,6 +94,7 @@ export async function startLocalProxy({
   searchTimeoutMs,
   mcpAllowedHosts,
   anthropicBetaAllowed,
+  netBytesPerDay,
 } = {}) {
   const [scriptPath, config] = await Promise.all([buildWorker(), readWranglerConfig()]);
   /** @type {Record<string, string>} */
@@ -112,6 +114,7 @@ export async function startLocalProxy({
   if (deviceTokenTtlS) bindings.DEVICE_TOKEN_TTL_S = String(deviceTokenTtlS);
   if (netAllowedHosts?.length) bindings.NET_ALLOWED_HOSTS = netAllowedHosts.join(',');
   if (netAllowedPorts?.length) bindings.NET_ALLOWED_PORTS = netAllowedPorts.join(',');
+  if (netBytesPerDay) bindings.NET_BYTES_PER_DAY = String(netBytesPerDay);
   // Tests only: lets the relay reach their loopback servers.
   if (netAllowPrivate?.length) bindings.NET_ALLOW_PRIVATE = netAllowPrivate.join(',');
   if (dnsUpstream) bindings.DNS_UPSTREAM = dnsUpstream;

@@ -29,7 +29,10 @@ export type Refusal = {
   retry_after_s?: number;
 };
 
-export type Authorised = { ok: true; device: DeviceInfo; limits: { requests_per_minute: number; tokens_per_day: number } };
+export type Authorised = { ok: true; device: DeviceInfo; limits: { requests_per_minute: number; tokens_per_day: number; net_bytes_per_day: number } };
+
+/** The relay may go on: the device's bytes today and its limit. */
+export type NetAllowance = { ok: true; bytes_today: number; limit: number };
 
 /** What the Worker calls on the Devices Durable Object (devices.ts). */
 export interface DevicesApi {
@@ -47,7 +50,8 @@ export interface DevicesApi {
   /** Addresses the resolver gave the device for an allowed name, connectable until their TTL. */
   rememberAddresses(deviceId: string, name: string, addresses: { address: string; ttl: number }[]): Promise<void>;
   resolvedName(deviceId: string, address: string): Promise<string | null>;
-  recordNetBytes(deviceId: string, bytes: number): Promise<void>;
+  /** Adds relayed bytes; refused once the device is revoked or expired, or over its bytes for the day. */
+  netUse(deviceId: string, bytes: number): Promise<NetAllowance | Refusal>;
 }
 
 /** The DEVICES binding, as much of it as the Worker uses. */

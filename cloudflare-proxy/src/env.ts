@@ -24,6 +24,8 @@ export interface Env {
    */
   NET_ALLOWED_HOSTS?: string;
   NET_ALLOWED_PORTS?: string;
+  /** Bytes each device's computer may move through the relay in a UTC day, both ways (default 2 GiB). */
+  NET_BYTES_PER_DAY?: string;
   /** The DNS-over-HTTPS resolver behind the computer's (default Cloudflare's); tests use their own. */
   DNS_UPSTREAM?: string;
   /**

@@ -27,6 +27,7 @@ export type ProxyErrorType =
   | 'device_revoked'
   | 'device_rate_limited'
   | 'device_daily_limit'
+  | 'net_daily_limit'
   | 'device_not_found'
   | 'pairing_code_invalid'
   | 'pairing_locked'
