@@ -37,7 +37,8 @@ export type NetAllowance = { ok: true; bytes_today: number; limit: number };
 /** What the Worker calls on the Devices Durable Object (devices.ts). */
 export interface DevicesApi {
   createCode(options?: { label?: string | null; limits?: Partial<DeviceLimits> }): Promise<{ code: string; expires_at: string }>;
-  pair(code: string, label: string): Promise<{ ok: true; device: DeviceInfo; token: string } | Refusal>;
+  /** `address`: the client's, whose wrong codes are limited on their own as well as with everyone's. */
+  pair(code: string, label: string, address?: string): Promise<{ ok: true; device: DeviceInfo; token: string } | Refusal>;
   pairLocal(label: string): Promise<{ device: DeviceInfo; token: string }>;
   authorise(token: string | null, count?: boolean): Promise<Authorised | Refusal>;
   recordUsage(deviceId: string, tokens: number): Promise<void>;

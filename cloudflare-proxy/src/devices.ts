@@ -11,8 +11,12 @@ export type { Authorised, DeviceInfo, DeviceLimits, Refusal } from './device-typ
 /** How long a pairing code stays usable, and a device token. */
 export const CODE_TTL_MS = 10 * 60_000;
 export const TOKEN_TTL_MS = 365 * 24 * 3_600_000;
-/** Wrong pairing codes tolerated per minute, across all callers, before pairing pauses. */
-export const PAIRING_FAILURES_PER_MINUTE = 10;
+/**
+ * Wrong pairing codes tolerated per minute from one address, before pairing pauses for it, and
+ * from everyone, before it pauses for all: one address cannot lock the others out.
+ */
+export const PAIRING_FAILURES_PER_MINUTE_PER_ADDRESS = 10;
+export const PAIRING_FAILURES_PER_MINUTE = 100;
 export const DEFAULT_REQUESTS_PER_MINUTE = 60;
 export const DEFAULT_TOKENS_PER_DAY = 2_000_000;
 /** How long a network ticket (the relay's and the resolver's credential) lasts. */
@@ -73,6 +77,7 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
         tokens_per_day INTEGER
       );
       CREATE TABLE IF NOT EXISTS pairing_failures (minute INTEGER PRIMARY KEY, count INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS pairing_failures_by_address (address TEXT NOT NULL, minute INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (address, minute));
       CREATE TABLE IF NOT EXISTS tickets (ticket_hash TEXT PRIMARY KEY, device_id TEXT NOT NULL, expires_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS resolved (
         device_id TEXT NOT NULL,
@@ -103,11 +108,16 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
   }
 
   /** Exchanges a pairing code for a device token (returned once, never stored). */
-  async pair(code: string, label: string, now = Date.now()): Promise<{ ok: true; device: DeviceInfo; token: string } | Refusal> {
+  async pair(code: string, label: string, address = 'unknown', now = Date.now()): Promise<{ ok: true; device: DeviceInfo; token: string } | Refusal> {
+    address = address.slice(0, 64);
     const minute = Math.floor(now / 60_000);
+    const retry = 60 - Math.floor((now % 60_000) / 1000);
+    const mine = this.sql.exec<{ count: number }>('SELECT count FROM pairing_failures_by_address WHERE address = ? AND minute = ?', address, minute).toArray()[0]?.count ?? 0;
+    if (mine >= PAIRING_FAILURES_PER_MINUTE_PER_ADDRESS) {
+      return refuse(429, 'pairing_locked', `Too many wrong pairing codes from this address in the last minute; pairing is paused for it for ${retry} s. Check the code and try again then.`, retry);
+    }
     const failures = this.sql.exec<{ count: number }>('SELECT count FROM pairing_failures WHERE minute = ?', minute).toArray()[0]?.count ?? 0;
     if (failures >= PAIRING_FAILURES_PER_MINUTE) {
-      const retry = 60 - Math.floor((now % 60_000) / 1000);
       return refuse(429, 'pairing_locked', `Too many wrong pairing codes in the last minute; pairing is paused for ${retry} s. Check the code and try again then.`, retry);
     }
     const hash = await sha256(normaliseCode(code));
@@ -118,6 +128,8 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
     if (!row || row.expires_at < now) {
       this.sql.exec('INSERT INTO pairing_failures (minute, count) VALUES (?, 1) ON CONFLICT(minute) DO UPDATE SET count = count + 1', minute);
       this.sql.exec('DELETE FROM pairing_failures WHERE minute < ?', minute - 5);
+      this.sql.exec('INSERT INTO pairing_failures_by_address (address, minute, count) VALUES (?, ?, 1) ON CONFLICT(address, minute) DO UPDATE SET count = count + 1', address, minute);
+      this.sql.exec('DELETE FROM pairing_failures_by_address WHERE minute < ?', minute - 1);
       const why = row ? 'has expired (codes last 10 minutes)' : 'is not a pairing code this proxy gave out, or it was used already';
       return refuse(401, 'pairing_code_invalid', `That code ${why}. Ask for a new one: \`npm run pair\` on the machine running the proxy, or the proxy's owner.`);
     }

@@ -31,6 +31,7 @@ export type ProxyErrorType =
   | 'device_not_found'
   | 'pairing_code_invalid'
   | 'pairing_locked'
+  | 'too_many_failures'
   | 'local_pairing_off'
   | 'owner_not_configured'
   | 'owner_unauthorized';

@@ -35,8 +35,9 @@ async function newCode(body: Record<string, unknown> = {}): Promise<string> {
   return ((await response.json()) as { code: string }).code;
 }
 
-async function pair(code: string, label = 'laptop', base = proxy.url): Promise<Response> {
-  return fetch(`${base}/v1/pair`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code, label }) });
+/** `from`: the client address, as Cloudflare's edge (or Miniflare, from the socket) sets it. */
+async function pair(code: string, label = 'laptop', base = proxy.url, from?: string): Promise<Response> {
+  return fetch(`${base}/v1/pair`, { method: 'POST', headers: { 'content-type': 'application/json', ...(from ? { 'cf-connecting-ip': from } : {}) }, body: JSON.stringify({ code, label }) });
 }
 
 async function newDevice(body: Record<string, unknown> = {}, base = proxy.url): Promise<{ token: string; id: string }> {
@@ -261,6 +262,47 @@ describe('pairing and the owner', () => {
     } finally {
       await guessing.dispose();
     }
+  });
+
+  it("pauses pairing for the address sending wrong codes, not for others, and for everyone only past 100 a minute", async () => {
+    const guessing = await startLocalProxy({ port: 0, ownerToken: OWNER });
+    // The counts are per UTC minute: all of this within one.
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+    const code = async () => ((await (await fetch(`${guessing.url}/v1/owner/pairing-codes`, { method: 'POST', headers: { authorization: `Bearer ${OWNER}` }, body: '{}' })).json()) as { code: string }).code;
+    try {
+      for (let i = 0; i < 10; i++) expect((await pair(`WRNG-000${i}`, 'x', guessing.url, '203.0.113.7')).status).toBe(401);
+      const locked = await refusal(await pair(await code(), 'x', guessing.url, '203.0.113.7'));
+      expect(locked).toMatchObject({ status: 429, type: 'pairing_locked', message: expect.stringContaining('from this address') });
+      // Someone else, elsewhere, pairs as usual.
+      expect((await pair(await code(), 'laptop', guessing.url, '198.51.100.9')).status).toBe(201);
+      // Many addresses together: past 100 wrong codes in the minute pairing pauses for all.
+      for (let a = 1; a <= 9; a++) {
+        for (let i = 0; i < 10; i++) expect((await pair(`WRNG-00${a}${i}`, 'x', guessing.url, `192.0.2.${a}`)).status).toBe(401);
+      }
+      expect(await refusal(await pair(await code(), 'x', guessing.url, '198.51.100.10'))).toMatchObject({ status: 429, type: 'pairing_locked', message: expect.not.stringContaining('from this address') });
+    } finally {
+      await guessing.dispose();
+    }
+  });
+
+  it('refuses an address flooding wrong device tokens before it reaches the devices, and paired devices go on', async () => {
+    const { token } = await newDevice();
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 6; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => messages(`sdk_dev_guess-${batch}-${i}`, { 'cf-connecting-ip': '192.0.2.66' }).then(async (r) => (await refusal(r)).status)),
+      );
+      statuses.push(...answers);
+      // A paired device (another address) is served all along.
+      expect((await messages(token)).status).toBe(200);
+    }
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(30);
+    expect(statuses.slice(-10)).toEqual(Array(10).fill(429));
+    const gated = await refusal(await messages('sdk_dev_another-guess', { 'cf-connecting-ip': '192.0.2.66' }));
+    expect(gated).toMatchObject({ status: 429, type: 'too_many_failures' });
+    // Even its right token waits out the minute: the address, not the token, is refused.
+    expect((await messages(token, { 'cf-connecting-ip': '192.0.2.66' })).status).toBe(429);
   });
 
   it('pairs without a code only where local pairing is on', async () => {
