@@ -304,22 +304,31 @@ describe('POST /v1/fetch: addresses and requests', () => {
     await expectError(await post(JSON.stringify({ url: `https://example.com/${'a'.repeat(9000)}` })), 413, 'request_too_large');
   });
 
-  it('stops reading a chunked request body that never ends, and answers 413', async () => {
-    // No content-length: only counting as it reads can stop this one.
+  it('refuses a chunked request body over 8 KB with 413', async () => {
+    // A stream body goes out chunked: no content-length to check first.
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`{"url":"https://example.com/${'a'.repeat(9000)}"}`));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${proxy.url}/v1/fetch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body, duplex: 'half' } as RequestInit);
+    await expectError(response, 413, 'request_too_large');
+  });
+
+  it('stops reading a chunked request body that never ends', async () => {
+    // It answers 413, or, having stopped reading, cuts the connection first: either way it stops.
     let sent = 0;
-    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const answer = await new Promise<{ status: number } | { cut: true }>((resolve) => {
       const request = httpRequest(`${proxy.url}/v1/fetch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'transfer-encoding': 'chunked' } }, (response) => {
-        let body = '';
-        response.on('data', (chunk: Buffer) => (body += chunk));
-        response.on('end', () => {
-          request.destroy();
-          resolve({ status: response.statusCode ?? 0, body });
-        });
+        response.resume();
+        request.destroy();
+        resolve({ status: response.statusCode ?? 0 });
       });
-      request.on('error', reject);
+      request.on('error', () => resolve({ cut: true }));
       const chunk = Buffer.alloc(64 * 1024, 'a');
       const pump = () => {
-        // Far past anything the proxy should take: 64 MB, then give up waiting.
+        // Far past anything the proxy should take: 64 MB, then only wait.
         while (!request.destroyed && sent < 64 * 1024 * 1024) {
           sent += chunk.length;
           if (!request.write(chunk)) return void request.once('drain', pump);
@@ -328,8 +337,7 @@ describe('POST /v1/fetch: addresses and requests', () => {
       request.write('{"url":"https://example.com/');
       pump();
     });
-    expect(answer.status).toBe(413);
-    expect(JSON.parse(answer.body).error.type).toBe('request_too_large');
+    expect('cut' in answer || answer.status === 413).toBe(true);
     expect(sent).toBeLessThan(32 * 1024 * 1024);
   });
 });
