@@ -5,8 +5,7 @@
 import { connect } from 'cloudflare:sockets';
 import { readBody } from './body.ts';
 import { answerAddresses, parseQuestion, refusal, RCODE_REFUSED, TYPE_A } from './dns.ts';
-import { aQuery, askUpstream } from './resolve.ts';
-import { blockedHostReason } from './address.ts';
+import { addressBlockedReason, aQuery, askUpstream } from './resolve.ts';
 import type { Refusal } from './device-types.ts';
 import { devices, type Env } from './env.ts';
 import { errorResponse } from './errors.ts';
@@ -58,7 +57,7 @@ function testOnly(env: Env): string[] {
  * answer, before a port is known): public, or on the tests' allow-list.
  */
 export function addressAllowed(address: string, env: Env, port?: number): boolean {
-  if (blockedHostReason(address) === null) return true;
+  if (addressBlockedReason(address) === null) return true;
   return testOnly(env).some((entry) => entry === address || (port === undefined ? entry.startsWith(`${address}:`) : entry === `${address}:${port}`));
 }
 
