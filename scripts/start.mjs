@@ -21,6 +21,9 @@ try {
     // The agent's web_search: Brave Search with a key, or the user's own SearXNG.
     search: { apiKey: process.env.SEARCH_API_KEY || undefined, upstream: process.env.SEARCH_UPSTREAM || undefined, searxngUrl: process.env.SEARXNG_URL || undefined },
     // The app served here pairs by itself; `npm run pair` hands out codes for other devices.
+    // The proxy's limits the owner may set, as for a deployed one (cloudflare-proxy/README.md).
+    anthropicBetaAllowed: process.env.ANTHROPIC_BETA_ALLOWED ? process.env.ANTHROPIC_BETA_ALLOWED.split(',').map((beta) => beta.trim()).filter(Boolean) : undefined,
+    netBytesPerDay: Number(process.env.NET_BYTES_PER_DAY) > 0 ? Number(process.env.NET_BYTES_PER_DAY) : undefined,
     ownerToken: localOwnerToken(),
     persistTo: proxyStateDir,
   });
