@@ -55,7 +55,7 @@ export interface Env {
   ALLOWED_ORIGINS?: string;
   /**
    * For local tests only: comma-separated exact host:port pairs POST /v1/fetch may reach although
-   * they are private (e.g. 127.0.0.1:4000). Must stay unset in production: every entry is a hole
+   * they are private (e.g. 127.0.0.1:4000), in the URL or as the address a name resolves to. Must stay unset in production: every entry is a hole
    * in the SSRF guard.
    */
   WEB_FETCH_ALLOW_HOSTS?: string;
