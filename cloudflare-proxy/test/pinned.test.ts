@@ -5,6 +5,7 @@
 import dnsPacket from 'dns-packet';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalProxy, type LocalProxy } from '../local.mjs';
@@ -12,6 +13,9 @@ import { pairLocally } from './pair.ts';
 
 let resolver: Server;
 let site: Server;
+/** Records the name each TLS handshake asks for (SNI), then ends it: it has no certificate to give. */
+let tlsSite: TlsServer;
+const sniSeen: string[] = [];
 let sitePort = 0;
 let proxy: LocalProxy;
 let token = '';
@@ -24,6 +28,7 @@ function answer(name: string, type: string): { rcode: number; address?: string }
   if (name === 'rebind.fetch.test' && type === 'A') return { rcode: 0, address: asked.filter((q) => q.name === name && q.type === 'A').length > 1 ? '10.0.0.9' : '127.0.0.1' };
   const zone: Record<string, { A?: string; AAAA?: string }> = {
     'site.fetch.test': { A: '127.0.0.1' },
+    'tls.fetch.test': { A: '127.0.0.1' },
     'rebind.fetch.test': {},
     'v6.fetch.test': { A: '93.184.215.14', AAAA: '::1' },
     'ula.fetch.test': { AAAA: 'fd00::5' },
@@ -67,12 +72,19 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Pinned</title><p>Reached by address.</p>');
     }
   });
-  await Promise.all([resolver, site].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
+  tlsSite = createTlsServer({
+    SNICallback: (name, done) => {
+      sniSeen.push(name);
+      done(new Error('no certificate here'), undefined);
+    },
+  });
+  tlsSite.on('tlsClientError', () => {});
+  await Promise.all([resolver, site, tlsSite].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
   sitePort = (site.address() as AddressInfo).port;
   proxy = await startLocalProxy({
     port: 0,
     localPairing: true,
-    webFetchAllowHosts: [`127.0.0.1:${sitePort}`],
+    webFetchAllowHosts: [`127.0.0.1:${sitePort}`, `127.0.0.1:${(tlsSite.address() as AddressInfo).port}`],
     mcpAllowedHosts: ['*.fetch.test'],
     dnsUpstream: `http://127.0.0.1:${(resolver.address() as AddressInfo).port}/dns-query`,
   });
@@ -85,6 +97,7 @@ afterAll(async () => {
     server?.closeAllConnections();
     server?.close();
   }
+  tlsSite?.close();
 });
 
 beforeEach(() => {
@@ -108,6 +121,14 @@ describe('web_fetch connects to the address it checked', () => {
   it('reads chunked and gzip answers off the socket', async () => {
     expect((await webFetch(`http://site.fetch.test:${sitePort}/chunked`)).body.text).toBe('first, then the rest');
     expect((await webFetch(`http://site.fetch.test:${sitePort}/gzip`)).body.text).toBe('unpacked on the way');
+  });
+
+  it('starts TLS on the pinned connection for the name: the server is asked for the name, not the address', async () => {
+    const port = (tlsSite.address() as AddressInfo).port;
+    const refused = await webFetch(`https://tls.fetch.test:${port}/`);
+    // No certificate for it here, so the fetch fails closed; what matters is whom TLS asked for.
+    expect(refused).toMatchObject({ status: 502, body: { error: { type: 'upstream_unreachable' } } });
+    expect(sniSeen).toEqual(['tls.fetch.test']);
   });
 
   it('looks a name up once: a resolver that changes its answer afterwards (DNS rebinding) is never asked again', async () => {
