@@ -45,7 +45,7 @@ export async function pinnedFetch(url: URL, address: string, init: PinnedRequest
       const head = await readHead(reader);
       // 1xx (100 Continue, 103 Early Hints): the real answer follows.
       if (head.status < 200) continue;
-      const body = init.method === 'HEAD' || head.status === 204 || head.status === 304 ? null : bodyStream(reader, head.headers, close);
+      const body = init.method === 'HEAD' || head.status === 204 || head.status === 304 ? null : bodyStream(reader, head.headers, close, init.signal);
       if (body === null) close();
       return new Response(decoded(body, head.headers), { status: head.status, statusText: head.statusText, headers: head.headers });
     }
@@ -112,7 +112,7 @@ async function readHead(reader: ByteReader): Promise<{ status: number; statusTex
   return { status: Number(match[1]), statusText: match[2] ?? '', headers };
 }
 
-function bodyStream(reader: ByteReader, headers: Headers, close: () => void): ReadableStream<Uint8Array> {
+function bodyStream(reader: ByteReader, headers: Headers, close: () => void, signal: AbortSignal): ReadableStream<Uint8Array> {
   const chunked = /(^|,)\s*chunked\s*$/i.test(headers.get('transfer-encoding') ?? '');
   const length = chunked ? null : headers.get('content-length') === null ? null : Number(headers.get('content-length'));
   if (length !== null && !(Number.isSafeInteger(length) && length >= 0)) throw new Error('the server sent a content-length that is not a number');
@@ -139,6 +139,8 @@ function bodyStream(reader: ByteReader, headers: Headers, close: () => void): Re
           return controller.close();
         }
         const bytes = await reader.some(Math.min(READ_BYTES, chunked ? inChunk : left));
+        // Stopped (a time limit): the end of the connection is not the end of the answer.
+        if (signal.aborted) throw signal.reason;
         if (bytes === null) {
           close();
           if (chunked || length !== null) throw new Error('the connection closed in the middle of the answer');
