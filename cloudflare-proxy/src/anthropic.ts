@@ -21,9 +21,11 @@ export const LEFT_READ_MS = 15_000;
 /**
  * `body`: the request's bytes, already read (and capped). `onUsage` hears model tokens to count
  * against the device's day, possibly in parts (a streamed reply's input as soon as it shows, the
- * rest at its end); `onCounting` gets the reading, to keep the Worker alive for it (ctx.waitUntil).
+ * rest at its end); `onCounting` gets, before the call is made, a promise of the end of the
+ * counting, to keep the Worker alive until then (ctx.waitUntil).
  * A client that leaves mid-reply stops the model, but not the count: the reply is read until its
- * input tokens show, and its output is counted from what had streamed (see usageSink).
+ * input tokens show (at most LEFT_READ_MS), and its output is counted from what had streamed (see
+ * usageSink); a reply that did not start by then counts the request's estimated input.
  */
 export async function forwardMessages(
   request: Request,
@@ -59,9 +61,13 @@ export async function forwardMessages(
     if (left) return;
     left = true;
     if (started) stop.abort();
-    else setTimeout(() => stop.abort(), LEFT_READ_MS);
+    else setTimeout(() => stop.abort(), Number(env.MESSAGES_LEFT_READ_MS) > 0 ? Number(env.MESSAGES_LEFT_READ_MS) : LEFT_READ_MS);
   };
   request.signal?.addEventListener('abort', leave);
+  // Kept alive from here, not from the answer: a client that leaves before it would otherwise
+  // take the call (and its count) with it.
+  let counted!: () => void;
+  onCounting(new Promise<void>((resolve) => (counted = resolve)));
   let upstream: Response;
   try {
     upstream = await fetch(url, {
@@ -73,6 +79,10 @@ export async function forwardMessages(
       redirect: 'manual',
     });
   } catch {
+    // The client left and the answer did not start in time: the API may still bill the input,
+    // so it counts, estimated on the high side from the request's size.
+    if (left) onUsage(inputEstimate(body));
+    counted();
     // The thrown error can name hosts and sockets; the client gets a fixed message instead.
     return errorResponse(502, 'proxy_upstream_unreachable', UPSTREAM_UNREACHABLE_MESSAGE);
   }
@@ -86,14 +96,19 @@ export async function forwardMessages(
   if (toClient && toCount) {
     const relay = new IdentityTransformStream();
     toClient.pipeTo(relay.writable).catch(leave);
-    const sink = usageSink(onUsage, () => {
-      started = true;
-      if (left) stop.abort();
-    });
-    onCounting(toCount.pipeTo(sink).catch(() => {}));
+    const sink = usageSink(
+      onUsage,
+      () => {
+        started = true;
+        if (left) stop.abort();
+      },
+      inputEstimate(body),
+    );
+    void toCount.pipeTo(sink).catch(() => {}).finally(counted);
     reply = relay.readable;
-  } else if (left) {
-    stop.abort();
+  } else {
+    counted();
+    if (left) stop.abort();
   }
   return new Response(reply, {
     status: upstream.status,
@@ -109,9 +124,10 @@ export async function forwardMessages(
  * is reported (and `onStarted` called) as soon as message_start shows, so a reply cut short still
  * counts it; the rest is reported at the end. Cut short (the client left, the model was stopped),
  * the output counts as the larger of what the reply reported and a quarter of the bytes it had
- * streamed: on the high side (SSE's framing counts too), so leaving early never spends less.
+ * streamed: on the high side (SSE's framing counts too), so leaving early never spends less; its
+ * input, if message_start never showed, as `inputIfUnseen`.
  */
-export function usageSink(onUsage: (tokens: number) => void, onStarted: () => void = () => {}): WritableStream<Uint8Array> {
+export function usageSink(onUsage: (tokens: number) => void, onStarted: () => void = () => {}, inputIfUnseen = 0): WritableStream<Uint8Array> {
   const WINDOW = 16 * 1024;
   const head: Uint8Array[] = [];
   let headBytes = 0;
@@ -177,9 +193,14 @@ export function usageSink(onUsage: (tokens: number) => void, onStarted: () => vo
     },
     abort() {
       const { input, output } = seen();
-      report(input + Math.max(output, Math.ceil(total / 4)));
+      report((input || inputIfUnseen) + Math.max(output, Math.ceil(total / 4)));
     },
   });
+}
+
+/** A request's input tokens when the reply never said: a quarter of its bytes, more than the API counts for text. */
+function inputEstimate(body: Uint8Array): number {
+  return Math.ceil(body.length / 4);
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

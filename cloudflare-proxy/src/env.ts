@@ -44,6 +44,8 @@ export interface Env {
    * other is refused with 400 beta_not_allowed).
    */
   ANTHROPIC_BETA_ALLOWED?: string;
+  /** How long a reply whose client left is still awaited for its input tokens, in ms (default 15000); tests shorten it. */
+  MESSAGES_LEFT_READ_MS?: string;
   /**
    * Worker secret (`wrangler secret put MISTRAL_API_KEY`) for POST /v1/ocr. Optional: without it
    * the app reads scans in the browser. Never logged, never returned.

@@ -1,7 +1,7 @@
 // The proxy Worker running in workerd (via Miniflare), against a local fake of the Anthropic API.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalProxy, type LocalProxy } from '../local.mjs';
-import { NOT_CONFIGURED_MESSAGE, UPSTREAM_UNREACHABLE_MESSAGE } from '../src/anthropic.ts';
+import { forwardMessages, NOT_CONFIGURED_MESSAGE, UPSTREAM_UNREACHABLE_MESSAGE } from '../src/anthropic.ts';
 import { startFakeUpstream, unusedPortUrl, type FakeUpstream } from './fake-upstream.ts';
 import { pairLocally } from './pair.ts';
 
@@ -321,5 +321,35 @@ describe('misconfiguration and outages', () => {
     } finally {
       await down.dispose();
     }
+  });
+});
+
+describe('forwardMessages, when the client leaves before the answer starts', () => {
+  // Run here in Node: Miniflare does not tell the Worker that a client left before its answer
+  // (request.signal), which Cloudflare does.
+  it('waits a while, then stops the call and counts its estimated input', async () => {
+    let stopped = false;
+    upstream.respond((_request, response) => void response.on('close', () => (stopped = true)));
+    const leaving = new AbortController();
+    const body = new TextEncoder().encode('{"model":"m","max_tokens":8,"messages":[]}');
+    const usage: number[] = [];
+    let counting: Promise<void> | null = null;
+    const answer = forwardMessages(
+      new Request('http://proxy.test/v1/messages', { method: 'POST', signal: leaving.signal }),
+      { ANTHROPIC_API_KEY: KEY, ANTHROPIC_UPSTREAM: upstream.url, MESSAGES_LEFT_READ_MS: '200' } as Parameters<typeof forwardMessages>[1],
+      body,
+      (tokens) => usage.push(tokens),
+      (done) => (counting = done),
+    );
+    // Kept alive from the start, not from an answer that may never come.
+    expect(counting).not.toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    leaving.abort();
+    expect((await answer).status).toBe(502);
+    await counting;
+    // A quarter of the request's 43 bytes, rounded up.
+    expect(usage).toEqual([11]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(stopped).toBe(true);
   });
 });
