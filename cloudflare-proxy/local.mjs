@@ -185,6 +185,8 @@ async function main() {
     searchUpstream: env.SEARCH_UPSTREAM || undefined,
     searxngUrl,
     anthropicBetaAllowed: env.ANTHROPIC_BETA_ALLOWED ? splitList(env.ANTHROPIC_BETA_ALLOWED) : undefined,
+    netBytesPerDay: Number(env.NET_BYTES_PER_DAY) > 0 ? Number(env.NET_BYTES_PER_DAY) : undefined,
+    dnsUpstream: env.DNS_UPSTREAM || undefined,
   });
   const keyState = apiKey ? 'Anthropic key configured' : 'no Anthropic key: set ANTHROPIC_API_KEY';
   const ocrState = mistralApiKey ? 'Mistral OCR key configured' : 'no Mistral OCR key (optional)';

@@ -24,6 +24,8 @@ try {
     // The proxy's limits the owner may set, as for a deployed one (cloudflare-proxy/README.md).
     anthropicBetaAllowed: process.env.ANTHROPIC_BETA_ALLOWED ? process.env.ANTHROPIC_BETA_ALLOWED.split(',').map((beta) => beta.trim()).filter(Boolean) : undefined,
     netBytesPerDay: Number(process.env.NET_BYTES_PER_DAY) > 0 ? Number(process.env.NET_BYTES_PER_DAY) : undefined,
+    // The resolver web_fetch checks names with (it refuses names it cannot look up).
+    net: process.env.DNS_UPSTREAM ? { dnsUpstream: process.env.DNS_UPSTREAM } : undefined,
     ownerToken: localOwnerToken(),
     persistTo: proxyStateDir,
   });
