@@ -34,6 +34,8 @@ export interface LocalProxyOptions {
   netAllowedHosts?: readonly string[];
   /** Ports it may reach (default 80, 443). */
   netAllowedPorts?: readonly number[];
+  /** Bytes each device's computer may move through the relay in a UTC day (default 2 GiB). */
+  netBytesPerDay?: number;
   /** Tests only: private addresses (or address:port) the relay may reach. */
   netAllowPrivate?: readonly string[];
   /** The DNS-over-HTTPS resolver behind the computer's (default Cloudflare's). */
@@ -48,6 +50,8 @@ export interface LocalProxyOptions {
   searchTimeoutMs?: number;
   /** Hosts (or exact `host:port`, which may be private) whose MCP servers devices may reach through /v1/mcp. */
   mcpAllowedHosts?: readonly string[];
+  /** `anthropic-beta` values devices may send on /v1/messages (default none: any other is refused). */
+  anthropicBetaAllowed?: readonly string[];
 }
 
 export interface LocalProxy {

@@ -29,6 +29,8 @@ import { buildWorker } from './build.mjs';
  * @property {string} [searxngUrl] A SearXNG instance's base URL for /v1/search when there is no searchApiKey; with neither, it answers 503.
  * @property {number} [searchTimeoutMs] /v1/search's time limit in ms (default 15 s); tests shorten it.
  * @property {readonly string[]} [mcpAllowedHosts] Hosts (or exact host:port) whose MCP servers devices may reach through /v1/mcp.
+ * @property {number} [netBytesPerDay] Bytes each device's computer may move through the relay a day (default 2 GiB).
+ * @property {readonly string[]} [anthropicBetaAllowed] `anthropic-beta` values devices may send (default none).
  */
 
 /**
@@ -52,11 +54,11 @@ async function readWranglerConfig() {
   if (date === undefined || origins === undefined) {
     throw new Error(`${wranglerTomlPath} must set compatibility_date and [vars] ALLOWED_ORIGINS`);
   }
-  return { compatibilityDate: date, compatibilityFlags: flags, allowedOrigins: splitOrigins(origins) };
+  return { compatibilityDate: date, compatibilityFlags: flags, allowedOrigins: splitList(origins) };
 }
 
 /** @param {string} list */
-function splitOrigins(list) {
+function splitList(list) {
   return list.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
 }
 
@@ -91,6 +93,8 @@ export async function startLocalProxy({
   searxngUrl,
   searchTimeoutMs,
   mcpAllowedHosts,
+  anthropicBetaAllowed,
+  netBytesPerDay,
 } = {}) {
   const [scriptPath, config] = await Promise.all([buildWorker(), readWranglerConfig()]);
   /** @type {Record<string, string>} */
@@ -110,6 +114,7 @@ export async function startLocalProxy({
   if (deviceTokenTtlS) bindings.DEVICE_TOKEN_TTL_S = String(deviceTokenTtlS);
   if (netAllowedHosts?.length) bindings.NET_ALLOWED_HOSTS = netAllowedHosts.join(',');
   if (netAllowedPorts?.length) bindings.NET_ALLOWED_PORTS = netAllowedPorts.join(',');
+  if (netBytesPerDay) bindings.NET_BYTES_PER_DAY = String(netBytesPerDay);
   // Tests only: lets the relay reach their loopback servers.
   if (netAllowPrivate?.length) bindings.NET_ALLOW_PRIVATE = netAllowPrivate.join(',');
   if (dnsUpstream) bindings.DNS_UPSTREAM = dnsUpstream;
@@ -118,6 +123,7 @@ export async function startLocalProxy({
   if (searxngUrl) bindings.SEARXNG_URL = searxngUrl;
   if (searchTimeoutMs) bindings.SEARCH_TIMEOUT_MS = String(searchTimeoutMs);
   if (mcpAllowedHosts?.length) bindings.MCP_ALLOWED_HOSTS = mcpAllowedHosts.join(',');
+  if (anthropicBetaAllowed?.length) bindings.ANTHROPIC_BETA_ALLOWED = anthropicBetaAllowed.join(',');
 
   const miniflare = new Miniflare({
     modules: true,
@@ -171,13 +177,16 @@ async function main() {
     apiKey,
     mistralUpstream: env.MISTRAL_UPSTREAM || undefined,
     mistralApiKey,
-    allowedOrigins: env.ALLOWED_ORIGINS ? splitOrigins(env.ALLOWED_ORIGINS) : undefined,
+    allowedOrigins: env.ALLOWED_ORIGINS ? splitList(env.ALLOWED_ORIGINS) : undefined,
     ownerToken: env.OWNER_TOKEN || undefined,
     localPairing: env.LOCAL_PAIRING === '1',
     persistTo: env.PROXY_STATE_DIR || undefined,
     searchApiKey,
     searchUpstream: env.SEARCH_UPSTREAM || undefined,
     searxngUrl,
+    anthropicBetaAllowed: env.ANTHROPIC_BETA_ALLOWED ? splitList(env.ANTHROPIC_BETA_ALLOWED) : undefined,
+    netBytesPerDay: Number(env.NET_BYTES_PER_DAY) > 0 ? Number(env.NET_BYTES_PER_DAY) : undefined,
+    dnsUpstream: env.DNS_UPSTREAM || undefined,
   });
   const keyState = apiKey ? 'Anthropic key configured' : 'no Anthropic key: set ANTHROPIC_API_KEY';
   const ocrState = mistralApiKey ? 'Mistral OCR key configured' : 'no Mistral OCR key (optional)';

@@ -1,13 +1,14 @@
 // `npm run pair`: hands out a one-time pairing code for another device (a laptop, a Chromebook,
 // a kiosk) to use the proxy, and lists or revokes the paired devices. Talks to the proxy `npm
-// start` runs, or to a deployed one: PROXY_URL=https://… OWNER_TOKEN=… npm run pair.
+// start` runs (on whatever port it was given: it notes its proxy's URL in .cache/proxy/url), or to a
+// deployed one: PROXY_URL=https://… OWNER_TOKEN=… npm run pair.
 //
 //   npm run pair [-- "Anna's Chromebook"]     a code (valid 10 minutes) for one device
 //   npm run pair -- --list                      the paired devices, their last use and tokens today
 //   npm run pair -- --revoke dev_…              unpair one device at once
-import { ownerTokenForPairing } from './lib/owner.mjs';
+import { ownerTokenForPairing, proxyForPairing } from './lib/owner.mjs';
 
-const proxy = (process.env.PROXY_URL || `http://127.0.0.1:${process.env.PROXY_PORT || 8787}`).replace(/\/+$/, '');
+const { url: proxy, from } = proxyForPairing();
 const token = ownerTokenForPairing();
 if (!token) {
   console.error('No owner token. For the local proxy, start it once with `npm start`; for a deployed one, set OWNER_TOKEN (the secret you gave `wrangler secret put OWNER_TOKEN`).');
@@ -23,7 +24,7 @@ async function call(method, path, body) {
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
   } catch {
-    throw new Error(`Could not reach the proxy at ${proxy}. Is \`npm start\` running (or PROXY_URL right)?`);
+    throw new Error(`Could not reach the proxy at ${proxy} (from ${from}). Is \`npm start\` running (or PROXY_URL right)?`);
   }
   const json = await response.json().catch(() => null);
   if (!response.ok) throw new Error(json?.error?.message ?? `The proxy answered ${response.status}.`);

@@ -5,7 +5,7 @@ try {
   ensureDependencies();
   ensureVmImage();
   const { serveStack } = await import('./lib/serve.mjs');
-  const { localOwnerToken, proxyStateDir } = await import('./lib/owner.mjs');
+  const { forgetLocalProxyUrl, localOwnerToken, proxyStateDir, recordLocalProxyUrl } = await import('./lib/owner.mjs');
   const appPort = Number(process.env.PORT ?? 4173);
   const proxyPort = Number(process.env.PROXY_PORT ?? 8787);
   const apiKey = process.env.ANTHROPIC_API_KEY || undefined;
@@ -21,9 +21,16 @@ try {
     // The agent's web_search: Brave Search with a key, or the user's own SearXNG.
     search: { apiKey: process.env.SEARCH_API_KEY || undefined, upstream: process.env.SEARCH_UPSTREAM || undefined, searxngUrl: process.env.SEARXNG_URL || undefined },
     // The app served here pairs by itself; `npm run pair` hands out codes for other devices.
+    // The proxy's limits the owner may set, as for a deployed one (cloudflare-proxy/README.md).
+    anthropicBetaAllowed: process.env.ANTHROPIC_BETA_ALLOWED ? process.env.ANTHROPIC_BETA_ALLOWED.split(',').map((beta) => beta.trim()).filter(Boolean) : undefined,
+    netBytesPerDay: Number(process.env.NET_BYTES_PER_DAY) > 0 ? Number(process.env.NET_BYTES_PER_DAY) : undefined,
+    // The resolver web_fetch checks names with (it refuses names it cannot look up).
+    net: process.env.DNS_UPSTREAM ? { dnsUpstream: process.env.DNS_UPSTREAM } : undefined,
     ownerToken: localOwnerToken(),
     persistTo: proxyStateDir,
   });
+  // `npm run pair` finds this proxy whatever PROXY_PORT it was given.
+  recordLocalProxyUrl(stack.proxyUrl);
   console.log(`\nStackdocs is running at ${stack.appUrl}\n`);
   console.log(`  Model proxy  ${stack.proxyUrl}`);
   console.log(
@@ -39,6 +46,7 @@ try {
   console.log('  Devices      this browser pairs by itself; for another device, `npm run pair` prints a code.');
   console.log('\nPress Ctrl+C to stop.');
   const stop = async () => {
+    forgetLocalProxyUrl();
     await stack.close();
     process.exit(0);
   };

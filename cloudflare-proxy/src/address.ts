@@ -121,3 +121,28 @@ function inPrefix(groups: number[], prefix: number[], bits: number): boolean {
   }
   return true;
 }
+
+// Cloudflare's own ranges (cloudflare.com/ips): a deployed Worker's connect() may not open
+// sockets to them, so a site behind Cloudflare is fetched by name there (see pinned fetches).
+const CLOUDFLARE_V4: readonly [string, number][] = [
+  ['173.245.48.0', 20], ['103.21.244.0', 22], ['103.22.200.0', 22], ['103.31.4.0', 22], ['141.101.64.0', 18],
+  ['108.162.192.0', 18], ['190.93.240.0', 20], ['188.114.96.0', 20], ['197.234.240.0', 22], ['198.41.128.0', 17],
+  ['162.158.0.0', 15], ['104.16.0.0', 13], ['104.24.0.0', 14], ['172.64.0.0', 13], ['131.0.72.0', 22],
+];
+const CLOUDFLARE_V6: readonly [number[], number][] = [
+  [[0x2400, 0xcb00], 32], [[0x2606, 0x4700], 32], [[0x2803, 0xf800], 32], [[0x2405, 0xb500], 32],
+  [[0x2405, 0x8100], 32], [[0x2a06, 0x98c0], 29], [[0x2c0f, 0xf248], 32],
+];
+
+/** Whether an address (IPv4, or IPv6 without brackets) is one of Cloudflare's own. */
+export function isCloudflareAddress(address: string): boolean {
+  const v4 = parseIpv4(address);
+  if (v4 !== null) {
+    return CLOUDFLARE_V4.some(([network, bits]) => {
+      const mask = (~0 << (32 - bits)) >>> 0;
+      return ((v4 & mask) >>> 0) === ((parseIpv4(network)! & mask) >>> 0);
+    });
+  }
+  const groups = parseIpv6(address);
+  return groups !== null && CLOUDFLARE_V6.some(([prefix, bits]) => inPrefix(groups, prefix, bits));
+}

@@ -29,12 +29,16 @@ export type Refusal = {
   retry_after_s?: number;
 };
 
-export type Authorised = { ok: true; device: DeviceInfo; limits: { requests_per_minute: number; tokens_per_day: number } };
+export type Authorised = { ok: true; device: DeviceInfo; limits: { requests_per_minute: number; tokens_per_day: number; net_bytes_per_day: number } };
+
+/** The relay may go on: the device's bytes today and its limit. */
+export type NetAllowance = { ok: true; bytes_today: number; limit: number };
 
 /** What the Worker calls on the Devices Durable Object (devices.ts). */
 export interface DevicesApi {
   createCode(options?: { label?: string | null; limits?: Partial<DeviceLimits> }): Promise<{ code: string; expires_at: string }>;
-  pair(code: string, label: string): Promise<{ ok: true; device: DeviceInfo; token: string } | Refusal>;
+  /** `address`: the client's, whose wrong codes are limited on their own as well as with everyone's. */
+  pair(code: string, label: string, address?: string): Promise<{ ok: true; device: DeviceInfo; token: string } | Refusal>;
   pairLocal(label: string): Promise<{ device: DeviceInfo; token: string }>;
   authorise(token: string | null, count?: boolean): Promise<Authorised | Refusal>;
   recordUsage(deviceId: string, tokens: number): Promise<void>;
@@ -47,7 +51,8 @@ export interface DevicesApi {
   /** Addresses the resolver gave the device for an allowed name, connectable until their TTL. */
   rememberAddresses(deviceId: string, name: string, addresses: { address: string; ttl: number }[]): Promise<void>;
   resolvedName(deviceId: string, address: string): Promise<string | null>;
-  recordNetBytes(deviceId: string, bytes: number): Promise<void>;
+  /** Adds relayed bytes; refused once the device is revoked or expired, or over its bytes for the day. */
+  netUse(deviceId: string, bytes: number): Promise<NetAllowance | Refusal>;
 }
 
 /** The DEVICES binding, as much of it as the Worker uses. */

@@ -3,7 +3,7 @@
 // One Durable Object (SQLite storage) holds them all, so every check and count is consistent
 // across the Worker's instances: a request is authorised and counted in one call.
 import { DurableObject } from 'cloudflare:workers';
-import type { Authorised, DeviceInfo, DeviceLimits, DevicesApi, Refusal } from './device-types.ts';
+import type { Authorised, DeviceInfo, DeviceLimits, DevicesApi, NetAllowance, Refusal } from './device-types.ts';
 import type { Env } from './env.ts';
 
 export type { Authorised, DeviceInfo, DeviceLimits, Refusal } from './device-types.ts';
@@ -11,12 +11,18 @@ export type { Authorised, DeviceInfo, DeviceLimits, Refusal } from './device-typ
 /** How long a pairing code stays usable, and a device token. */
 export const CODE_TTL_MS = 10 * 60_000;
 export const TOKEN_TTL_MS = 365 * 24 * 3_600_000;
-/** Wrong pairing codes tolerated per minute, across all callers, before pairing pauses. */
-export const PAIRING_FAILURES_PER_MINUTE = 10;
+/**
+ * Wrong pairing codes tolerated per minute from one address, before pairing pauses for it, and
+ * from everyone, before it pauses for all: one address cannot lock the others out.
+ */
+export const PAIRING_FAILURES_PER_MINUTE_PER_ADDRESS = 10;
+export const PAIRING_FAILURES_PER_MINUTE = 100;
 export const DEFAULT_REQUESTS_PER_MINUTE = 60;
 export const DEFAULT_TOKENS_PER_DAY = 2_000_000;
 /** How long a network ticket (the relay's and the resolver's credential) lasts. */
 export const TICKET_TTL_MS = 12 * 3_600_000;
+/** Bytes a device's computer may move through the relay in a UTC day, both ways (2 GiB). */
+export const DEFAULT_NET_BYTES_PER_DAY = 2 * 1024 ** 3;
 
 /** Crockford's base32 without I, L, O, U: easy to read aloud and type. */
 const CODE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -71,6 +77,7 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
         tokens_per_day INTEGER
       );
       CREATE TABLE IF NOT EXISTS pairing_failures (minute INTEGER PRIMARY KEY, count INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS pairing_failures_by_address (address TEXT NOT NULL, minute INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (address, minute));
       CREATE TABLE IF NOT EXISTS tickets (ticket_hash TEXT PRIMARY KEY, device_id TEXT NOT NULL, expires_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS resolved (
         device_id TEXT NOT NULL,
@@ -101,11 +108,16 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
   }
 
   /** Exchanges a pairing code for a device token (returned once, never stored). */
-  async pair(code: string, label: string, now = Date.now()): Promise<{ ok: true; device: DeviceInfo; token: string } | Refusal> {
+  async pair(code: string, label: string, address = 'unknown', now = Date.now()): Promise<{ ok: true; device: DeviceInfo; token: string } | Refusal> {
+    address = address.slice(0, 64);
     const minute = Math.floor(now / 60_000);
+    const retry = 60 - Math.floor((now % 60_000) / 1000);
+    const mine = this.sql.exec<{ count: number }>('SELECT count FROM pairing_failures_by_address WHERE address = ? AND minute = ?', address, minute).toArray()[0]?.count ?? 0;
+    if (mine >= PAIRING_FAILURES_PER_MINUTE_PER_ADDRESS) {
+      return refuse(429, 'pairing_locked', `Too many wrong pairing codes from this address in the last minute; pairing is paused for it for ${retry} s. Check the code and try again then.`, retry);
+    }
     const failures = this.sql.exec<{ count: number }>('SELECT count FROM pairing_failures WHERE minute = ?', minute).toArray()[0]?.count ?? 0;
     if (failures >= PAIRING_FAILURES_PER_MINUTE) {
-      const retry = 60 - Math.floor((now % 60_000) / 1000);
       return refuse(429, 'pairing_locked', `Too many wrong pairing codes in the last minute; pairing is paused for ${retry} s. Check the code and try again then.`, retry);
     }
     const hash = await sha256(normaliseCode(code));
@@ -116,6 +128,8 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
     if (!row || row.expires_at < now) {
       this.sql.exec('INSERT INTO pairing_failures (minute, count) VALUES (?, 1) ON CONFLICT(minute) DO UPDATE SET count = count + 1', minute);
       this.sql.exec('DELETE FROM pairing_failures WHERE minute < ?', minute - 5);
+      this.sql.exec('INSERT INTO pairing_failures_by_address (address, minute, count) VALUES (?, ?, 1) ON CONFLICT(address, minute) DO UPDATE SET count = count + 1', address, minute);
+      this.sql.exec('DELETE FROM pairing_failures_by_address WHERE minute < ?', minute - 1);
       const why = row ? 'has expired (codes last 10 minutes)' : 'is not a pairing code this proxy gave out, or it was used already';
       return refuse(401, 'pairing_code_invalid', `That code ${why}. Ask for a new one: \`npm run pair\` on the machine running the proxy, or the proxy's owner.`);
     }
@@ -189,6 +203,8 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
 
   async revoke(id: string, now = Date.now()): Promise<DeviceInfo | null> {
     this.sql.exec('UPDATE devices SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', now, id);
+    // Its network tickets die with it (an open relay learns at its next check: netUse).
+    this.sql.exec('DELETE FROM tickets WHERE device_id = ?', id);
     return this.get(id);
   }
 
@@ -209,9 +225,15 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
   async ticketDevice(ticket: string | null, now = Date.now()): Promise<{ ok: true; device_id: string } | Refusal> {
     const row = ticket ? this.sql.exec<{ device_id: string; expires_at: number }>('SELECT device_id, expires_at FROM tickets WHERE ticket_hash = ?', await sha256(ticket)).toArray()[0] : undefined;
     if (!row || row.expires_at < now) return refuse(401, 'device_token_invalid', 'The computer\'s network ticket is missing or expired; the app asks for a new one.');
-    const device = this.sql.exec<DeviceRow>('SELECT * FROM devices WHERE id = ?', row.device_id).toArray()[0];
+    const refused = this.deviceGone(this.sql.exec<DeviceRow>('SELECT * FROM devices WHERE id = ?', row.device_id).toArray()[0], now);
+    return refused ?? { ok: true, device_id: row.device_id };
+  }
+
+  /** Why a device's computer may no longer use the network, or null while it may. */
+  private deviceGone(device: DeviceRow | undefined, now: number): Refusal | null {
     if (!device || device.revoked_at !== null) return refuse(401, 'device_revoked', `This device was unpaired by the proxy's owner. ${PAIR_AGAIN}`);
-    return { ok: true, device_id: row.device_id };
+    if (device.expires_at < now) return refuse(401, 'device_token_expired', `This device's token expired on ${new Date(device.expires_at).toISOString().slice(0, 10)}. ${PAIR_AGAIN}`);
+    return null;
   }
 
   async rememberAddresses(deviceId: string, name: string, addresses: { address: string; ttl: number }[], now = Date.now()): Promise<void> {
@@ -232,10 +254,30 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
     return row?.name ?? null;
   }
 
-  async recordNetBytes(deviceId: string, bytes: number, now = Date.now()): Promise<void> {
-    if (!(bytes > 0)) return;
+  /**
+   * Adds bytes the device's computer moved through the relay, and says whether it may go on: not
+   * once its device is revoked or expired, nor past its bytes for the day (NET_BYTES_PER_DAY).
+   */
+  async netUse(deviceId: string, bytes: number, now = Date.now()): Promise<NetAllowance | Refusal> {
     const day = utcDay(now);
-    this.sql.exec('UPDATE devices SET net_bytes_today = CASE WHEN net_day = ? THEN net_bytes_today + ? ELSE ? END, net_day = ? WHERE id = ?', day, bytes, bytes, day, deviceId);
+    if (bytes > 0) {
+      this.sql.exec('UPDATE devices SET net_bytes_today = CASE WHEN net_day = ? THEN net_bytes_today + ? ELSE ? END, net_day = ? WHERE id = ?', day, bytes, bytes, day, deviceId);
+    }
+    const row = this.sql.exec<DeviceRow>('SELECT * FROM devices WHERE id = ?', deviceId).toArray()[0];
+    const gone = this.deviceGone(row, now);
+    if (gone || !row) return gone!;
+    const used = row.net_day === day ? row.net_bytes_today : 0;
+    const limit = this.limitsOf(row).net_bytes_per_day;
+    if (used >= limit) {
+      const retry = Math.ceil((Date.parse(`${day}T00:00:00Z`) + 86_400_000 - now) / 1000);
+      return refuse(
+        429,
+        'net_daily_limit',
+        `This device's computer has used its ${formatBytes(limit)} of network for today (a limit set by the proxy's owner); it resets at 00:00 UTC, in ${formatWait(retry)}.`,
+        retry,
+      );
+    }
+    return { ok: true, bytes_today: used, limit };
   }
 
   private get(id: string): DeviceInfo | null {
@@ -247,6 +289,7 @@ export class Devices extends DurableObject<Env> implements DevicesApi {
     return {
       requests_per_minute: row.requests_per_minute ?? positive(this.env.DEVICE_REQUESTS_PER_MINUTE) ?? DEFAULT_REQUESTS_PER_MINUTE,
       tokens_per_day: row.tokens_per_day ?? positive(this.env.DEVICE_TOKENS_PER_DAY) ?? DEFAULT_TOKENS_PER_DAY,
+      net_bytes_per_day: positive(this.env.NET_BYTES_PER_DAY) ?? DEFAULT_NET_BYTES_PER_DAY,
     };
   }
 
@@ -317,6 +360,17 @@ function utcDay(ms: number): string {
 function positive(value: string | undefined): number | null {
   const n = Number(value);
   return value !== undefined && value !== '' && Number.isInteger(n) && n > 0 ? n : null;
+}
+
+function formatBytes(bytes: number): string {
+  const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${Number.isInteger(value) ? value : value.toFixed(1)} ${units[unit]}`;
 }
 
 function formatWait(seconds: number): string {

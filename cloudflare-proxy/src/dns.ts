@@ -1,5 +1,5 @@
 // The little of the DNS wire format (RFC 1035) the proxy's resolver needs: the question of a
-// query, the A records of an answer, and a refusal built from a query. Bounds-checked throughout:
+// query, the A and AAAA records of an answer, and a refusal built from a query. Bounds-checked throughout:
 // a malformed message is null, never an exception or an out-of-range read.
 
 export interface DnsQuestion {
@@ -29,11 +29,12 @@ export function parseQuestion(message: Uint8Array): DnsQuestion | null {
 }
 
 export interface ARecord {
+  /** Dotted IPv4, or IPv6 as eight hex groups (no brackets). */
   address: string;
   ttl: number;
 }
 
-/** The A records of a response (any name: CNAME chains end in them), or null when malformed. */
+/** The A and AAAA records of a response (any name: CNAME chains end in them), or null when malformed. */
 export function answerAddresses(message: Uint8Array): { rcode: number; records: ARecord[] } | null {
   if (message.length < 12) return null;
   const view = new DataView(message.buffer, message.byteOffset, message.byteLength);
@@ -56,6 +57,10 @@ export function answerAddresses(message: Uint8Array): { rcode: number; records: 
     const data = name.next + 10;
     if (data + length > message.length) return null;
     if (type === TYPE_A && length === 4) records.push({ address: Array.from(message.subarray(data, data + 4)).join('.'), ttl });
+    if (type === TYPE_AAAA && length === 16) {
+      const groups = Array.from({ length: 8 }, (_, g) => view.getUint16(data + 2 * g).toString(16));
+      records.push({ address: compressIpv6(groups), ttl });
+    }
     at = data + length;
   }
   return { rcode, records };
@@ -115,4 +120,17 @@ function readName(message: Uint8Array, offset: number): { name: string; next: nu
     at += 1 + length;
   }
   return null;
+}
+
+/** RFC 5952's short form: the longest run of two or more zero groups becomes `::`. */
+function compressIpv6(groups: string[]): string {
+  let best = { at: -1, length: 1 };
+  for (let at = 0; at < 8; ) {
+    let end = at;
+    while (end < 8 && groups[end] === '0') end++;
+    if (end - at > best.length) best = { at, length: end - at };
+    at = end === at ? at + 1 : end;
+  }
+  if (best.at < 0) return groups.join(':');
+  return `${groups.slice(0, best.at).join(':')}::${groups.slice(best.at + best.length).join(':')}`;
 }

@@ -24,6 +24,8 @@ export interface Env {
    */
   NET_ALLOWED_HOSTS?: string;
   NET_ALLOWED_PORTS?: string;
+  /** Bytes each device's computer may move through the relay in a UTC day, both ways (default 2 GiB). */
+  NET_BYTES_PER_DAY?: string;
   /** The DNS-over-HTTPS resolver behind the computer's (default Cloudflare's); tests use their own. */
   DNS_UPSTREAM?: string;
   /**
@@ -38,6 +40,13 @@ export interface Env {
   /** Base URL of the Anthropic API; tests point it at a local server. */
   ANTHROPIC_UPSTREAM?: string;
   /**
+   * The `anthropic-beta` values devices may send, comma-separated; unset, none (a request with any
+   * other is refused with 400 beta_not_allowed).
+   */
+  ANTHROPIC_BETA_ALLOWED?: string;
+  /** How long a reply whose client left is still awaited for its input tokens, in ms (default 15000); tests shorten it. */
+  MESSAGES_LEFT_READ_MS?: string;
+  /**
    * Worker secret (`wrangler secret put MISTRAL_API_KEY`) for POST /v1/ocr. Optional: without it
    * the app reads scans in the browser. Never logged, never returned.
    */
@@ -48,7 +57,7 @@ export interface Env {
   ALLOWED_ORIGINS?: string;
   /**
    * For local tests only: comma-separated exact host:port pairs POST /v1/fetch may reach although
-   * they are private (e.g. 127.0.0.1:4000). Must stay unset in production: every entry is a hole
+   * they are private (e.g. 127.0.0.1:4000), in the URL or as the address a name resolves to. Must stay unset in production: every entry is a hole
    * in the SSRF guard.
    */
   WEB_FETCH_ALLOW_HOSTS?: string;

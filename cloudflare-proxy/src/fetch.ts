@@ -4,10 +4,11 @@
 // none of the caller's headers or cookies forwarded. HTML comes back as readable text. Neither
 // the request nor the page is ever logged.
 import { refuseUrl } from './address.ts';
+import { readBody } from './body.ts';
 import type { Env } from './env.ts';
 import { errorResponse, type ProxyErrorType } from './errors.ts';
 import { htmlToText } from './html-text.ts';
-import { privateAddressOf } from './resolve.ts';
+import { fetchChecked } from './pinned-http.ts';
 
 export const MAX_PAGE_BYTES = 5 * 1024 * 1024;
 /** Text kept from an HTML page; far more than the agent reads at once, and it bounds CPU time. */
@@ -15,7 +16,7 @@ export const MAX_HTML_TEXT_CHARS = 200_000;
 export const MAX_REDIRECTS = 5;
 export const DEFAULT_TIMEOUT_MS = 20_000;
 export const USER_AGENT = 'StackdocsFetch/1.0';
-const MAX_REQUEST_CHARS = 8 * 1024;
+const MAX_REQUEST_BYTES = 8 * 1024;
 
 // The only headers sent to a site: fixed here, never copied from the caller.
 const UPSTREAM_HEADERS = {
@@ -74,10 +75,10 @@ function timeoutOf(env: Env): number {
 
 async function readTarget(request: Request): Promise<URL> {
   const usage = 'Send a JSON body {"url": "https://..."}.';
-  const tooLong = new PageError(400, 'invalid_url', `The request is too long. ${usage}`);
-  if (Number(request.headers.get('content-length')) > MAX_REQUEST_CHARS) throw tooLong;
-  const raw = await request.text();
-  if (raw.length > MAX_REQUEST_CHARS) throw tooLong;
+  // Capped as it is read: a chunked body has no length to check first.
+  const read = await readBody(request, MAX_REQUEST_BYTES, 'The web_fetch request');
+  if (read instanceof Response) throw new PageError(413, 'request_too_large', `The web_fetch request is over this proxy's limit of ${MAX_REQUEST_BYTES / 1024} KB. ${usage}`);
+  const raw = new TextDecoder().decode(read);
   let body: unknown;
   try {
     body = JSON.parse(raw);
@@ -106,16 +107,20 @@ async function followRedirects(env: Env, start: URL, allowHosts: ReadonlySet<str
     const refusal = refuseUrl(url, allowHosts);
     const via = url === start ? '' : ` (redirected from ${start.href})`;
     if (refusal) throw new PageError(refusal.type === 'blocked_address' ? 403 : 400, refusal.type, `${refusal.message}${via}`);
-    // A public-looking name may point at a private address: judged on what it resolves to.
-    if (!allowHosts.has(url.host) && !/^[\d.]+$|^\[/.test(url.hostname)) {
-      const hidden = await privateAddressOf(env, url.hostname);
-      if (hidden) throw new PageError(403, 'blocked_address', `${url.hostname} resolves to ${hidden}, a private, local or reserved address; the proxy never fetches those.${via}`);
-    }
     let response: Response;
     try {
-      response = await fetch(url.href, { method: 'GET', headers: UPSTREAM_HEADERS, redirect: 'manual', signal });
+      if (allowHosts.has(url.host) || /^[\d.]+$|^\[/.test(url.hostname)) {
+        // An address as written (checked above), or a test's server: no name to look up.
+        response = await fetch(url.href, { method: 'GET', headers: UPSTREAM_HEADERS, redirect: 'manual', signal });
+      } else {
+        // A public-looking name may point at a private address: judged on every address it
+        // resolves to, and fetched from the address judged, not looked up again.
+        const answer = await fetchChecked(env, url, { method: 'GET', headers: new Headers(UPSTREAM_HEADERS), signal }, (at) => allowHosts.has(at));
+        if (!(answer instanceof Response)) throw new PageError(answer.blocked ? 403 : 502, answer.blocked ? 'blocked_address' : 'upstream_unreachable', `${answer.message}${via}`);
+        response = answer;
+      }
     } catch (error) {
-      if (signal.aborted) throw error;
+      if (signal.aborted || error instanceof PageError) throw error;
       throw new PageError(502, 'upstream_unreachable', `${url.host} could not be reached (${(error as Error).message}).`);
     }
     const location = response.headers.get('location');

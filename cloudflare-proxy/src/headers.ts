@@ -36,6 +36,20 @@ export function upstreamRequestHeaders(incoming: Headers, apiKey: string): Heade
   return headers;
 }
 
+/**
+ * The `anthropic-beta` values the owner allows (ANTHROPIC_BETA_ALLOWED, comma-separated; none by
+ * default): a beta can turn on features billed to the key's owner, so a device may not pick them.
+ */
+export function allowedBetas(setting: string | undefined): string[] {
+  return (setting ?? '').split(',').map((beta) => beta.trim().toLowerCase()).filter(Boolean);
+}
+
+/** The values of an `anthropic-beta` header that are not on the owner's list (empty: all allowed or none sent). */
+export function betasNotAllowed(header: string | null, allowed: readonly string[]): string[] {
+  if (header === null) return [];
+  return header.split(',').map((beta) => beta.trim()).filter((beta) => beta !== '' && !allowed.includes(beta.toLowerCase()));
+}
+
 export function passThroughResponseHeaders(upstream: Headers): Headers {
   const headers = new Headers();
   for (const [name, value] of upstream) {

@@ -7,6 +7,7 @@ import { preflightResponse, withCors } from './cors.ts';
 import type { Authorised } from './device-types.ts';
 import { allowedOrigins, anthropicKey, devices, mistralKey, type Env } from './env.ts';
 import { errorResponse } from './errors.ts';
+import { clientAddress, failureGate, noteFailure } from './failures.ts';
 import { fetchPage } from './fetch.ts';
 import { forwardMcp } from './mcp.ts';
 import { forwardOcr } from './mistral.ts';
@@ -84,7 +85,8 @@ async function messages({ request, env, ctx, device }: Call): Promise<Response> 
     request,
     env,
     body,
-    (tokens) => void (recorded = devices(env).recordUsage(device.device.id, tokens)),
+    // A streamed reply reports in parts: every part is awaited.
+    (tokens) => void (recorded = Promise.all([recorded, devices(env).recordUsage(device.device.id, tokens)]).then(() => {})),
     (counting) => ctx.waitUntil(counting.then(() => recorded)),
   );
 }
@@ -128,10 +130,18 @@ async function route(request: Request, env: Env, ctx: ExecutionContext, origin: 
   }
   let device: Authorised | undefined;
   if (route.access === 'device') {
+    // An address sending wrong tokens is refused here, before the devices' one Durable Object.
+    const address = clientAddress(request);
+    const gated = failureGate(address);
+    if (gated) {
+      await request.body?.cancel();
+      return gated;
+    }
     // Checked and counted before the body is read: a refused request costs nothing upstream.
     // The device's own status is free: a device over its limits can still learn that it is.
     const result = await devices(env).authorise(bearer(request), pathname !== '/v1/device');
     if (!result.ok) {
+      if (result.status === 401) noteFailure(address);
       await request.body?.cancel();
       return refusalResponse(result);
     }

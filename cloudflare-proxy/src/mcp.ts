@@ -3,13 +3,13 @@
 // own headers (its API key) come JSON-encoded in `x-mcp-headers`, because `authorization` carries
 // the device's token; nothing else of the caller's is forwarded. Answers stream back as they come
 // (server-sent events included). Redirects are not followed; private addresses are refused unless
-// the owner listed that exact host:port.
+// the owner listed that exact host:port; a name is sent to the address it was checked at.
 import { refuseUrl } from './address.ts';
 import { MAX_MESSAGES_REQUEST_BYTES, readBody } from './body.ts';
 import type { Env } from './env.ts';
 import { errorResponse } from './errors.ts';
 import { hostAllowed } from './net.ts';
-import { privateAddressOf } from './resolve.ts';
+import { fetchChecked } from './pinned-http.ts';
 
 /** The MCP transport's own headers, forwarded both ways. */
 const MCP_REQUEST_HEADERS = ['content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'] as const;
@@ -47,13 +47,6 @@ export async function forwardMcp(request: Request, env: Env): Promise<Response> 
   if (refusal) {
     await request.body?.cancel();
     return errorResponse(refusal.type === 'blocked_address' ? 403 : 400, refusal.type, refusal.message);
-  }
-  if (!exact.has(target.host) && !/^[\d.]+$|^\[/.test(target.hostname)) {
-    const hidden = await privateAddressOf(env, target.hostname);
-    if (hidden) {
-      await request.body?.cancel();
-      return errorResponse(403, 'blocked_address', `${target.hostname} resolves to ${hidden}, a private, local or reserved address; the proxy never forwards there.`);
-    }
   }
 
   const headers = new Headers();
@@ -94,7 +87,15 @@ export async function forwardMcp(request: Request, env: Env): Promise<Response> 
   const timer = setTimeout(() => started.abort(), timeoutMs);
   let upstream: Response;
   try {
-    upstream = await fetch(target.href, { method: request.method, headers, ...(body ? { body } : {}), redirect: 'manual', signal: started.signal });
+    if (exact.has(target.host) || /^[\d.]+$|^\[/.test(target.hostname)) {
+      // The owner's own host:port, or an address as written (checked above): no name to look up.
+      upstream = await fetch(target.href, { method: request.method, headers, ...(body ? { body } : {}), redirect: 'manual', signal: started.signal });
+    } else {
+      // Judged on every address the name resolves to, and sent to the address judged.
+      const answer = await fetchChecked(env, target, { method: request.method, headers, ...(body ? { body } : {}), signal: started.signal });
+      if (!(answer instanceof Response)) return errorResponse(answer.blocked ? 403 : 502, answer.blocked ? 'blocked_address' : 'upstream_unreachable', answer.message.replace('never fetches', 'never forwards to'));
+      upstream = answer;
+    }
   } catch (error) {
     if (started.signal.aborted) return errorResponse(504, 'upstream_timeout', `The MCP server at ${target.host} did not answer within ${timeoutMs / 1000} s.`);
     return errorResponse(502, 'upstream_unreachable', `The MCP server at ${target.host} could not be reached (${(error as Error).message}).`);

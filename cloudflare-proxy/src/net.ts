@@ -5,8 +5,8 @@
 import { connect } from 'cloudflare:sockets';
 import { readBody } from './body.ts';
 import { answerAddresses, parseQuestion, refusal, RCODE_REFUSED, TYPE_A } from './dns.ts';
-import { aQuery, askUpstream } from './resolve.ts';
-import { blockedHostReason } from './address.ts';
+import { addressBlockedReason, aQuery, askUpstream } from './resolve.ts';
+import type { Refusal } from './device-types.ts';
 import { devices, type Env } from './env.ts';
 import { errorResponse } from './errors.ts';
 import { bearer } from './pairing.ts';
@@ -57,7 +57,7 @@ function testOnly(env: Env): string[] {
  * answer, before a port is known): public, or on the tests' allow-list.
  */
 export function addressAllowed(address: string, env: Env, port?: number): boolean {
-  if (blockedHostReason(address) === null) return true;
+  if (addressBlockedReason(address) === null) return true;
   return testOnly(env).some((entry) => entry === address || (port === undefined ? entry.startsWith(`${address}:`) : entry === `${address}:${port}`));
 }
 
@@ -74,6 +74,68 @@ async function ticketDevice(env: Env, ticket: string | null): Promise<string | R
   return errorResponse(found.status, found.type, found.message, { 'x-should-retry': 'false' });
 }
 
+/** Relayed bytes counted here between checks with the device's record (and at least this often). */
+const CHECK_BYTES = 256 * 1024;
+const CHECK_MS = 10_000;
+
+/**
+ * One relay's count of the device's bytes, and its leave to go on. The Durable Object is asked
+ * (and told the bytes since) at every new stream, every CHECK_BYTES and every CHECK_MS of traffic,
+ * and at once when the count here reaches the day's limit: so a revoked device's relay stops at
+ * its next stream or its next check, and the limit holds within a frame on one relay.
+ */
+class NetMeter {
+  private used = 0;
+  private limit = Infinity;
+  private pending = 0;
+  private checkedAt = 0;
+  private refusal: Refusal | null = null;
+  private checking: Promise<Refusal | null> | null = null;
+  onRefused: (refusal: Refusal) => void = () => {};
+
+  constructor(
+    private readonly env: Env,
+    private readonly deviceId: string,
+  ) {}
+
+  /** Sends the bytes counted so far and learns whether the relay may go on (null when it may). */
+  check(): Promise<Refusal | null> {
+    if (this.refusal) return Promise.resolve(this.refusal);
+    const bytes = this.pending;
+    this.pending = 0;
+    this.checkedAt = Date.now();
+    const previous = this.checking ?? Promise.resolve(null);
+    const checking = previous.then(async () => {
+      const answer = await devices(this.env).netUse(this.deviceId, bytes).catch(() => null);
+      // The record could not be asked: the bytes wait for the next check.
+      if (answer === null) {
+        this.pending += bytes;
+        return this.refusal;
+      }
+      if (!answer.ok) return this.refuse(answer);
+      this.used = answer.bytes_today;
+      this.limit = answer.limit;
+      return null;
+    });
+    this.checking = checking;
+    return checking;
+  }
+
+  add(bytes: number): void {
+    if (this.refusal) return;
+    this.pending += bytes;
+    if (this.used + this.pending >= this.limit || this.pending >= CHECK_BYTES || Date.now() - this.checkedAt >= CHECK_MS) void this.check();
+  }
+
+  private refuse(refusal: Refusal): Refusal {
+    if (!this.refusal) {
+      this.refusal = refusal;
+      this.onRefused(refusal);
+    }
+    return refusal;
+  }
+}
+
 /** GET /v1/wisp?ticket=…: the relay, as a WebSocket. */
 export async function wispRelay(request: Request, env: Env): Promise<Response> {
   if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket') {
@@ -81,16 +143,30 @@ export async function wispRelay(request: Request, env: Env): Promise<Response> {
   }
   const device = await ticketDevice(env, new URL(request.url).searchParams.get('ticket'));
   if (device instanceof Response) return device;
+  const meter = new NetMeter(env, device);
+  const refused = await meter.check();
+  if (refused) return errorResponse(refused.status, refused.type, refused.message, { 'x-should-retry': 'false', ...(refused.retry_after_s ? { 'retry-after': String(refused.retry_after_s) } : {}) });
   const pair = new WebSocketPair();
   const [client, server] = [pair[0], pair[1]];
   // Binary frames as ArrayBuffers (newer compatibility dates default to Blobs).
   server.binaryType = 'arraybuffer';
   server.accept();
-  serveWisp(server, {
-    open: (host, port, type) => openStream(env, device, host, port, type),
-    onStreamEnd: (bytes) => void devices(env).recordNetBytes(device, bytes).catch(() => {}),
+  const relay = serveWisp(server, {
+    open: async (host, port, type) => {
+      const refusal = await meter.check();
+      if (refusal) return { reason: reasonFor(refusal) };
+      return openStream(env, device, host, port, type);
+    },
+    onBytes: (bytes) => meter.add(bytes),
   });
+  meter.onRefused = (refusal) => relay.stop(reasonFor(refusal), refusal.message);
+  server.addEventListener('close', () => void meter.check());
   return new Response(null, { status: 101, webSocket: client });
+}
+
+/** Over the day's bytes: throttled; a device no longer paired: blocked. */
+function reasonFor(refusal: Refusal): number {
+  return refusal.type === 'net_daily_limit' ? REASON.throttled : REASON.blocked;
 }
 
 async function openStream(env: Env, deviceId: string, host: string, port: number, type: number): Promise<{ socket: RelaySocket } | { reason: number }> {

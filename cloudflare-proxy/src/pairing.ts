@@ -4,6 +4,7 @@ import { readJsonBody } from './body.ts';
 import type { DeviceLimits, Refusal } from './device-types.ts';
 import { devices, type Env } from './env.ts';
 import { errorResponse } from './errors.ts';
+import { clientAddress, failureGate, noteFailure } from './failures.ts';
 
 /** The device token a request carries (`Authorization: Bearer sdk_dev_…`), or null. */
 export function bearer(request: Request): string | null {
@@ -22,13 +23,22 @@ export function refusalResponse(refusal: Refusal): Response {
 
 /** POST /v1/pair `{code, label?}` → `{device, token}`: the token is shown this once. */
 export async function pairDevice(request: Request, env: Env): Promise<Response> {
+  const address = clientAddress(request);
+  const gated = failureGate(address);
+  if (gated) {
+    await request.body?.cancel();
+    return gated;
+  }
   const body = await readJsonBody(request);
   if (body instanceof Response) return body;
   if (typeof body.code !== 'string' || body.code.trim() === '') {
     return errorResponse(400, 'invalid_request', 'Send {"code": "<the pairing code>", "label": "<a name for this device>"}.');
   }
-  const result = await devices(env).pair(body.code, labelOf(body.label));
-  if (!result.ok) return refusalResponse(result);
+  const result = await devices(env).pair(body.code, labelOf(body.label), address);
+  if (!result.ok) {
+    noteFailure(address);
+    return refusalResponse(result);
+  }
   return Response.json({ device: result.device, token: result.token }, { status: 201, headers: { 'cache-control': 'no-store' } });
 }
 

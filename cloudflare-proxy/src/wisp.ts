@@ -32,8 +32,14 @@ export interface RelaySocket {
 export interface WispPolicy {
   /** Opens a connection to `host:port`, or says why not with a CLOSE reason. */
   open(host: string, port: number, streamType: number): Promise<{ socket: RelaySocket } | { reason: number }>;
-  /** Bytes relayed, both ways, when a stream ends. */
-  onStreamEnd?(bytes: number): void;
+  /** Bytes relayed, either way, as they go (what the device's day is counted in). */
+  onBytes?(bytes: number): void;
+}
+
+/** What the policy can do to a running relay. */
+export interface WispRelay {
+  /** Ends every stream with `reason`, then the socket, saying `why` in its close frame. */
+  stop(reason: number, why: string): void;
 }
 
 /** The WebSocket end the server writes to and reads from (a Workers server socket, accepted). */
@@ -58,7 +64,6 @@ interface Stream {
   pending: Uint8Array[];
   /** DATA packets written since the last CONTINUE. */
   written: number;
-  bytes: number;
   closed: boolean;
   /** Writes in order. */
   chain: Promise<void>;
@@ -79,8 +84,8 @@ const u32 = (value: number) => {
   return bytes;
 };
 
-/** Serves Wisp on `ws` until it closes. */
-export function serveWisp(ws: WispSocket, policy: WispPolicy): void {
+/** Serves Wisp on `ws` until it closes, or until the policy stops it. */
+export function serveWisp(ws: WispSocket, policy: WispPolicy): WispRelay {
   const streams = new Map<number, Stream>();
   let open = true;
   const send = (bytes: Uint8Array) => {
@@ -99,7 +104,6 @@ export function serveWisp(ws: WispSocket, policy: WispPolicy): void {
     streams.delete(id);
     if (reason !== null) send(frame(CLOSE, id, Uint8Array.of(reason)));
     void Promise.resolve(stream.socket?.close()).catch(() => {});
-    policy.onStreamEnd?.(stream.bytes);
   }
 
   function write(id: number, stream: Stream, data: Uint8Array) {
@@ -110,7 +114,7 @@ export function serveWisp(ws: WispSocket, policy: WispPolicy): void {
       } catch {
         return end(id, REASON.networkError);
       }
-      stream.bytes += data.length;
+      policy.onBytes?.(data.length);
       // The client stops after BUFFER_PACKETS; half way, it is told the buffer is free again.
       if (++stream.written >= BUFFER_PACKETS / 2) {
         stream.written = 0;
@@ -145,7 +149,7 @@ export function serveWisp(ws: WispSocket, policy: WispPolicy): void {
           size += more.value.length;
           next = reader.read();
         }
-        stream.bytes += size;
+        policy.onBytes?.(size);
         const data = parts.length === 1 ? parts[0]! : concat(parts, size);
         for (let at = 0; at < data.length; at += MAX_DATA_PAYLOAD) send(frame(DATA, id, data.subarray(at, at + MAX_DATA_PAYLOAD)));
         if (ended || stream.closed) break;
@@ -157,7 +161,7 @@ export function serveWisp(ws: WispSocket, policy: WispPolicy): void {
   }
 
   async function connect(id: number, streamType: number, port: number, host: string) {
-    const stream: Stream = { writer: null, socket: null, pending: [], written: 0, bytes: 0, closed: false, chain: Promise.resolve() };
+    const stream: Stream = { writer: null, socket: null, pending: [], written: 0, closed: false, chain: Promise.resolve() };
     streams.set(id, stream);
     const opened = await policy.open(host, port, streamType).catch(() => ({ reason: REASON.networkError }));
     if (stream.closed) {
@@ -218,6 +222,25 @@ export function serveWisp(ws: WispSocket, policy: WispPolicy): void {
   ws.addEventListener('error', shutDown);
   // v1: the buffer size on stream 0, at once; the client waits for it before anything else.
   send(frame(CONTINUE, 0, u32(BUFFER_PACKETS)));
+  return {
+    stop(reason, why) {
+      for (const id of [...streams.keys()]) end(id, reason);
+      if (!open) return;
+      open = false;
+      try {
+        // 1008: policy violation; a close frame's reason holds 123 bytes.
+        ws.close(1008, truncateUtf8(why, 123));
+      } catch {
+        // Already closing.
+      }
+    },
+  };
+}
+
+function truncateUtf8(text: string, bytes: number): string {
+  let out = text;
+  while (new TextEncoder().encode(out).length > bytes) out = out.slice(0, -1);
+  return out;
 }
 
 /** Resolves with null after the event loop's current turn (the I/O that is ready runs first). */

@@ -35,8 +35,9 @@ async function newCode(body: Record<string, unknown> = {}): Promise<string> {
   return ((await response.json()) as { code: string }).code;
 }
 
-async function pair(code: string, label = 'laptop', base = proxy.url): Promise<Response> {
-  return fetch(`${base}/v1/pair`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code, label }) });
+/** `from`: the client address, as Cloudflare's edge (or Miniflare, from the socket) sets it. */
+async function pair(code: string, label = 'laptop', base = proxy.url, from?: string): Promise<Response> {
+  return fetch(`${base}/v1/pair`, { method: 'POST', headers: { 'content-type': 'application/json', ...(from ? { 'cf-connecting-ip': from } : {}) }, body: JSON.stringify({ code, label }) });
 }
 
 async function newDevice(body: Record<string, unknown> = {}, base = proxy.url): Promise<{ token: string; id: string }> {
@@ -45,9 +46,10 @@ async function newDevice(body: Record<string, unknown> = {}, base = proxy.url): 
   return { token: json.token, id: json.device.id };
 }
 
-const messages = (token: string | null, headers: Record<string, string> = {}, base = proxy.url) =>
+const messages = (token: string | null, headers: Record<string, string> = {}, base = proxy.url, signal?: AbortSignal) =>
   fetch(`${base}/v1/messages`, {
     method: 'POST',
+    ...(signal ? { signal } : {}),
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
     body: '{"model":"m","max_tokens":8,"messages":[]}',
   });
@@ -174,6 +176,54 @@ describe('per-device limits', () => {
     }
   });
 
+  it('counts a reply whose client leaves mid-stream or before it starts, and still stops the model', async () => {
+    const tokensToday = async (token: string) =>
+      ((await (await fetch(`${proxy.url}/v1/device`, { headers: { authorization: `Bearer ${token}` } })).json()) as { device: { tokens_today: number } }).device.tokens_today;
+    const START = 'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":5000,"cache_read_input_tokens":700,"output_tokens":1}}}\n\n';
+    const DELTA = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a few words"}}\n\n';
+    let stopped = 0;
+    for (const when of ['mid-stream', 'before the reply starts'] as const) {
+      const { token } = await newDevice();
+      upstream.respond((_request, response) => {
+        // The model never finishes on its own: only the proxy stopping it ends this reply.
+        let writing: ReturnType<typeof setInterval> | undefined;
+        response.on('close', () => {
+          clearInterval(writing);
+          stopped++;
+        });
+        const begin = () => {
+          response.writeHead(200, { 'content-type': 'text/event-stream' });
+          response.write(START + DELTA.repeat(20));
+          writing = setInterval(() => response.write(DELTA), 50);
+        };
+        if (when === 'mid-stream') begin();
+        else setTimeout(begin, 300);
+      });
+      try {
+        const leaving = new AbortController();
+        const reply = messages(token, {}, proxy.url, leaving.signal);
+        if (when === 'mid-stream') {
+          const reader = (await reply).body!.getReader();
+          expect((await reader.read()).done).toBe(false);
+        } else {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        leaving.abort();
+        await reply.catch(() => {});
+        // The input as the API reported it, and the output from what had streamed (at least what it said).
+        const counted = await waitFor(async () => {
+          const tokens = await tokensToday(token);
+          return tokens > 5_700 ? tokens : null;
+        }, 5_000);
+        expect(counted, when).not.toBeNull();
+        expect(await waitFor(async () => (stopped > 0 ? stopped : null), 5_000), `the model was stopped (${when})`).not.toBeNull();
+        stopped = 0;
+      } finally {
+        upstream.respond((_request, response) => void response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+      }
+    }
+  });
+
   it('caps request bodies per route before they cost anything upstream', async () => {
     const { token } = await newDevice();
     const before = upstream.received.length;
@@ -214,6 +264,47 @@ describe('pairing and the owner', () => {
     }
   });
 
+  it("pauses pairing for the address sending wrong codes, not for others, and for everyone only past 100 a minute", async () => {
+    const guessing = await startLocalProxy({ port: 0, ownerToken: OWNER });
+    // The counts are per UTC minute: all of this within one.
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+    const code = async () => ((await (await fetch(`${guessing.url}/v1/owner/pairing-codes`, { method: 'POST', headers: { authorization: `Bearer ${OWNER}` }, body: '{}' })).json()) as { code: string }).code;
+    try {
+      for (let i = 0; i < 10; i++) expect((await pair(`WRNG-000${i}`, 'x', guessing.url, '203.0.113.7')).status).toBe(401);
+      const locked = await refusal(await pair(await code(), 'x', guessing.url, '203.0.113.7'));
+      expect(locked).toMatchObject({ status: 429, type: 'pairing_locked', message: expect.stringContaining('from this address') });
+      // Someone else, elsewhere, pairs as usual.
+      expect((await pair(await code(), 'laptop', guessing.url, '198.51.100.9')).status).toBe(201);
+      // Many addresses together: past 100 wrong codes in the minute pairing pauses for all.
+      for (let a = 1; a <= 9; a++) {
+        for (let i = 0; i < 10; i++) expect((await pair(`WRNG-00${a}${i}`, 'x', guessing.url, `192.0.2.${a}`)).status).toBe(401);
+      }
+      expect(await refusal(await pair(await code(), 'x', guessing.url, '198.51.100.10'))).toMatchObject({ status: 429, type: 'pairing_locked', message: expect.not.stringContaining('from this address') });
+    } finally {
+      await guessing.dispose();
+    }
+  });
+
+  it('refuses an address flooding wrong device tokens before it reaches the devices, and paired devices go on', async () => {
+    const { token } = await newDevice();
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 6; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => messages(`sdk_dev_guess-${batch}-${i}`, { 'cf-connecting-ip': '192.0.2.66' }).then(async (r) => (await refusal(r)).status)),
+      );
+      statuses.push(...answers);
+      // A paired device (another address) is served all along.
+      expect((await messages(token)).status).toBe(200);
+    }
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(30);
+    expect(statuses.slice(-10)).toEqual(Array(10).fill(429));
+    const gated = await refusal(await messages('sdk_dev_another-guess', { 'cf-connecting-ip': '192.0.2.66' }));
+    expect(gated).toMatchObject({ status: 429, type: 'too_many_failures' });
+    // Even its right token waits out the minute: the address, not the token, is refused.
+    expect((await messages(token, { 'cf-connecting-ip': '192.0.2.66' })).status).toBe(429);
+  });
+
   it('pairs without a code only where local pairing is on', async () => {
     expect(await refusal(await fetch(`${proxy.url}/v1/pair/local`, { method: 'POST', body: '{}' }))).toMatchObject({ status: 403, type: 'local_pairing_off' });
   });
@@ -236,8 +327,8 @@ describe('pairing and the owner', () => {
   });
 });
 
-async function waitFor<T>(probe: () => Promise<T | null>): Promise<T | null> {
-  for (let i = 0; i < 50; i++) {
+async function waitFor<T>(probe: () => Promise<T | null>, ms = 1_000): Promise<T | null> {
+  for (let i = 0; i < ms / 20; i++) {
     const found = await probe();
     if (found !== null) return found;
     await new Promise((resolve) => setTimeout(resolve, 20));

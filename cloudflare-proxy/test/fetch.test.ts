@@ -1,7 +1,7 @@
 // POST /v1/fetch in workerd (via Miniflare) against local pages: text out of HTML, redirects
 // re-checked at every hop, private addresses refused, size and time limits, no caller headers
 // forwarded, and the proxy's origin rules.
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalProxy, type LocalProxy } from '../local.mjs';
@@ -296,9 +296,49 @@ describe('POST /v1/fetch: addresses and requests', () => {
     ['no url', '{}'],
     ['a number', JSON.stringify({ url: 42 })],
     ['not JSON', 'url=https://example.com'],
-    ['too long', JSON.stringify({ url: `https://example.com/${'a'.repeat(9000)}` })],
   ])('answers invalid_url to a request with %s', async (_name, body) => {
     await expectError(await post(body), 400, 'invalid_url');
+  });
+
+  it('refuses a request over 8 KB with 413, its length declared or not', async () => {
+    await expectError(await post(JSON.stringify({ url: `https://example.com/${'a'.repeat(9000)}` })), 413, 'request_too_large');
+  });
+
+  it('refuses a chunked request body over 8 KB with 413', async () => {
+    // A stream body goes out chunked: no content-length to check first.
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`{"url":"https://example.com/${'a'.repeat(9000)}"}`));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${proxy.url}/v1/fetch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body, duplex: 'half' } as RequestInit);
+    await expectError(response, 413, 'request_too_large');
+  });
+
+  it('stops reading a chunked request body that never ends', async () => {
+    // It answers 413, or, having stopped reading, cuts the connection first: either way it stops.
+    let sent = 0;
+    const answer = await new Promise<{ status: number } | { cut: true }>((resolve) => {
+      const request = httpRequest(`${proxy.url}/v1/fetch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'transfer-encoding': 'chunked' } }, (response) => {
+        response.resume();
+        request.destroy();
+        resolve({ status: response.statusCode ?? 0 });
+      });
+      request.on('error', () => resolve({ cut: true }));
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      const pump = () => {
+        // Far past anything the proxy should take: 64 MB, then only wait.
+        while (!request.destroyed && sent < 64 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!request.write(chunk)) return void request.once('drain', pump);
+        }
+      };
+      request.write('{"url":"https://example.com/');
+      pump();
+    });
+    expect('cut' in answer || answer.status === 413).toBe(true);
+    expect(sent).toBeLessThan(32 * 1024 * 1024);
   });
 });
 

@@ -9,7 +9,7 @@ import { createServer as createTcpServer, type Server as TcpServer } from 'node:
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startLocalProxy, type LocalProxy } from '../local.mjs';
+import { startLocalProxy, type LocalProxy, type LocalProxyOptions } from '../local.mjs';
 import { pairLocally } from './pair.ts';
 
 const OWNER = 'net-owner';
@@ -32,10 +32,11 @@ const ZONE: Record<string, string> = {
 };
 
 beforeAll(async () => {
-  echo = createTcpServer((socket) => socket.pipe(socket));
+  // A relay that stops a stream resets its connection: not an error of the test's servers.
+  echo = createTcpServer((socket) => socket.on('error', () => {}).pipe(socket));
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   echoPort = (echo.address() as AddressInfo).port;
-  bulk = createTcpServer((socket) => socket.end(BULK));
+  bulk = createTcpServer((socket) => socket.on('error', () => {}).end(BULK));
   await new Promise<void>((resolve) => bulk.listen(0, '127.0.0.1', resolve));
   bulkPort = (bulk.address() as AddressInfo).port;
   resolver = createHttpServer((req, res) => {
@@ -56,7 +57,12 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => resolver.listen(0, '127.0.0.1', resolve));
-  proxy = await startLocalProxy({
+  proxy = await startLocalProxy(proxyOptions());
+  ticket = await newTicket(await pairLocally(proxy.url));
+});
+
+function proxyOptions(): LocalProxyOptions {
+  return {
     port: 0,
     ownerToken: OWNER,
     localPairing: true,
@@ -64,9 +70,8 @@ beforeAll(async () => {
     netAllowedPorts: [echoPort, bulkPort, 443],
     netAllowPrivate: [`127.0.0.1:${echoPort}`, `127.0.0.1:${bulkPort}`],
     dnsUpstream: `http://127.0.0.1:${(resolver.address() as AddressInfo).port}/dns-query`,
-  });
-  ticket = await newTicket(await pairLocally(proxy.url));
-});
+  };
+}
 
 afterAll(async () => {
   await proxy?.dispose();
@@ -76,16 +81,16 @@ afterAll(async () => {
   resolver?.close();
 });
 
-async function newTicket(deviceToken: string): Promise<string> {
-  const response = await fetch(`${proxy.url}/v1/net/ticket`, { method: 'POST', headers: { authorization: `Bearer ${deviceToken}` } });
+async function newTicket(deviceToken: string, base = proxy.url): Promise<string> {
+  const response = await fetch(`${base}/v1/net/ticket`, { method: 'POST', headers: { authorization: `Bearer ${deviceToken}` } });
   expect(response.status).toBe(201);
   const body = (await response.json()) as { ticket: string; hosts: string[] };
   expect(body.hosts).toEqual(['*.allowed.test']);
   return body.ticket;
 }
 
-async function lookup(name: string, withTicket: string | null = ticket) {
-  const response = await fetch(`${proxy.url}/dns-query`, {
+async function lookup(name: string, withTicket: string | null = ticket, base = proxy.url) {
+  const response = await fetch(`${base}/dns-query`, {
     method: 'POST',
     headers: { 'content-type': 'application/dns-message', ...(withTicket ? { authorization: `Bearer ${withTicket}` } : {}) },
     body: new Uint8Array(dnsPacket.encode({ type: 'query', id: 7, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name }] })),
@@ -117,8 +122,9 @@ interface Received {
   payload: Buffer;
 }
 
-async function openWisp(withTicket = ticket): Promise<{ ws: WebSocket; next(id: number): Promise<Received>; close(): void }> {
-  const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/v1/wisp?ticket=${encodeURIComponent(withTicket)}`);
+async function openWisp(withTicket = ticket, base = proxy.url): Promise<{ ws: WebSocket; next(id: number): Promise<Received>; closed: Promise<{ code: number; reason: string }>; close(): void }> {
+  const ws = new WebSocket(`${base.replace('http', 'ws')}/v1/wisp?ticket=${encodeURIComponent(withTicket)}`);
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   const inbox: Received[] = [];
   const waiters: (() => void)[] = [];
   ws.on('message', (data: Buffer) => {
@@ -142,13 +148,13 @@ async function openWisp(withTicket = ticket): Promise<{ ws: WebSocket; next(id: 
       });
     }
   };
-  return { ws, next, close: () => ws.close() };
+  return { ws, next, closed, close: () => ws.close() };
 }
 
 /** The HTTP status a WebSocket upgrade to the relay gets when it is refused (101 when it opens). */
-function upgradeStatus(withTicket: string | null): Promise<number> {
+function upgradeStatus(withTicket: string | null, base = proxy.url): Promise<number> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/v1/wisp${withTicket ? `?ticket=${encodeURIComponent(withTicket)}` : ''}`);
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/v1/wisp${withTicket ? `?ticket=${encodeURIComponent(withTicket)}` : ''}`);
     ws.once('unexpected-response', (_request, response) => {
       resolve(response.statusCode ?? 0);
       ws.terminate();
@@ -327,5 +333,63 @@ describe('the Wisp relay (/v1/wisp)', () => {
   it('needs a ticket to open, and says the route is a WebSocket', async () => {
     expect(await upgradeStatus(null)).toBe(401);
     expect((await fetch(`${proxy.url}/v1/wisp?ticket=${ticket}`)).status).toBe(426);
+  });
+});
+
+describe('the relay ends with its device, and holds its bytes a day', () => {
+  it('stops an open relay once its device is revoked: the next stream is blocked and the socket closes saying why', async () => {
+    const token = await pairLocally(proxy.url, 'revoked while online');
+    const own = await newTicket(token);
+    expect((await lookup('pkg.allowed.test', own)).answer?.rcode).toBe('NOERROR');
+    const wisp = await openWisp(own);
+    try {
+      await wisp.next(0);
+      wisp.ws.send(connectFrame(1, '127.0.0.1', echoPort));
+      wisp.ws.send(frame(0x02, 1, Buffer.from('before')));
+      expect((await wisp.next(1)).payload.toString()).toBe('before');
+      const { devices } = (await (await fetch(`${proxy.url}/v1/owner/devices`, { headers: { authorization: `Bearer ${OWNER}` } })).json()) as { devices: { id: string; label: string }[] };
+      const id = devices.find((d) => d.label === 'revoked while online')!.id;
+      expect((await fetch(`${proxy.url}/v1/owner/devices/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${OWNER}` } })).status).toBe(200);
+      wisp.ws.send(connectFrame(2, '127.0.0.1', echoPort));
+      const refused = await wisp.next(2);
+      expect([refused.type, refused.payload[0]]).toEqual([0x04, 0x48]);
+      // The stream that was open ends too, and the socket says why.
+      const ended = await wisp.next(1);
+      expect([ended.type, ended.payload[0]]).toEqual([0x04, 0x48]);
+      expect(await wisp.closed).toEqual({ code: 1008, reason: expect.stringContaining('unpaired by the proxy') });
+    } finally {
+      wisp.close();
+    }
+    expect(await upgradeStatus(own)).toBe(401);
+  });
+
+  it("stops a device's relay at its bytes for the day, saying so, and refuses it a new one until tomorrow", async () => {
+    const limited = await startLocalProxy({ ...proxyOptions(), netBytesPerDay: 256 * 1024 });
+    try {
+      const own = await newTicket(await pairLocally(limited.url, 'downloads a lot'), limited.url);
+      expect((await lookup('pkg.allowed.test', own, limited.url)).answer?.rcode).toBe('NOERROR');
+      const wisp = await openWisp(own, limited.url);
+      try {
+        await wisp.next(0);
+        wisp.ws.send(connectFrame(1, '127.0.0.1', bulkPort));
+        let received = 0;
+        let last: Received;
+        for (;;) {
+          last = await wisp.next(1);
+          if (last.type !== 0x02) break;
+          received += last.payload.length;
+        }
+        // Closed as throttled, within a frame of the limit, long before the 1 MiB the server sends.
+        expect([last.type, last.payload[0]]).toEqual([0x04, 0x49]);
+        expect(received).toBeGreaterThan(128 * 1024);
+        expect(received).toBeLessThan(256 * 1024 + 64 * 1024);
+        expect(await wisp.closed).toEqual({ code: 1008, reason: expect.stringContaining('256 KB of network for today') });
+      } finally {
+        wisp.close();
+      }
+      expect(await upgradeStatus(own, limited.url)).toBe(429);
+    } finally {
+      await limited.dispose();
+    }
   });
 });

@@ -1,7 +1,7 @@
 // The proxy Worker running in workerd (via Miniflare), against a local fake of the Anthropic API.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalProxy, type LocalProxy } from '../local.mjs';
-import { NOT_CONFIGURED_MESSAGE, UPSTREAM_UNREACHABLE_MESSAGE } from '../src/anthropic.ts';
+import { forwardMessages, NOT_CONFIGURED_MESSAGE, UPSTREAM_UNREACHABLE_MESSAGE } from '../src/anthropic.ts';
 import { startFakeUpstream, unusedPortUrl, type FakeUpstream } from './fake-upstream.ts';
 import { pairLocally } from './pair.ts';
 
@@ -19,7 +19,7 @@ let token: string;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  proxy = await startLocalProxy({ port: 0, upstream: upstream.url, apiKey: KEY, allowedOrigins: ALLOWED, localPairing: true, deviceRequestsPerMinute: 10_000 });
+  proxy = await startLocalProxy({ port: 0, upstream: upstream.url, apiKey: KEY, allowedOrigins: ALLOWED, localPairing: true, deviceRequestsPerMinute: 10_000, anthropicBetaAllowed: ['tools-2099-01-01', 'other-2099-01-01'] });
   token = await pairLocally(proxy.url);
 });
 
@@ -80,6 +80,30 @@ describe('POST /v1/messages', () => {
       'anthropic-beta': 'tools-2099-01-01',
       'x-api-key': KEY,
     });
+  });
+
+  it('passes only the anthropic-beta values the owner allows, and refuses a request with any other before it reaches the API', async () => {
+    expect((await postMessages(proxy.url, { headers: { 'anthropic-beta': 'tools-2099-01-01, OTHER-2099-01-01' } })).status).toBe(200);
+    expect(upstream.received.at(-1)?.headers['anthropic-beta']).toBe('tools-2099-01-01, OTHER-2099-01-01');
+    upstream.received.length = 0;
+    const refused = await postMessages(proxy.url, { headers: { 'anthropic-beta': 'tools-2099-01-01,paid-server-tool-2099-01-01' } });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('x-should-retry')).toBe('false');
+    const body = (await refused.json()) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe('beta_not_allowed');
+    expect(body.error.message).toContain('"paid-server-tool-2099-01-01"');
+    expect(body.error.message).toContain('ANTHROPIC_BETA_ALLOWED');
+    expect(upstream.received).toHaveLength(0);
+    // With no list (the default) no beta passes.
+    const strict = await startLocalProxy({ port: 0, upstream: upstream.url, apiKey: KEY, localPairing: true });
+    try {
+      const response = await postMessages(strict.url, { token: await pairLocally(strict.url), headers: { 'anthropic-beta': 'tools-2099-01-01' } });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toContain('its owner allows none');
+      expect(upstream.received).toHaveLength(0);
+    } finally {
+      await strict.dispose();
+    }
   });
 
   it('passes back only the response headers the SDK reads, and exposes them to an allowed origin', async () => {
@@ -297,5 +321,35 @@ describe('misconfiguration and outages', () => {
     } finally {
       await down.dispose();
     }
+  });
+});
+
+describe('forwardMessages, when the client leaves before the answer starts', () => {
+  // Run here in Node: Miniflare does not tell the Worker that a client left before its answer
+  // (request.signal), which Cloudflare does.
+  it('waits a while, then stops the call and counts its estimated input', async () => {
+    let stopped = false;
+    upstream.respond((_request, response) => void response.on('close', () => (stopped = true)));
+    const leaving = new AbortController();
+    const body = new TextEncoder().encode('{"model":"m","max_tokens":8,"messages":[]}');
+    const usage: number[] = [];
+    let counting: Promise<void> | null = null;
+    const answer = forwardMessages(
+      new Request('http://proxy.test/v1/messages', { method: 'POST', signal: leaving.signal }),
+      { ANTHROPIC_API_KEY: KEY, ANTHROPIC_UPSTREAM: upstream.url, MESSAGES_LEFT_READ_MS: '200' } as Parameters<typeof forwardMessages>[1],
+      body,
+      (tokens) => usage.push(tokens),
+      (done) => (counting = done),
+    );
+    // Kept alive from the start, not from an answer that may never come.
+    expect(counting).not.toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    leaving.abort();
+    expect((await answer).status).toBe(502);
+    await counting;
+    // A quarter of the request's 43 bytes, rounded up.
+    expect(usage).toEqual([11]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(stopped).toBe(true);
   });
 });

@@ -17,6 +17,10 @@ export interface ServeOptions {
   net?: { allowedHosts?: string[]; allowedPorts?: number[]; allowPrivate?: string[]; dnsUpstream?: string };
   /** Hosts (or exact host:port) whose MCP servers the proxy forwards to (/v1/mcp). */
   mcpAllowedHosts?: string[];
+  /** `anthropic-beta` values the proxy passes on /v1/messages (default none). */
+  anthropicBetaAllowed?: string[];
+  /** Bytes each device's computer may move through the relay in a UTC day (default 2 GiB). */
+  netBytesPerDay?: number;
   skipBuild?: boolean;
   quiet?: boolean;
 }
