@@ -2,7 +2,11 @@
 // document) writes is shown as sanitised text whose markup never runs, in the chat and in notes.
 // The page's workers run under the same policy (served by the service worker), which names the
 // model endpoint the user chose and nothing else.
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Page, Worker } from '@playwright/test';
+import { contentSecurityPolicy } from '../../app/content-security-policy.ts';
 import { expect, test } from './test.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { assistant, openApp, send } from './app.ts';
@@ -150,4 +154,65 @@ test('an endpoint the user chooses is added to the policy: the stack opens again
   await send(page, 'hi');
   await expect(assistant(page)).toHaveText('Direct hello.');
   expect((await fakeState()).failures).toEqual([]);
+});
+
+/**
+ * The computer's emulator under the policy, in a module worker as the app runs it: its wasm
+ * compiles ('wasm-unsafe-eval') and its helper worker starts from blob: (without that source it
+ * is refused and the machine runs no instruction). Served here from v86's own files, with the
+ * BIOS from Debian's seabios: the computer's image is not part of every build.
+ */
+test('the emulator runs under the policy: wasm, and its helper workers from blob:', async ({ browser }) => {
+  const root = `${import.meta.dirname}/../..`;
+  const files: Record<string, [string, string]> = {
+    '/libv86.mjs': [`${root}/node_modules/v86/build/libv86.mjs`, 'text/javascript'],
+    '/v86.wasm': [`${root}/node_modules/v86/build/v86.wasm`, 'application/wasm'],
+    '/bios.bin': ['/usr/share/seabios/bios.bin', 'application/octet-stream'],
+    '/vgabios.bin': ['/usr/share/seabios/vgabios-isavga.bin', 'application/octet-stream'],
+  };
+  const worker = `
+    const said = [];
+    self.addEventListener('securitypolicyviolation', (event) => said.push(event.effectiveDirective + ' ' + event.blockedURI));
+    const { V86 } = await import('/libv86.mjs');
+    const emulator = new V86({ wasm_path: '/v86.wasm', bios: { url: '/bios.bin' }, vga_bios: { url: '/vgabios.bin' }, autostart: true, memory_size: 32 << 20, disable_keyboard: true, disable_mouse: true, disable_speaker: true });
+    await new Promise((started) => emulator.add_listener('emulator-started', started));
+    await new Promise((ran) => setTimeout(ran, 2000));
+    postMessage({ instructions: emulator.get_instruction_counter(), refused: said });
+    emulator.destroy();
+  `;
+  const policy = contentSecurityPolicy({ header: true });
+  const server: Server = createServer((request, response) => {
+    const file = files[request.url ?? ''];
+    if (file) {
+      response.setHeader('content-type', file[1]);
+      response.end(readFileSync(file[0]));
+      return;
+    }
+    response.setHeader('content-security-policy', policy);
+    if (request.url === '/worker.js') {
+      response.setHeader('content-type', 'text/javascript');
+      response.end(worker);
+      return;
+    }
+    response.setHeader('content-type', 'text/html');
+    response.end('<!doctype html><title>v86</title>');
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const page = await browser.newPage();
+  try {
+    await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    const outcome = await page.evaluate(
+      () =>
+        new Promise<{ instructions: number; refused: string[] }>((done, failed) => {
+          const emulator = new Worker('/worker.js', { type: 'module' });
+          emulator.onmessage = (event) => done(event.data);
+          emulator.onerror = (event) => failed(new Error(event.message));
+        }),
+    );
+    expect(outcome.refused).toEqual([]);
+    expect(outcome.instructions).toBeGreaterThan(100_000);
+  } finally {
+    await page.close();
+    await new Promise((closed) => server.close(closed));
+  }
 });
