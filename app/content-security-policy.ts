@@ -46,9 +46,11 @@ export interface PolicyOptions {
 
 /**
  * The policy. No inline script and no eval anywhere, only wasm (v86, SQLite, OCR, pdfjs's image
- * decoders). Styles may be inline as elements because the terminal (xterm) writes its own <style>;
- * rendered Markdown carries neither (app/Markdown.tsx). Workers may start from blob: because v86
- * starts its helpers so; a blob: worker inherits its creator's policy, so it reaches no more.
+ * decoders). Styles may be inline, as elements and as attributes, because the terminal (xterm's
+ * DOM renderer) writes its own <style> and colours each cell with `setAttribute('style')`
+ * (Preact's and xyflow's style props go through the CSSOM, which CSP does not govern); rendered
+ * Markdown carries neither (app/Markdown.tsx). Workers may start from blob: because v86 starts
+ * its helpers so; a blob: worker inherits its creator's policy, so it reaches no more.
  */
 export function contentSecurityPolicy({ endpoints = [], header = false }: PolicyOptions = {}): string {
   const connect = ["'self'"];
