@@ -5,7 +5,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { defineConfig, type Plugin } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
-import { contentSecurityPolicyMeta } from './scripts/content-security-policy.ts';
+import { contentSecurityPolicyFiles } from './scripts/content-security-policy.ts';
 import { findVmImage, vmImageModule } from './scripts/vm-image-plugin.ts';
 import { ensureFixtures } from './tests/fixtures/generate.ts';
 import { SAMPLE_SOURCES } from './tests/fixtures/samples.ts';
@@ -138,7 +138,7 @@ export default defineConfig({
   base: './',
   plugins: [
     preact(),
-    contentSecurityPolicyMeta(),
+    contentSecurityPolicyFiles(),
     pdfjsAssets(),
     ocrAssets(),
     sampleDocuments(),

@@ -4,6 +4,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { Canvas } from './canvas/Canvas.tsx';
 import { Subbar } from './canvas/Subbar.tsx';
 import { useShortcuts } from './useShortcuts.ts';
+import { useEndpointPolicy } from './useEndpointPolicy.ts';
 import { ChatPanel } from './chat/ChatPanel.tsx';
 import { DemoBanner } from './DemoBanner.tsx';
 import { TrustBanner } from './TrustBanner.tsx';
@@ -134,6 +135,7 @@ function StackScreen() {
   const taker: FileTaker = useMemo(() => ({ upload: (files) => void uploader.upload(files), openStackFile: setDroppedStack }), [uploader]);
   useEffect(() => consumeLaunches(taker), [taker]);
   useShortcuts(client);
+  useEndpointPolicy(client);
 
   // The stack's kiosk mark follows this browser's kiosk: a stack copied or imported from a kiosk,
   // or one whose kiosk was ended without it open, loses the mark.

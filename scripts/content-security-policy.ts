@@ -1,44 +1,39 @@
-// The page's Content-Security-Policy, as a <meta> tag the production build puts in index.html, so
-// it holds on any static host without special headers. The page renders model and document text
-// (sanitised Markdown): if anything slipped past the sanitiser, no script it carries may run and
-// nothing may be sent anywhere but the app itself and the model proxy it was built for.
+// Puts the app's Content-Security-Policy (app/content-security-policy.ts) into the build: a <meta>
+// tag in index.html, so the page holds it on any static host, and dist/_headers, so a host that
+// reads that file (Cloudflare Pages) sends it as a header with every file, which is the only way a
+// worker started before the service worker takes over gets a policy at all.
 import type { Plugin } from 'vite';
+import { builtInEndpoints, contentSecurityPolicy } from '../app/content-security-policy.ts';
 
-/**
- * The policy for a build whose default model endpoint is `proxyUrl` (if any). Styles may be
- * inline because the terminal (xterm) writes its own <style>; scripts may not, nor may eval.
- */
-export function contentSecurityPolicy(proxyUrl?: string): string {
-  const connect = ["'self'"];
-  if (proxyUrl) connect.push(new URL(proxyUrl).origin);
-  const directives: [string, string[]][] = [
-    ['default-src', ["'self'"]],
-    // Wasm compiles in the page too (pdfjs's image decoders); no eval, no inline script.
-    ['script-src', ["'self'", "'wasm-unsafe-eval'"]],
-    ['style-src', ["'self'", "'unsafe-inline'"]],
-    // Documents are shown from blob: URLs of the stack's files; pdfjs and icons use data: images.
-    ['img-src', ["'self'", 'blob:', 'data:']],
-    ['font-src', ["'self'", 'data:']],
-    ['connect-src', connect],
-    ['worker-src', ["'self'"]],
-    ['manifest-src', ["'self'"]],
-    ['object-src', ["'none'"]],
-    ['base-uri', ["'none'"]],
-    ['form-action', ["'self'"]],
-  ];
-  return directives.map(([name, sources]) => `${name} ${sources.join(' ')}`).join('; ');
+/** The policy of a build made for `proxyUrl` (if any): the endpoints a new stack may use, no more. */
+export function buildPolicy(proxyUrl: string | undefined, header: boolean): string {
+  // A static build cannot know the host it is served from: the local proxy is the service
+  // worker's to add, which does know.
+  return contentSecurityPolicy({ endpoints: builtInEndpoints(proxyUrl, null), header });
 }
 
-/** Puts the policy into the built index.html (not the dev server's, whose hot reload needs more). */
-export function contentSecurityPolicyMeta(): Plugin {
+/** dist/_headers in Cloudflare Pages' format: the policy with every file the host serves. */
+export function pagesHeaders(proxyUrl: string | undefined): string {
+  return [
+    '# Written by the build (scripts/content-security-policy.ts): the policy the page and its workers run under.',
+    '/*',
+    `  Content-Security-Policy: ${buildPolicy(proxyUrl, true)}`,
+    '',
+  ].join('\n');
+}
+
+/** The meta tag and dist/_headers, in production builds (the dev server's hot reload needs more). */
+export function contentSecurityPolicyFiles(): Plugin {
+  const proxyUrl = () => process.env.VITE_PROXY_URL || undefined;
   return {
     name: 'stackdocs:content-security-policy',
     apply: 'build',
     transformIndexHtml: {
       order: 'pre',
-      handler: () => [
-        { tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: contentSecurityPolicy(process.env.VITE_PROXY_URL || undefined) }, injectTo: 'head-prepend' },
-      ],
+      handler: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: buildPolicy(proxyUrl(), false) }, injectTo: 'head-prepend' }],
+    },
+    generateBundle() {
+      this.emitFile({ type: 'asset', fileName: '_headers', source: pagesHeaders(proxyUrl()) });
     },
   };
 }

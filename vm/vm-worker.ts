@@ -746,6 +746,9 @@ function instantiateFrom(module: Promise<WebAssembly.Module>) {
 
 declare const WorkerGlobalScope: unknown;
 if (typeof WorkerGlobalScope !== 'undefined') {
+  // What the worker's Content-Security-Policy refuses is said where the page's console shows it
+  // (the browser's own report stays in the worker's, which tests and bug reports do not see).
+  self.addEventListener('securitypolicyviolation', (event) => console.error(`Content Security Policy: the worker ${self.name || self.location.pathname} was refused ${event.effectiveDirective} ${event.blockedURI || '(inline)'}`));
   // Compiling v86 (~2 MB of wasm) starts now, beside the stack's setup, not on the wake's path.
   const wasmModule = WebAssembly.compileStreaming(fetch(wasmUrl));
   wasmModule.catch(() => {}); // reported, if ever, by the fallback in instantiateFrom

@@ -1,5 +1,6 @@
 // The stack's own code, loaded by the worker's entry (stack-worker.ts) while the stack's storage
 // and databases open: settings, canvas, agent, computer and documents, wired to the browser.
+import './zod-jitless.ts';
 import * as Comlink from 'comlink';
 import { opfsSnapshotPath, type StackMemory } from '../memory/index.ts';
 import { createOpenAIStream } from './agent/openai.ts';

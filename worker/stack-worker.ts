@@ -7,6 +7,10 @@ import { loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
 import type { StackApi } from './protocol.ts';
 import { openDeviceStorage, openOpfsStorage, openStackDirectory } from './storage.ts';
 
+// What the worker's Content-Security-Policy refuses is said where the page's console shows it (the
+// browser's own report stays in the worker's, which tests and bug reports do not see).
+self.addEventListener('securitypolicyviolation', (event) => console.error(`Content Security Policy: the worker ${self.name || self.location.pathname} was refused ${event.effectiveDirective} ${event.blockedURI || '(inline)'}`));
+
 // The app names the worker `stack:<id>`; one worker serves one stack.
 const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length) : 'default';
 

@@ -1,5 +1,6 @@
 // Entry of the stacks worker: every stack of this browser (its OPFS folder), for the stack
 // switcher and Settings → Storage. Sizes are summed and folders copied here, off the page.
+import './zod-jitless.ts';
 import * as Comlink from 'comlink';
 import { toErrorShape } from './agent/errors.ts';
 import { stackLockName, type StacksApi, type StacksResult } from './protocol.ts';
@@ -9,6 +10,10 @@ import { noRoomMessage, storageEstimate } from './storage-full.ts';
 import { vmImageBase } from 'virtual:vm-image';
 import { appUrl } from './app-root.ts';
 import { version as appVersion } from '../package.json';
+
+// What the worker's Content-Security-Policy refuses is said where the page's console shows it (the
+// browser's own report stays in the worker's, which tests and bug reports do not see).
+self.addEventListener('securitypolicyviolation', (event) => console.error(`Content Security Policy: the worker ${self.name || self.location.pathname} was refused ${event.effectiveDirective} ${event.blockedURI || '(inline)'}`));
 
 const stacksDir = async () => (await navigator.storage.getDirectory()).getDirectoryHandle('stacks', { create: true });
 const folders = createStackFolders({

@@ -1,6 +1,8 @@
 // Every end-to-end test's `test`: Playwright's, with one check added to each test, that the page
-// never broke its Content-Security-Policy (the build's meta tag): a violation is either an attack
-// the policy stopped or a feature the policy breaks, and both must be seen. A test that fails
+// and its workers never broke their Content-Security-Policy (the build's meta tag; the header the
+// service worker serves, which each worker's entry reports refusals of to the console): a
+// violation is either an attack the policy stopped or a feature the policy breaks, and both must
+// be seen. A test that fails
 // carries what the scripted model was asked and the pages' console errors, so a failure seen only
 // in CI can be read afterwards.
 import { test as base, expect, type Page } from '@playwright/test';

@@ -7,6 +7,10 @@ import * as Comlink from 'comlink';
 import type { PDFDocumentProxy, RenderTask } from 'pdfjs-dist';
 import type { PdfDataUrls } from './pdfjs-worker.ts';
 
+// What the worker's Content-Security-Policy refuses is said where the page's console shows it (the
+// browser's own report stays in the worker's, which tests and bug reports do not see).
+self.addEventListener('securitypolicyviolation', (event) => console.error(`Content Security Policy: the worker ${self.name || self.location.pathname} was refused ${event.effectiveDirective} ${event.blockedURI || '(inline)'}`));
+
 export interface DocumentViewApi {
   /** Rejects with pdfjs's reason (its name kept) for a damaged or password-protected file. */
   open(bytes: Uint8Array, urls: PdfDataUrls): Promise<{ id: number; pages: number }>;
