@@ -69,8 +69,11 @@ const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 const HOOK = 'echo hooked >> /workspace/hooked.txt';
 const MCP = 'sh -c echo started > /workspace/mcp.txt';
 
-test('a stack from a file runs and sends nothing until its owner reviews it, then exactly what they allowed', async () => {
+test('a stack from a file runs and sends nothing until its owner reviews it, then exactly what they allowed', async ({}, testInfo) => {
   test.setTimeout(6 * 60_000);
+  // Once allowed, the endpoint is tried once by the stack worker still under the policy it started
+  // with, before the page opens the stack again under one that lets it through.
+  testInfo.annotations.push({ type: 'csp-violation-expected', description: 'the old stack worker tries the allowed endpoint once' });
   // The task falls due while the second browser has the stack open.
   const due = new Date(Date.now() + 45_000);
   await loadScript({
@@ -104,6 +107,13 @@ test('a stack from a file runs and sends nothing until its owner reviews it, the
   await profiles[0]!.close();
 
   const b = await launch('new-owner');
+  // Its workers run under the policy the service worker serves, as on every visit after the first.
+  await b.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+    if (!navigator.serviceWorker.controller) await new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', resolve, { once: true }));
+  });
+  await b.goto('/');
+  await expect(b.getByRole('textbox', { name: 'Message' })).toBeEnabled();
   await openMenu(b);
   await panel(b).getByLabel('Stack file to open').setInputFiles(file);
   await expect(b).toHaveURL(/\?stack=s-/, { timeout: 3 * 60_000 });
@@ -138,9 +148,11 @@ test('a stack from a file runs and sends nothing until its owner reviews it, the
   }
   await expect(review.getByRole('switch')).toHaveCount(9);
   await review.getByRole('switch', { name: /Send your messages, documents/ }).check();
+  const reopened = b.waitForEvent('load');
   await review.getByRole('button', { name: 'Allow what is switched on' }).click();
-  await expect(review).toBeHidden();
-  await expect(banner).toBeHidden();
+  await reopened;
+  await expect(b.getByRole('textbox', { name: 'Message' })).toBeEnabled();
+  await expect(banner).toHaveCount(0);
   // The endpoint alone is used now: its server is asked, the hook and the task stay off.
   await expect.poll(() => heard.some((line) => line.startsWith('GET /health')), { timeout: 20_000 }).toBe(true);
   await b.getByRole('button', { name: 'Settings' }).click();
