@@ -74,7 +74,6 @@ export interface Trust {
   /** A skill the owner installs under a held name is theirs. */
   release(itemId: string): Promise<void>;
   held(): Held | null;
-  decision(itemId: string): boolean | null;
   /** Records the owner's answers (and what they became) and ends restricted mode. */
   record(decisions: Record<string, boolean>, appliedRules: Record<string, string | null>): Promise<TrustState | null>;
   appliedRule(itemId: string): string | undefined;
@@ -98,37 +97,36 @@ export async function loadTrust(deps: TrustDeps): Promise<Trust> {
     file = { ...file, intake: 'done' };
     await deps.storage.writeJson(TRUST_FILE, file);
   }
-  let record = file ?? null;
+  let current = file ?? null;
   const heldHosts = () => {
-    if (!record?.held || record.decisions.hosts === true) return new Set<string>();
-    return new Set(record.held.hosts);
+    if (!current?.held || current.decisions.hosts === true) return new Set<string>();
+    return new Set(current.held.hosts);
   };
   let hosts = heldHosts();
   const save = async (next: TrustFile) => {
     await deps.storage.writeJson(TRUST_FILE, next);
-    record = next;
+    current = next;
     hosts = heldHosts();
   };
   return {
-    state: () => (record ? stateOf(record) : null),
-    holdsSkill: (name) => !!record?.held?.skills.some((skill) => skill.name === name) && record.decisions[`skill:${name}`] !== true,
+    state: () => (current ? stateOf(current) : null),
+    holdsSkill: (name) => !!current?.held?.skills.some((skill) => skill.name === name) && current.decisions[`skill:${name}`] !== true,
     heldHosts: () => hosts,
-    held: () => record?.held ?? null,
-    decision: (id) => record?.decisions[id] ?? null,
-    appliedRule: (id) => record?.applied_rules?.[id],
+    held: () => current?.held ?? null,
+    appliedRule: (id) => current?.applied_rules?.[id],
     async release(itemId) {
-      if (!record?.held || record.decisions[itemId] === true) return;
-      await save({ ...record, decisions: { ...record.decisions, [itemId]: true } });
+      if (!current?.held || current.decisions[itemId] === true) return;
+      await save({ ...current, decisions: { ...current.decisions, [itemId]: true } });
     },
     async record(decisions, appliedRules) {
-      if (!record) return null;
-      const applied = { ...record.applied_rules };
+      if (!current) return null;
+      const applied = { ...current.applied_rules };
       for (const [id, rule] of Object.entries(appliedRules)) {
         if (rule === null) delete applied[id];
         else applied[id] = rule;
       }
-      await save({ ...record, decisions: { ...record.decisions, ...decisions }, applied_rules: applied, reviewed_at: Date.now() });
-      return stateOf(record);
+      await save({ ...current, decisions: { ...current.decisions, ...decisions }, applied_rules: applied, reviewed_at: Date.now() });
+      return stateOf(current);
     },
   };
 }
