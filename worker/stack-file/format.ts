@@ -20,6 +20,17 @@ export const IMAGE_DIR_PREFIX = 'image/';
 export const MANIFEST_MAX_BYTES = 8 * 1024 * 1024;
 /** The canvas layout is a small JSON object kept by the page. */
 export const LAYOUT_MAX_BYTES = 1024 * 1024;
+/** A name's longest segment and whole path, in UTF-8 bytes: what every file system the stack lands on takes. */
+export const SEGMENT_MAX_BYTES = 255;
+export const PATH_MAX_BYTES = 1024;
+/** The computer's own files: they belong to the system image the manifest names. */
+export const VM_PREFIX = 'stack/.os/vm/';
+/**
+ * Characters that reorder how a name is shown (U+202A-202E embeddings and overrides, U+2066-2069
+ * isolates, U+200E/F marks, U+061C): `invoice\u202Efdp.exe` reads as "invoiceexe.pdf".
+ */
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/;
+const utf8 = new TextEncoder();
 
 /**
  * Files of a stack that never leave it: its own record (the importer writes a new one), its checkpoints, the
@@ -42,7 +53,8 @@ export class StackFileError extends Error {
 const SHA256 = /^[0-9a-f]{64}$/;
 
 const entrySchema = z.object({
-  path: z.string().min(1).max(1024),
+  /** Checked in bytes by pathProblem, which says why; this only keeps a manifest from holding megabytes in one name. */
+  path: z.string().min(1).max(4 * PATH_MAX_BYTES),
   size: z.number().int().nonnegative(),
   /** In the manifest (format 1, templates) or in `checksums.json` (format 2's exports). */
   sha256: z.string().regex(SHA256).optional(),
@@ -74,9 +86,14 @@ export function pathProblem(path: string): string | null {
   if (path.startsWith('/') || path.startsWith('\\') || /^[A-Za-z]:/.test(path)) return `"${path}" is an absolute path`;
   if (path.includes('\\')) return `"${path}" uses "\\" in a path`;
   if (/[\u0000-\u001f]/.test(path)) return `"${path.replace(/[\u0000-\u001f]/g, '?')}" has a control character`;
+  if (BIDI_CONTROLS.test(path)) return `"${path.replace(new RegExp(BIDI_CONTROLS, 'g'), '?')}" has a character that changes the direction text is shown in, so its name would not read as what it is`;
+  if (path !== path.normalize('NFC')) return `"${path}" is not in Unicode's composed form (NFC): the same name could then be two different files`;
+  if (utf8.encode(path).byteLength > PATH_MAX_BYTES) return `"${path.slice(0, 60)}…" is longer than ${PATH_MAX_BYTES} bytes`;
   const parts = path.split('/');
   if (parts.some((part) => part === '..')) return `"${path}" leaves the stack (a path with "..")`;
   if (parts.some((part) => part === '' || part === '.')) return `"${path}" is not a plain path`;
+  const long = parts.find((part) => utf8.encode(part).byteLength > SEGMENT_MAX_BYTES);
+  if (long !== undefined) return `"${path.slice(0, 60)}…" has a name longer than ${SEGMENT_MAX_BYTES} bytes`;
   if (path === MANIFEST_NAME || path === LAYOUT_NAME) return null;
   if (path.startsWith(IMAGE_DIR_PREFIX)) return /^image\/[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/.test(path) ? null : `"${path}" is not a file of a system image`;
   if (!path.startsWith(STACK_PREFIX) || parts.length < 2) return `"${path}" is outside the stack`;
@@ -122,13 +139,12 @@ export function checkManifest(text: string, checks: ManifestChecks): StackManife
     throw new StackFileError('bad_file', `This stack file's manifest is damaged (${issue ? `${issue.path.join('.') || 'manifest'}: ${issue.message}` : 'unreadable'}).`);
   }
   const manifest = parsed.data;
-  const seen = new Set<string>();
   for (const entry of manifest.entries) {
     const problem = entry.path === MANIFEST_NAME || entry.path === CHECKSUMS_NAME ? `"${entry.path}" cannot be listed` : pathProblem(entry.path);
     if (problem) throw new StackFileError('bad_file', `This stack file is refused: ${problem}.`);
-    if (seen.has(entry.path)) throw new StackFileError('bad_file', `This stack file is refused: "${entry.path}" is listed twice.`);
-    seen.add(entry.path);
   }
+  const clash = nameClash(manifest.entries.map((entry) => entry.path));
+  if (clash) throw new StackFileError('bad_file', `This stack file is refused: ${clash}.`);
   const layout = manifest.entries.find((entry) => entry.path === LAYOUT_NAME);
   if (layout && layout.size > LAYOUT_MAX_BYTES) throw new StackFileError('bad_file', `This stack file is refused: its layout claims ${layout.size} bytes.`);
   const recipe = manifest.image.recipe;
@@ -146,9 +162,44 @@ export function checkManifest(text: string, checks: ManifestChecks): StackManife
         : `This stack's computer runs on system image ${recipe}, but this Stackdocs has system image ${checks.appImage}, and the file does not include its image. Open it in a Stackdocs built with image ${recipe}.`,
     );
   }
+  const vmFile = manifest.entries.find((entry) => entry.path.startsWith(VM_PREFIX));
+  if (recipe === null && vmFile) {
+    throw new StackFileError('bad_file', `This stack file is refused: it says its computer never started (no system image), yet it carries the computer's files ("${vmFile.path}").`);
+  }
   const refusal = noRoomMessage('The stack was not imported', totalSize(manifest), checks.estimate);
   if (refusal) throw new StackFileError('storage', refusal);
   return manifest;
+}
+
+/**
+ * Why these paths cannot all be files of one folder, or null: one listed twice, two that differ
+ * only by case (one would overwrite the other where names ignore case, and they look alike), or a
+ * file that another path needs as a folder.
+ */
+export function nameClash(paths: readonly string[]): string | null {
+  const files = new Set<string>();
+  const folders = new Set<string>();
+  const byFold = new Map<string, string>();
+  const folded = (name: string) => name.toLowerCase();
+  for (const path of paths) {
+    if (files.has(path)) return `"${path}" is listed twice`;
+    files.add(path);
+  }
+  for (const path of paths) {
+    const parts = path.split('/');
+    for (let end = 1; end <= parts.length; end++) {
+      const name = parts.slice(0, end).join('/');
+      if (end < parts.length) {
+        if (files.has(name)) return `"${name}" is both a file and the folder of "${path}"`;
+        if (folders.has(name)) continue;
+        folders.add(name);
+      }
+      const other = byFold.get(folded(name));
+      if (other !== undefined && other !== name) return `"${other}" and "${name}" differ only by case`;
+      byFold.set(folded(name), name);
+    }
+  }
+  return null;
 }
 
 /** Max bytes of `checksums.json`: a line per entry. */

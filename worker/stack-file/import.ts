@@ -23,6 +23,7 @@ import {
 } from './format.ts';
 import { abandonImageImport, completeImageImport, IMAGE_MANIFEST, IMAGE_PREFIX, prepareImageImport, type ImageImport } from './image-entries.ts';
 import { registerZstd } from './zstd-codec.ts';
+import { inflating } from './bounded-inflate.ts';
 import { STACK_IMAGE_FILE } from '../../vm/stored-image.ts';
 import { sha256Hex } from '../../vm/image.ts';
 
@@ -55,7 +56,9 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
   const cancelled = () => new StackFileError('cancelled', 'The import was cancelled; no stack was made.');
   await registerZstd();
   const hasher = await createSHA256();
-  const zip = new ZipReader(new BlobReader(options.file), { useWebWorkers: false });
+  // Each entry's local header must say what the central directory says, its name included: a
+  // file whose two names differ opens as one thing in one program and another in the next.
+  const zip = new ZipReader(new BlobReader(options.file), { useWebWorkers: false, checkLocalDirectory: true, checkLocalFilename: true });
   let writing: EntryWriter | null = null;
   let image: ImageImport | null = null;
   try {
@@ -159,40 +162,59 @@ async function readBounded(entry: FileEntry, limit: number, signal: AbortSignal,
   if (entry.uncompressedSize > limit) throw tooBig();
   const parts: Uint8Array[] = [];
   let size = 0;
-  await entry
-    .getData(
-      new WritableStream<Uint8Array>({
-        write(chunk) {
-          size += chunk.byteLength;
-          if (size > limit) throw tooBig();
-          parts.push(chunk.slice());
-        },
-      }),
-      { signal },
-    )
-    .catch((error: unknown) => {
-      throw error instanceof StackFileError ? error : damaged();
-    });
+  await entryData(
+    entry,
+    (chunk) => {
+      size += chunk.byteLength;
+      if (size > limit) throw tooBig();
+      parts.push(chunk.slice());
+    },
+    signal,
+  ).catch((error: unknown) => {
+    throw error instanceof StackFileError ? error : damaged();
+  });
   return concatBytes(...parts);
+}
+
+const DEFLATE = 8;
+
+/**
+ * An entry's unpacked bytes handed to `write` as they come, each waited for before more is
+ * unpacked. zstd entries go through the codec registered with zip.js (zstd-codec.ts), deflated
+ * ones a few KiB at a time (bounded-inflate.ts), stored ones as they are read.
+ */
+async function entryData(found: FileEntry, write: (chunk: Uint8Array) => Promise<void> | void, signal: AbortSignal): Promise<void> {
+  try {
+    if (found.compressionMethod === DEFLATE) await found.getData(inflating(write), { signal, passThrough: 'compressed' });
+    else await found.getData(new WritableStream<Uint8Array>({ write }), { signal });
+  } catch (error) {
+    // zip.js names a local header that disagrees with the central directory an "Ambiguous archive".
+    const reason = (error as { reason?: unknown } | null)?.reason;
+    if ((error as Error | null)?.message !== 'Ambiguous archive' || typeof reason !== 'string') throw error;
+    throw new StackFileError(
+      'bad_file',
+      reason.includes('filename')
+        ? `This stack file is refused: the name written in front of "${found.filename}" differs from the one in its list of files, so it would open as one file here and another elsewhere.`
+        : `This stack file is refused: the header in front of "${found.filename}" disagrees with its list of files (${reason}).`,
+    );
+  }
 }
 
 /** Streams an entry into its writer; unpacking stops at the first byte past the declared size. */
 async function unpackInto(found: FileEntry, writing: EntryWriter, signal: AbortSignal): Promise<void> {
   let refusal: StackFileError | null = null;
   let size = 0;
-  const sink = new WritableStream<Uint8Array>({
-    async write(chunk) {
-      size += chunk.byteLength;
-      if (size > writing.entry.size) {
-        // A zip bomb, or a damaged file: either way nothing past the declared size is read.
-        refusal = tooLarge(writing.entry);
-        throw refusal;
-      }
-      await writing.write(chunk);
-    },
-  });
+  const write = async (chunk: Uint8Array) => {
+    size += chunk.byteLength;
+    if (size > writing.entry.size) {
+      // A zip bomb, or a damaged file: either way nothing past the declared size is read.
+      refusal = tooLarge(writing.entry);
+      throw refusal;
+    }
+    await writing.write(chunk);
+  };
   try {
-    await found.getData(sink, { signal });
+    await entryData(found, write, signal);
   } catch (error) {
     if (refusal) throw refusal;
     if (error instanceof StackFileError) throw error;
