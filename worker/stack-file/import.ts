@@ -26,6 +26,8 @@ import { registerZstd } from './zstd-codec.ts';
 import { inflating } from './bounded-inflate.ts';
 import { STACK_IMAGE_FILE } from '../../vm/stored-image.ts';
 import { sha256Hex } from '../../vm/image.ts';
+import { JOURNAL, JOURNAL_MAX_BYTES } from '../../vm/opfs-workspace.ts';
+import { snapshotProblem } from '../../vm/workspace-9p.ts';
 
 export interface ImportOptions {
   file: Blob;
@@ -106,6 +108,7 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
       if (!entry || found.directory) throw new StackFileError('bad_file', `This stack file is refused: "${found.filename}" is not in its manifest.`);
       if (finished.has(entry.path)) throw new StackFileError('bad_file', `This stack file is refused: "${found.filename}" is in it twice.`);
       if (found.uncompressedSize > entry.size) throw tooLarge(entry);
+      if (entry.path === JOURNAL_PATH && entry.size > JOURNAL_MAX_BYTES) throw new StackFileError('bad_file', `This stack file is refused: its computer's record of /workspace ("${JOURNAL_PATH}") claims ${entry.size} bytes.`);
       if (entry.path.startsWith(IMAGE_PREFIX) && !image?.target) {
         // Not needed here: this app serves that image, or this browser keeps it already.
         finished.add(entry.path);
@@ -117,6 +120,7 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
       const bytes = await writing.finish();
       writing = null;
       if (entry.path === LAYOUT_NAME) layout = readLayout(bytes!);
+      if (entry.path === JOURNAL_PATH) await checkJournal(options.target);
       finished.add(entry.path);
       done += found.compressedSize;
       options.onProgress?.(done, total);
@@ -225,6 +229,25 @@ async function unpackInto(found: FileEntry, writing: EntryWriter, signal: AbortS
 
 function tooLarge(entry: ManifestEntry): StackFileError {
   return new StackFileError('damaged', `This stack file is refused: "${entry.path}" unpacks to more than the ${entry.size} bytes its manifest declares.`);
+}
+
+const JOURNAL_PATH = `${STACK_PREFIX}.os/vm/${JOURNAL}`;
+
+/**
+ * The share's journal names what the guest may reach of /workspace when its saved state wakes:
+ * one whose fids leave /workspace or name `.os` (where the databases and secrets are) is refused.
+ * The computer checks it again when it reads it.
+ */
+async function checkJournal(target: FileSystemDirectoryHandle): Promise<void> {
+  const vm = await (await target.getDirectoryHandle('.os')).getDirectoryHandle('vm');
+  let value: unknown;
+  try {
+    value = JSON.parse(await (await (await vm.getFileHandle(JOURNAL)).getFile()).text());
+  } catch {
+    value = null;
+  }
+  const problem = snapshotProblem(value);
+  if (problem) throw new StackFileError('bad_file', `This stack file is refused: its computer's record of /workspace ("${JOURNAL_PATH}") is not one the computer writes: ${problem}.`);
 }
 
 /** The page's layout: any JSON object (the page's own store checks its fields when it loads it). */
