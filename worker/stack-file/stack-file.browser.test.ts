@@ -203,7 +203,7 @@ describe('.stack files', () => {
     expect(await read('default/.os/snapshot/memory.db')).toBeNull();
 
     const { stack, layout } = await importBytes(bytes);
-    expect(stack).toMatchObject({ id: 's-imported1', name: 'Receipts' });
+    expect(stack).toMatchObject({ id: 's-imported1', name: 'Receipts (imported)' });
     expect(layout).toBe('{"state":{"geometry":{}},"version":1}');
     expect(await read('s-imported1/.os/memory/memory.db')).toBe('memory copy');
     expect(await read('s-imported1/.os/memory/transcript.db')).toBe('transcript copy');
@@ -214,8 +214,8 @@ describe('.stack files', () => {
     expect(await read('s-imported1/.os/vm/state.bin')).toBe(await read('default/.os/vm/state.bin'));
     expect(await read('s-imported1/.os/config/secrets.json')).toBeNull();
     expect(await read('s-imported1/.os/config/settings.json')).toContain('claude-test');
-    expect(JSON.parse((await read('s-imported1/.os/config/stack.json'))!)).toMatchObject({ name: 'Receipts' });
-    expect((await folders.list()).stacks.map((listed) => listed.name)).toEqual(['Receipts', 'Receipts']);
+    expect(JSON.parse((await read('s-imported1/.os/config/stack.json'))!)).toMatchObject({ name: 'Receipts (imported)' });
+    expect((await folders.list()).stacks.map((listed) => listed.name)).toEqual(['Receipts', 'Receipts (imported)']);
   });
 
   it('carries files that are zips themselves, and still opens files of format version 1', async () => {
