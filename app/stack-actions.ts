@@ -96,11 +96,12 @@ export function createStackActions(deps: StackActionsDeps) {
 
     /**
      * Makes a new stack from a `.stack` file (or a template, then named `name`) and opens it; the
-     * stack open here is left as it is.
+     * stack open here is left as it is. `allowLarge`: the user said yes to a file over the import
+     * ceiling (refused first with the code `too_large`).
      */
-    async importFile(file: Blob, job: string, onProgress: (done: number, total: number) => void, name?: string): Promise<StackSummary> {
+    async importFile(file: Blob, job: string, onProgress: (done: number, total: number) => void, name?: string, allowLarge = false): Promise<StackSummary> {
       await deps.askToKeep();
-      const { stack, layout } = await stacks.importStack(file, { job, ...(name ? { name } : {}) }, onProgress);
+      const { stack, layout } = await stacks.importStack(file, { job, ...(name ? { name } : {}), ...(allowLarge ? { allowLarge } : {}) }, onProgress);
       if (layout !== null) deps.setLayout(stack.id, layout);
       deps.remember(stack);
       deps.open(stack.id);

@@ -18,7 +18,7 @@ export interface StacksClient {
     onProgress?: (done: number, total: number) => void,
     whenStill?: () => Promise<void>,
   ): Promise<{ name: string; bytes: number; file: File | null }>;
-  importStack(file: Blob, options: { job: string; name?: string }, onProgress?: (done: number, total: number) => void): Promise<{ stack: StackSummary; layout: string | null }>;
+  importStack(file: Blob, options: { job: string; name?: string; allowLarge?: boolean }, onProgress?: (done: number, total: number) => void): Promise<{ stack: StackSummary; layout: string | null }>;
   saveResetPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
   resetToPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
   dropResetPoint(stackId: string): Promise<null>;

@@ -102,6 +102,8 @@ export interface StackImportOptions {
   appImage: string | null;
   /** The new stack's name; the file's own when absent. */
   name?: string;
+  /** The user said yes to a stack over the import ceiling; without it such a file is refused (`too_large`). */
+  allowLarge?: boolean;
   signal: AbortSignal;
   onProgress?(done: number, total: number): void;
 }
@@ -283,6 +285,7 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
             appImage: options.appImage,
             estimate: await deps.estimate(),
             signal: options.signal,
+            allowLarge: options.allowLarge === true,
             ...(options.onProgress ? { onProgress: options.onProgress } : {}),
           });
           // A name from the file is told apart from the stacks here: "Receipts" beside "Receipts" is "Receipts (imported)".
@@ -293,7 +296,7 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
         } catch (error) {
           // The file that failed its check lets go of its swap file a moment after it is aborted.
           await removeWhenReleased(stacks, id, releaseWaitMs).catch(() => {});
-          if (error instanceof StackFileError) throw new StackFolderError({ code: error.code === 'cancelled' ? 'aborted' : error.code === 'storage' ? 'storage' : 'bad_request', message: error.message });
+          if (error instanceof StackFileError) throw new StackFolderError({ code: error.code === 'cancelled' ? 'aborted' : error.code === 'storage' || error.code === 'too_large' ? error.code : 'bad_request', message: error.message });
           throw fullOr(error, 'The stack was not imported');
         }
       });

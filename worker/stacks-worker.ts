@@ -106,7 +106,7 @@ const api: StacksApi = {
       }),
     ),
   importStack: (file, options, onProgress) =>
-    result(() => job(options.job, (signal) => folders.importStack(file, { appImage: recipeOfImageBase(vmImageBase), signal, ...(options.name ? { name: options.name } : {}), ...(onProgress ? { onProgress: throttle(onProgress) } : {}) }))),
+    result(() => job(options.job, (signal) => folders.importStack(file, { appImage: recipeOfImageBase(vmImageBase), signal, ...(options.name ? { name: options.name } : {}), allowLarge: options.allowLarge === true, ...(onProgress ? { onProgress: throttle(onProgress) } : {}) }))),
   saveResetPoint: (stackId, options) => result(() => folders.saveResetPoint(stackId, options.heldByCaller === true)),
   resetToPoint: (stackId, options) => result(() => folders.resetToPoint(stackId, options.heldByCaller === true)),
   dropResetPoint: (stackId) => result(async () => (await folders.dropResetPoint(stackId), null)),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkManifest, FORMAT, FORMAT_VERSION, nameClash, pathProblem, recipeOfImageBase, StackFileError, withChecksums, type ManifestChecks, type StackManifest } from './format.ts';
+import { checkManifest, FORMAT, FORMAT_VERSION, IMPORT_CEILING_BYTES, importCeiling, nameClash, pathProblem, recipeOfImageBase, StackFileError, withChecksums, type ManifestChecks, type StackManifest } from './format.ts';
 
 const SHA = 'a'.repeat(64);
 const manifest = (patch: Partial<StackManifest> = {}): StackManifest => ({
@@ -136,6 +136,29 @@ describe('a computer that never started', () => {
     const entries = [...manifest().entries, { path: 'stack/.os/vm/overlay.data', size: 10, sha256: SHA }];
     expect(refusal(JSON.stringify(manifest({ image: { recipe: null }, entries }))).message).toBe('This stack file is refused: it says its computer never started (no system image), yet it carries the computer\'s files ("stack/.os/vm/overlay.data").');
     expect(checkManifest(JSON.stringify(manifest({ entries })), roomy).entries).toHaveLength(4);
+  });
+});
+
+describe('the import ceiling', () => {
+  const sized = (size: number) => JSON.stringify(manifest({ entries: [{ path: 'stack/.os/vm/overlay.data', size, sha256: SHA }] }));
+
+  it('is half the room left, at most 4 GiB', () => {
+    expect(importCeiling({ usage: 1_000, quota: 1_000_001_000 })).toBe(500_000_000);
+    expect(importCeiling({ usage: 0, quota: 100e9 })).toBe(IMPORT_CEILING_BYTES);
+    expect(importCeiling(undefined)).toBe(IMPORT_CEILING_BYTES);
+  });
+
+  it('refuses a stack over it that would fit, naming both sizes, until the user says yes', () => {
+    const error = refusal(sized(600_000_000));
+    expect(error.code).toBe('too_large');
+    expect(error.message).toBe(
+      'This stack unpacks to 600 MB, more than a stack file may take without asking (500 MB: half the room this browser has left for Stackdocs, at most 4.0 GB). Nothing was written. Import it anyway only if you expected a stack this large.',
+    );
+    expect(checkManifest(sized(600_000_000), { ...roomy, allowLarge: true }).entries[0]!.size).toBe(600_000_000);
+    // What does not fit at all is refused whatever the user says.
+    expect(refusal(sized(2e9), { ...roomy, allowLarge: true }).code).toBe('storage');
+    // A 5 GB stack in a browser that does not say how much room it has.
+    expect(refusal(sized(5e9), { ...roomy, estimate: undefined }).code).toBe('too_large');
   });
 });
 

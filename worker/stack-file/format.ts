@@ -4,6 +4,7 @@
 // importer reads it first and refuses, before writing anything, a file it cannot take whole.
 import { z } from 'zod';
 import { noRoomMessage, type StorageEstimateLike } from '../storage-full.ts';
+import { formatBytes } from '../protocol.ts';
 
 export const FORMAT = 'stackdocs-stack';
 /** 2: entries packed with zstd (zip method 93); 1: deflated. Both are read. */
@@ -43,7 +44,8 @@ export const NEVER_EXPORTED = [/^\.os\/config\/stack\.json$/, /^\.os\/config\/se
 export class StackFileError extends Error {
   override readonly name = 'StackFileError';
   constructor(
-    readonly code: 'bad_file' | 'format_version' | 'image' | 'storage' | 'cancelled' | 'damaged',
+    /** `too_large`: it fits, but is over the ceiling the user is asked about (checks.allowLarge). */
+    readonly code: 'bad_file' | 'format_version' | 'image' | 'storage' | 'too_large' | 'cancelled' | 'damaged',
     message: string,
   ) {
     super(message);
@@ -111,6 +113,22 @@ export interface ManifestChecks {
   /** The recipe hash of this app's system image; null when the app has none. */
   appImage: string | null;
   estimate: StorageEstimateLike | undefined;
+  /** The user said yes to a stack over the import ceiling (importCeiling). */
+  allowLarge?: boolean;
+}
+
+/** The most an import writes without asking, whatever the browser grants. */
+export const IMPORT_CEILING_BYTES = 4_000_000_000;
+
+/**
+ * The most a stack file may unpack to before the user is asked: half the room the browser still
+ * grants the site, at most 4 GB (the whole 4 GB when the browser does not say). A file can
+ * declare any size; this keeps one from filling the disk unasked.
+ */
+export function importCeiling(estimate: StorageEstimateLike | undefined): number {
+  const { usage, quota } = estimate ?? {};
+  if (typeof usage !== 'number' || typeof quota !== 'number' || !(quota > 0)) return IMPORT_CEILING_BYTES;
+  return Math.min(IMPORT_CEILING_BYTES, Math.floor(Math.max(0, quota - usage) / 2));
 }
 
 /**
@@ -166,8 +184,16 @@ export function checkManifest(text: string, checks: ManifestChecks): StackManife
   if (recipe === null && vmFile) {
     throw new StackFileError('bad_file', `This stack file is refused: it says its computer never started (no system image), yet it carries the computer's files ("${vmFile.path}").`);
   }
-  const refusal = noRoomMessage('The stack was not imported', totalSize(manifest), checks.estimate);
+  const needed = totalSize(manifest);
+  const refusal = noRoomMessage('The stack was not imported', needed, checks.estimate);
   if (refusal) throw new StackFileError('storage', refusal);
+  const ceiling = importCeiling(checks.estimate);
+  if (needed > ceiling && !checks.allowLarge) {
+    throw new StackFileError(
+      'too_large',
+      `This stack unpacks to ${formatBytes(needed)}, more than a stack file may take without asking (${formatBytes(ceiling)}: half the room this browser has left for Stackdocs, at most ${formatBytes(IMPORT_CEILING_BYTES)}). Nothing was written. Import it anyway only if you expected a stack this large.`,
+    );
+  }
   return manifest;
 }
 

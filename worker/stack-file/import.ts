@@ -35,6 +35,8 @@ export interface ImportOptions {
   target: FileSystemDirectoryHandle;
   appImage: string | null;
   estimate: StorageEstimateLike | undefined;
+  /** The user said yes to a stack over the import ceiling (format.ts importCeiling). */
+  allowLarge?: boolean;
   signal: AbortSignal;
   onProgress?(done: number, total: number): void;
   /** Called once the manifest passed its checks, before any file is written. */
@@ -69,7 +71,7 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
     if (!first || first.filename !== MANIFEST_NAME || first.directory) throw new StackFileError('bad_file', 'This is not a Stackdocs stack file: it does not start with a manifest.');
     const tooBig = () => new StackFileError('bad_file', 'This is not a Stackdocs stack file: its manifest is far too large.');
     const manifestText = new TextDecoder().decode(await readBounded(first, MANIFEST_MAX_BYTES, signal, tooBig));
-    const checked = checkManifest(manifestText, { appImage: options.appImage, estimate: options.estimate });
+    const checked = checkManifest(manifestText, { appImage: options.appImage, estimate: options.estimate, allowLarge: options.allowLarge === true });
     // Format 2 writes the checksums last, once each entry is written: read before anything else.
     const last = entries.length > 1 ? entries.at(-1)! : null;
     const sums = last?.filename === CHECKSUMS_NAME && !last.directory ? last : null;
