@@ -22,7 +22,7 @@ import {
   type StackManifest,
 } from './format.ts';
 import { abandonImageImport, completeImageImport, IMAGE_MANIFEST, IMAGE_PREFIX, prepareImageImport, type ImageImport } from './image-entries.ts';
-import { registerZstd } from './zstd-codec.ts';
+import { registerZstd, ZstdSizeError } from './zstd-codec.ts';
 import { inflating } from './bounded-inflate.ts';
 import { STACK_IMAGE_FILE } from '../../vm/stored-image.ts';
 import { sha256Hex } from '../../vm/image.ts';
@@ -177,7 +177,7 @@ async function readBounded(entry: FileEntry, limit: number, signal: AbortSignal,
     },
     signal,
   ).catch((error: unknown) => {
-    throw error instanceof StackFileError ? error : damaged();
+    throw error instanceof StackFileError ? error : pastDeclaredSize(error) ? tooBig() : damaged();
   });
   return concatBytes(...parts);
 }
@@ -225,8 +225,17 @@ async function unpackInto(found: FileEntry, writing: EntryWriter, signal: AbortS
     if (refusal) throw refusal;
     if (error instanceof StackFileError) throw error;
     if (signal.aborted) throw error;
+    // The zstd codec stops before the frame that would pass the declared size (zip.js wraps its error).
+    if (pastDeclaredSize(error)) throw tooLarge(writing.entry);
     throw damaged();
   }
+}
+
+function pastDeclaredSize(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (cause instanceof ZstdSizeError) return true;
+  }
+  return false;
 }
 
 function tooLarge(entry: ManifestEntry): StackFileError {

@@ -30,7 +30,12 @@ export function packFrames(zstd: ZstdModule, bytes: Uint8Array): Uint8Array[] {
 }
 
 export class ZstdDataError extends Error {
-  override readonly name = 'ZstdDataError';
+  override readonly name: string = 'ZstdDataError';
+}
+
+/** The frames go past the size the entry declares: a bomb, or a damaged file. */
+export class ZstdSizeError extends ZstdDataError {
+  override readonly name = 'ZstdSizeError';
 }
 
 /** A growing byte buffer read from its front. */
@@ -168,7 +173,7 @@ export function zstdDecompressor(zstd: ZstdModule, limit = Number.POSITIVE_INFIN
             pending.take(frame.length);
             continue;
           }
-          if (produced + frame.contentSize > limit) throw new ZstdDataError(`the zstd data unpacks to more than the ${limit} bytes declared`);
+          if (produced + frame.contentSize > limit) throw new ZstdSizeError(`the zstd data unpacks to more than the ${limit} bytes declared`);
           if (!asked) await new Promise<void>((resolve) => (wake = resolve));
           if (cancelled !== null) throw cancelled;
           const bytes = pending.take(frame.length);
