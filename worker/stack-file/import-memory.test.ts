@@ -103,6 +103,16 @@ describe('the importer\'s memory', () => {
     expect(peakMb).toBeLessThan(64);
   }, 60_000);
 
+  it('imports a plain stack of 64 MiB that does not pack within a few MiB of the file itself', async () => {
+    const bytes = await plainStackFile(64);
+    const written = { bytes: 0 };
+    const { value, peakMb } = await peakAbove(() => importOf(bytes, written));
+    expect(value).not.toBeInstanceOf(Error);
+    expect(written.bytes).toBeGreaterThan(64 * 2 ** 20);
+    console.log(`stack.import_peak_mb ${peakMb.toFixed(1)} MB above the start, a plain 64 MiB stack`);
+    expect(peakMb).toBeLessThan(64);
+  }, 60_000);
+
   it('refuses the same 1 GiB before unpacking anything when it is over the ceiling', async () => {
     const written = { bytes: 0 };
     const { value, peakMb } = await peakAbove(() => importOf(hostile('honest-gib-ceiling'), written, { usage: 1e9, quota: 2.5e9 }));
