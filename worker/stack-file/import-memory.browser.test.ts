@@ -81,9 +81,10 @@ describe("the importer's memory in Chromium", () => {
       const { outcome, peakMb, seconds } = await peakAbove(() => importOf(bytes));
       console.log(`stack.import_peak_mb ${peakMb.toFixed(1)} MB above the start (renderers, Chromium), ${what}, imported in ${seconds.toFixed(1)} s`);
       expect(outcome).toBe('imported');
-      // A plain stack's import was seen at 56 MB above the start (not yet understood where it
-      // goes); the bound here is what a bomb's unpacking, at 1 GiB and up, could never keep to.
-      expect(peakMb).toBeLessThan(96);
+      // Seen: 0 MB for the bomb, 56 MB for the plain stack (not yet understood where that goes).
+      // The bound leaves room for test files running beside this one in the same renderer; a
+      // bomb unpacked ahead of its writing (1 GB and more) could never keep to it.
+      expect(peakMb).toBeLessThan(256);
     }
   }, 180_000);
 });
