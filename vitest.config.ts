@@ -6,6 +6,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { playwright } from '@vitest/browser-playwright';
 import { chromiumArgs, chromiumPath } from './tests/support/chromium.ts';
 import { vmImageModule } from './scripts/vm-image-plugin.ts';
+import { rendererMemoryMb } from './tests/support/process-memory.ts';
 
 /**
  * The test that boots the real image in v86 takes minutes on one core: it starts first, and every
@@ -58,6 +59,8 @@ export default defineConfig({
             headless: true,
             provider: playwright({ launchOptions: { executablePath: chromiumPath, args: chromiumArgs } }),
             instances: [{ browser: 'chromium' }],
+            // `commands.rendererMemoryMb()` in a test: the renderers' resident memory, from /proc.
+            commands: { rendererMemoryMb: () => rendererMemoryMb() },
           },
         },
       },

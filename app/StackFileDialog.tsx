@@ -13,7 +13,7 @@ type Phase =
   | { step: 'ask' }
   | { step: 'working'; done: number; total: number }
   | { step: 'exported'; bytes: number; saved: 'picked' | 'downloaded' }
-  | { step: 'failed'; message: string; closed: boolean };
+  | { step: 'failed'; message: string; closed: boolean; large?: boolean };
 
 export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { task: StackFileTask; actions: StackActions; stacks: StacksClient; onClose(): void; reopen(): void }) {
   const dialog = useRef<HTMLDialogElement>(null);
@@ -25,15 +25,22 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
   // Secrets go only when ticked, one by one: none is ticked at first.
   const [secrets, setSecrets] = useState<ReadonlySet<string>>(new Set());
 
+  // The new stack opens when it is complete; until then nothing of it is listed. A file over the
+  // size an import takes unasked is refused first, and taken only once the user says so.
+  const startImport = (allowLarge: boolean) => {
+    if (task.kind !== 'import') return;
+    setPhase({ step: 'working', done: 0, total: task.file.size });
+    actions.importFile(task.file, job.current, progress, { allowLarge }).catch((error: unknown) =>
+      setPhase({ step: 'failed', message: messageOf(error), closed: false, large: error instanceof StackCallError && error.shape.code === 'too_large' }),
+    );
+  };
+
   useEffect(() => {
     if (!dialog.current?.open) dialog.current?.showModal();
     if (task.kind === 'export') {
       actions.exportContents().then(setContents, (error: unknown) => setContents({ error: messageOf(error) }));
     }
-    if (task.kind === 'import') {
-      // The new stack opens when it is complete; until then nothing of it is listed.
-      actions.importFile(task.file, job.current, progress).catch((error: unknown) => setPhase({ step: 'failed', message: messageOf(error), closed: false }));
-    }
+    startImport(false);
   }, []);
 
   const startExport = async () => {
@@ -121,6 +128,15 @@ export function StackFileDialog({ task, actions, stacks, onClose, reopen }: { ta
             </button>
             <button type="button" class="button button--primary" onClick={() => void startExport()}>
               Export
+            </button>
+          </>
+        ) : phase.step === 'failed' && phase.large ? (
+          <>
+            <button type="button" class="button" onClick={finish}>
+              Cancel
+            </button>
+            <button type="button" class="button button--primary" onClick={() => startImport(true)}>
+              Import anyway
             </button>
           </>
         ) : (

@@ -151,6 +151,14 @@ describe('stack actions', () => {
     expect(calls).toEqual(['ask to keep', 'import', 'layout s-imported {"state":{}}', 'remember s-imported Receipts', 'open s-imported']);
   });
 
+  it('asks the stacks worker for a file over the import ceiling only once the user said yes', async () => {
+    const asked: unknown[] = [];
+    const { actions } = setup({ importStack: async (_file: Blob, options: unknown) => (asked.push(options), { stack: stack('s-imported', 'Receipts'), layout: null }) });
+    await actions.importFile(new Blob(['x']), 'job-3', () => {});
+    await actions.importFile(new Blob(['x']), 'job-4', () => {}, { allowLarge: true });
+    expect(asked).toEqual([{ job: 'job-3' }, { job: 'job-4', allowLarge: true }]);
+  });
+
   it('restores the open stack to a checkpoint: closed as for a copy, restored as its holder with its layout, then opened again', async () => {
     const { actions, calls } = setup();
     await actions.restoreCheckpoint('c-1-abcdef');

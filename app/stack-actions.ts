@@ -103,12 +103,17 @@ export function createStackActions(deps: StackActionsDeps) {
     /**
      * Makes a new stack from a `.stack` file (or a template, then named `name`) and opens it; the
      * stack open here is left as it is. It opens restricted (its owner reviews what it brought)
-     * unless `builtIn`: a template the app ships.
+     * unless `builtIn`: a template the app ships. `allowLarge`: the user said yes to a file over
+     * the import ceiling (refused first with the code `too_large`).
      */
-    async importFile(file: Blob, job: string, onProgress: (done: number, total: number) => void, options: { name?: string; builtIn?: boolean } = {}): Promise<StackSummary> {
+    async importFile(file: Blob, job: string, onProgress: (done: number, total: number) => void, options: { name?: string; builtIn?: boolean; allowLarge?: boolean } = {}): Promise<StackSummary> {
       await deps.askToKeep();
       const fileName = file instanceof File && file.name ? file.name : undefined;
-      const { stack, layout } = await stacks.importStack(file, { job, ...(options.name ? { name: options.name } : {}), ...(fileName ? { fileName } : {}), ...(options.builtIn ? { builtIn: true } : {}) }, onProgress);
+      const { stack, layout } = await stacks.importStack(
+        file,
+        { job, ...(options.name ? { name: options.name } : {}), ...(fileName ? { fileName } : {}), ...(options.builtIn ? { builtIn: true } : {}), ...(options.allowLarge ? { allowLarge: true } : {}) },
+        onProgress,
+      );
       if (layout !== null) deps.setLayout(stack.id, layout);
       deps.remember(stack);
       deps.open(stack.id);

@@ -19,7 +19,7 @@ export interface StacksClient {
     whenStill?: () => Promise<void>,
   ): Promise<{ name: string; bytes: number; file: File | null }>;
   exportContents(stackId: string): Promise<ExportContents>;
-  importStack(file: Blob, options: { job: string; name?: string; fileName?: string; builtIn?: boolean }, onProgress?: (done: number, total: number) => void): Promise<{ stack: StackSummary; layout: string | null }>;
+  importStack(file: Blob, options: { job: string; name?: string; fileName?: string; builtIn?: boolean; allowLarge?: boolean }, onProgress?: (done: number, total: number) => void): Promise<{ stack: StackSummary; layout: string | null }>;
   saveResetPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
   resetToPoint(stackId: string, options: { heldByCaller: boolean }): Promise<{ bytes: number }>;
   dropResetPoint(stackId: string): Promise<null>;

@@ -318,6 +318,13 @@ async function verify(bytes: Uint8Array, expected: string, what: string): Promis
   if (actual !== expected) throw new ImageError('checksum', `${what} is corrupt (sha256 ${actual.slice(0, 12)}…, expected ${expected.slice(0, 12)}…)`);
 }
 
+/** Why a fetch of the image failed, in words for the user (no address): offline, an HTTP status, or no answer. */
+export function whyNotFetched(error: ImageError): string {
+  if ((globalThis as { navigator?: { onLine?: boolean } }).navigator?.onLine === false) return 'this device is offline';
+  const status = / HTTP (\d{3})$/.exec(error.message)?.[1];
+  return status ? `the image's server answered HTTP ${status}` : "the image's server cannot be reached";
+}
+
 export async function fetchOk(url: string, fetchFn: FetchLike = fetch): Promise<Response> {
   let response: Response;
   try {

@@ -2,7 +2,7 @@
 // as OPFS does: a handle still held (by a worker being terminated) is waited for.
 import { describe, expect, it } from 'vitest';
 import type { SyncAccessHandleLike } from './disk.ts';
-import { openOpfsMachine } from './opfs-store.ts';
+import { machineMeta, openOpfsMachine } from './opfs-store.ts';
 import { PARTIAL_PREFIX } from './opfs-write.ts';
 
 class ExclusiveFile {
@@ -59,6 +59,15 @@ class Dir {
     for (const [name, file] of this.files) yield [name, { kind: 'file', getFile: async () => ({ lastModified: file.lastModified }) }] as const;
   }
 }
+
+describe('machineMeta', () => {
+  it('takes from machine.json only short strings or null: it may have come in a stack file', () => {
+    expect(machineMeta({ imageHash: 'fd64fdc78ca0f2c7', state: 'g1', disk: 'g1' })).toEqual({ imageHash: 'fd64fdc78ca0f2c7', state: 'g1', disk: 'g1' });
+    expect(machineMeta({ imageHash: 7, state: { toString: 'x' }, disk: 'x'.repeat(201) })).toEqual({ imageHash: null, state: null, disk: null });
+    expect(machineMeta([1, 2])).toEqual({ imageHash: null, state: null, disk: null });
+    expect(machineMeta(null)).toEqual({ imageHash: null, state: null, disk: null });
+  });
+});
 
 describe('openOpfsMachine', () => {
   it('waits for a worker that still holds the machine files to let them go', async () => {

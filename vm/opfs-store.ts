@@ -32,6 +32,25 @@ export interface OpfsMachineFiles {
 }
 
 const EMPTY_META: MachineMeta = { imageHash: null, state: null, disk: null };
+/** machine.json is three short strings; a larger one is not the machine's. */
+const META_MAX_BYTES = 64 * 1024;
+/** The warm set names chunks of the image (about 3,000): a longer list, or file, is not one. */
+const WARM_SET_MAX = 100_000;
+const WARM_SET_MAX_BYTES = 2 * 1024 * 1024;
+
+/**
+ * The record as the machine may trust it: the folder may have come in a stack file, so each field
+ * is taken only when it is a short string (a hash or a generation) or null; anything else is null,
+ * which makes the machine trust no saved state and check its image afresh.
+ */
+export function machineMeta(value: unknown): MachineMeta {
+  const v = (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}) as Record<string, unknown>;
+  const field = (name: keyof MachineMeta) => {
+    const x = v[name];
+    return typeof x === 'string' && x.length > 0 && x.length <= 200 ? x : null;
+  };
+  return { imageHash: field('imageHash'), state: field('state'), disk: field('disk') };
+}
 
 /** The image's disk chunks, shared by every stack of this browser: OPFS `base/`. */
 export async function openBaseDir(root: FileSystemDirectoryHandle): Promise<FileSystemDirectoryHandle> {
@@ -80,10 +99,12 @@ export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: 
   await sweepPartialWrites(dir).catch(() => 0);
 
   const readMeta = (): MachineMeta => {
-    const bytes = new Uint8Array(metaHandle.getSize());
+    const size = metaHandle.getSize();
+    if (size > META_MAX_BYTES) return { ...EMPTY_META };
+    const bytes = new Uint8Array(size);
     metaHandle.read(bytes, { at: 0 });
     try {
-      return { ...EMPTY_META, ...(JSON.parse(new TextDecoder().decode(bytes)) as Partial<MachineMeta>) };
+      return machineMeta(JSON.parse(new TextDecoder().decode(bytes)));
     } catch {
       return { ...EMPTY_META }; // absent or torn: nothing is trusted
     }
@@ -140,8 +161,10 @@ export async function openOpfsMachine(root: FileSystemDirectoryHandle, stackId: 
 /** The base chunks this stack's guest read last (disk/base-chunks.ts recentlyUsed), or none. */
 export async function readWarmSet(vmDir: FileSystemDirectoryHandle): Promise<number[]> {
   try {
-    const value: unknown = JSON.parse(await (await (await vmDir.getFileHandle(WARM_SET)).getFile()).text());
-    return Array.isArray(value) ? value.filter((n): n is number => Number.isInteger(n) && n >= 0) : [];
+    const file = await (await vmDir.getFileHandle(WARM_SET)).getFile();
+    if (file.size > WARM_SET_MAX_BYTES) return [];
+    const value: unknown = JSON.parse(await file.text());
+    return Array.isArray(value) ? value.filter((n): n is number => Number.isInteger(n) && n >= 0).slice(0, WARM_SET_MAX) : [];
   } catch {
     return []; // absent or torn: the next start loads nothing ahead
   }

@@ -104,4 +104,17 @@ describe('opfsWorkspaceFs', () => {
     await call('writeModes', { 'run.sh': 0o755 });
     expect(await call('readModes')).toEqual({ 'run.sh': 0o755 });
   });
+
+  it('reads permission bits from a stack file only as numbers, and none from a file far too large', async () => {
+    const os = await dir.getDirectoryHandle('.os', { create: true });
+    const put = async (text: string) => {
+      const writable = await (await os.getFileHandle('workspace-modes.json', { create: true })).createWritable();
+      await writable.write(text);
+      await writable.close();
+    };
+    await put(JSON.stringify({ 'run.sh': 0o755, 'odd.sh': 'rwx', 'list.sh': [1] }));
+    expect(await call('readModes')).toEqual({ 'run.sh': 0o755 });
+    await put(`{"run.sh": 493, "pad": "${'x'.repeat(5 * 1024 * 1024)}"}`);
+    expect(await call('readModes')).toEqual({});
+  });
 });

@@ -5,6 +5,9 @@
 import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, errnosOf, FsError, isHidden, MODES_FILE, type FsStat, type WorkspaceFs } from './workspace-9p.ts';
 import { isPartialWrite, sweepPartialWrites } from './opfs-write.ts';
 
+/** The permission bits the guest set are a few bytes a path; a file past this is not the share's. */
+const MODES_MAX_BYTES = 4 * 1024 * 1024;
+
 type DirEntries = FileSystemDirectoryHandle & { entries(): AsyncIterable<[string, FileSystemHandle]> };
 type Movable = FileSystemHandle & { move(dir: FileSystemDirectoryHandle, name: string): Promise<void> };
 
@@ -313,8 +316,11 @@ export function opfsWorkspaceFs(stackDir: FileSystemDirectoryHandle): WorkspaceF
     async readModes() {
       try {
         const file = await (await (await stackDir.getDirectoryHandle('.os')).getFileHandle(MODES_FILE)).getFile();
+        // It may have come in a stack file: one far larger than any guest's chmods make is not read.
+        if (file.size > MODES_MAX_BYTES) return {};
         const value = JSON.parse(await file.text()) as unknown;
-        return value && typeof value === 'object' ? (value as Record<string, number>) : {};
+        if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+        return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, number] => Number.isInteger(entry[1])));
       } catch {
         return {}; // none yet, or torn: the defaults
       }

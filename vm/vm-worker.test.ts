@@ -6,9 +6,9 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SyncAccessHandleLike } from './disk.ts';
 import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
 import { BaseChunks } from './disk/base-chunks.ts';
-import { sha256Hex } from './image.ts';
+import { ImageError, sha256Hex } from './image.ts';
 import type { VmStatus } from './protocol.ts';
-import { createVmApi } from './vm-worker.ts';
+import { createVmApi, toVmError } from './vm-worker.ts';
 
 class MemFile {
   data = new Uint8Array(0);
@@ -182,6 +182,19 @@ async function afterQuietTime(act: () => Promise<unknown>): Promise<void> {
     vi.useRealTimers();
   }
 }
+
+describe('toVmError', () => {
+  it("says what is missing and what to do when the image cannot be fetched, not the file's address", () => {
+    const unreachable = toVmError(new ImageError('fetch_failed', 'could not fetch http://127.0.0.1:5173/vm/fd64fdc78ca0f2c7/disk/0a1b.gzip', { cause: new TypeError('Failed to fetch') }));
+    expect(unreachable).toEqual({
+      code: 'image_fetch_failed',
+      message: "part of its system image is not in this browser yet and could not be fetched (the image's server cannot be reached); connect to the internet and start it again",
+      retryable: true,
+    });
+    expect(toVmError(new ImageError('fetch_failed', 'could not fetch http://x/vm/a/bzImage: HTTP 404')).message).toContain("(the image's server answered HTTP 404)");
+    expect(toVmError(new ImageError('checksum', 'the kernel is corrupt'))).toEqual({ code: 'image_checksum', message: 'the kernel is corrupt', retryable: false });
+  });
+});
 
 describe('VmApi (fake OPFS, fake emulator)', () => {
   it('starts a stack on an empty overlay over the shared image, boots, runs, suspends, and wakes in a new worker', async () => {

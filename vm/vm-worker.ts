@@ -6,7 +6,7 @@ import { AgentError } from './agent-client.ts';
 import { BaseChunks, opfsChunkFiles, type BaseProgress } from './disk/base-chunks.ts';
 import { LayeredDisk } from './disk/layered-disk.ts';
 import { CHANGE_CHUNK, Overlay, OverlayError } from './disk/overlay.ts';
-import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, joinUrl, type FetchLike, type ImageManifest } from './image.ts';
+import { fetchImageFile, fetchManifest, fetchPristineState, ImageError, joinUrl, whyNotFetched, type FetchLike, type ImageManifest } from './image.ts';
 import { DISK_PACK, isStoredImageUrl, packedChunkFiles, storedImageFetch, storedImageFile } from './stored-image.ts';
 import { Machine, MachineError, type MachineBootFiles, type MachineOptions } from './machine.ts';
 import { letGo } from './let-go.ts';
@@ -727,7 +727,11 @@ async function guard<T>(run: () => Promise<T>): Promise<VmResult<T>> {
 }
 
 export function toVmError(error: unknown): VmError {
-  if (error instanceof ImageError) return { code: `image_${error.code}`, message: error.message, retryable: error.code === 'fetch_failed' };
+  if (error instanceof ImageError && error.code === 'fetch_failed') {
+    // Said without the file's address: what is missing, why, and what to do.
+    return { code: 'image_fetch_failed', message: `part of its system image is not in this browser yet and could not be fetched (${whyNotFetched(error)}); connect to the internet and start it again`, retryable: true };
+  }
+  if (error instanceof ImageError) return { code: `image_${error.code}`, message: error.message, retryable: false };
   if (error instanceof MachineError) return { code: error.code, message: error.message, retryable: error.code !== 'not_running' };
   if (error instanceof AgentError) return { code: error.code, message: error.message, retryable: error.code === 'agent_restarted' };
   if (error instanceof Error && error.name === 'QuotaExceededError') return { code: 'image_quota', message: "the browser's storage is full", retryable: false };

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { nodeWorkspaceFs } from './node-workspace-fs.ts';
-import { EACCES, EBADF, EEXIST, EISDIR, ENOENT, ENOTEMPTY, EPERM, EPROTO, Workspace9p } from './workspace-9p.ts';
+import { EACCES, EBADF, EEXIST, EISDIR, ENOENT, ENOTEMPTY, EPERM, EPROTO, MAX_MSIZE, snapshotProblem, Workspace9p } from './workspace-9p.ts';
 
 const enc = new TextEncoder();
 
@@ -246,6 +246,33 @@ describe('the /workspace 9p server', () => {
     const other = new Workspace9p(nodeWorkspaceFs(dir), true);
     expect(other.resume(snapshot, 'gen-2')).toBe(false);
     expect(errnoOf(await call(other, 24, [['u32', 7], ['u64', 0x7ff]]), 24)).toBe(EBADF);
+  });
+
+  it('trusts no snapshot whose fids leave /workspace or name the system space, nor an unbounded msize', async () => {
+    mkdirSync(join(dir, '.os', 'config'), { recursive: true });
+    writeFileSync(join(dir, '.os', 'config', 'secrets.json'), '{"api_key":"sk-secret"}');
+    const snapshot = (fids: [number, string][], msize = 8192) => ({ generation: 'gen-1', msize, fids });
+    expect(snapshotProblem(snapshot([[0, ''], [3, 'documents/a.txt']]))).toBeNull();
+    expect(snapshotProblem(snapshot([[0, ''], [9, '.os']]))).toBe('fid 9 names ".os", outside what the guest may see of /workspace (".os" is reserved for the stack)');
+    expect(snapshotProblem(snapshot([[9, '.os/config/secrets.json']]))).toContain('fid 9 names ".os/config/secrets.json", outside what the guest may see');
+    expect(snapshotProblem(snapshot([[9, 'documents/../../etc']]))).toContain('outside what the guest may see');
+    expect(snapshotProblem(snapshot([[9, '/etc/passwd']]))).toContain('outside what the guest may see');
+    expect(snapshotProblem(snapshot([[9, 'a//b']]))).toContain('outside what the guest may see');
+    expect(snapshotProblem(snapshot([[0, ''], [0, 'x']]))).toBe('fid 0 is listed twice');
+    expect(snapshotProblem(snapshot([[-1, 'x']]))).toBe('fid -1 is not a 32-bit number');
+    expect(snapshotProblem(snapshot([], 1 << 30))).toBe(`its message size ${1 << 30} is not between 4096 and ${MAX_MSIZE}`);
+    expect(snapshotProblem({ generation: 'g', msize: 8192, fids: Array.from({ length: 70_000 }, (_, i) => [i, '']) })).toContain('it holds 70000 fids');
+    expect(snapshotProblem([1, 2])).toBe('it is not an object');
+    // A woken guest given such a snapshot holds none of its fids: it cannot read the secrets.
+    const woken = new Workspace9p(nodeWorkspaceFs(dir), true);
+    const warn = console.warn;
+    console.warn = () => {};
+    try {
+      expect(woken.resume(snapshot([[0, ''], [9, '.os/config/secrets.json']]), 'gen-1')).toBe(false);
+    } finally {
+      console.warn = warn;
+    }
+    expect(errnoOf(await call(woken, 24, [['u32', 9], ['u64', 0x7ff]]), 24)).toBe(EBADF);
   });
 
   it('answers a malformed request with an error and goes on', async () => {

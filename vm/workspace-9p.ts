@@ -106,7 +106,10 @@ export interface Workspace9pSnapshot {
 
 const VERSION = '9P2000.L';
 /** Largest message accepted (rc.sysinit mounts with msize=512000). */
-const MAX_MSIZE = 512 * 1024;
+export const MAX_MSIZE = 512 * 1024;
+const MIN_MSIZE = 4096;
+/** More fids than a guest holds by far (a few hundred at most): a snapshot with more is not one of ours. */
+const MAX_SNAPSHOT_FIDS = 65_536;
 /** Bytes of a read or write message that are not data (P9_IOHDRSZ). */
 const IO_HEADER = 24;
 const QTDIR = 0x80;
@@ -132,6 +135,40 @@ export const MODES_FILE = 'workspace-modes.json';
 /** Names the guest never sees nor makes: the stack's system space, and writes in progress. */
 export function isHidden(dir: string, name: string): boolean {
   return (dir === '' && name === '.os') || isPartialWrite(name);
+}
+
+/**
+ * Why `value` cannot be a snapshot this server made, or null. It comes from the stack's folder,
+ * which a stack file fills: every fid must name a path inside /workspace the guest could have
+ * walked to (never the system space `.os/`, never `..`), and msize must be one this server
+ * agrees to.
+ */
+export function snapshotProblem(value: unknown): string | null {
+  const v = value as Partial<Workspace9pSnapshot> | null;
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return 'it is not an object';
+  if (v.generation !== null && (typeof v.generation !== 'string' || v.generation.length > 200)) return 'its generation is not one';
+  if (!Number.isInteger(v.msize) || v.msize! < MIN_MSIZE || v.msize! > MAX_MSIZE) return `its message size ${String(v.msize)} is not between ${MIN_MSIZE} and ${MAX_MSIZE}`;
+  if (!Array.isArray(v.fids)) return 'it has no list of fids';
+  if (v.fids.length > MAX_SNAPSHOT_FIDS) return `it holds ${v.fids.length} fids (at most ${MAX_SNAPSHOT_FIDS})`;
+  const seen = new Set<number>();
+  for (const entry of v.fids as unknown[]) {
+    if (!Array.isArray(entry) || entry.length !== 2) return 'a fid is not [number, path]';
+    const [fid, path] = entry as [unknown, unknown];
+    if (!Number.isInteger(fid) || (fid as number) < 0 || (fid as number) > 0xffffffff) return `fid ${String(fid)} is not a 32-bit number`;
+    if (seen.has(fid as number)) return `fid ${String(fid)} is listed twice`;
+    seen.add(fid as number);
+    if (typeof path !== 'string') return `fid ${String(fid)} has no path`;
+    if (path === '') continue;
+    let dir = '';
+    for (const name of path.split('/')) {
+      try {
+        dir = checkName(dir, name);
+      } catch (error) {
+        return `fid ${String(fid)} names "${path.slice(0, 100)}", outside what the guest may see of /workspace (${(error as Error).message})`;
+      }
+    }
+  }
+  return null;
 }
 
 type Fid = { path: string; listing?: { name: string; kind: 'file' | 'dir' }[] };
@@ -370,9 +407,14 @@ export class Workspace9p {
     return { generation, msize: this.msize, fids: [...this.fids].map(([fid, { path }]) => [fid, path]) };
   }
 
-  /** A woken guest's fids, when `snapshot` is of the state it woke from; then requests are served. */
+  /**
+   * A woken guest's fids, when `snapshot` is of the state it woke from and one this server could
+   * have made (snapshotProblem); then requests are served.
+   */
   resume(snapshot: Workspace9pSnapshot | null, generation: string | null): boolean {
-    const trusted = snapshot !== null && generation !== null && snapshot.generation === generation;
+    const problem = snapshot === null ? null : snapshotProblem(snapshot);
+    if (problem) console.warn(`/workspace: the share's journal is not taken (${problem})`);
+    const trusted = snapshot !== null && problem === null && generation !== null && snapshot.generation === generation;
     if (trusted) {
       this.msize = snapshot.msize;
       this.fids = new Map(snapshot.fids.map(([fid, path]) => [fid, { path }]));
@@ -508,7 +550,7 @@ export class Workspace9p {
       case T.version: {
         const msize = r.u32();
         const version = r.str();
-        this.msize = Math.max(4096, Math.min(msize, MAX_MSIZE));
+        this.msize = Math.max(MIN_MSIZE, Math.min(msize, MAX_MSIZE));
         this.fids.clear();
         return w
           .u32(this.msize)

@@ -23,6 +23,8 @@ export type ErrorCode =
   | 'aborted'
   | 'turn_limit'
   | 'storage'
+  /** A stack file over the size an import takes without asking: the user may say yes (`allowLarge`). */
+  | 'too_large'
   | 'interrupted'
   | 'demo_unavailable'
   | 'demo_off_script'
@@ -863,7 +865,7 @@ export interface StacksApi {
    * refused (with why) unless every check passes, leaving nothing. The new stack opens restricted
    * (worker/trust.ts) unless `builtIn`: a template the app itself ships.
    */
-  importStack(file: Blob, options: { job: string; name?: string; fileName?: string; builtIn?: boolean }, onProgress?: (done: number, total: number) => void): Promise<StacksResult<{ stack: StackSummary; layout: string | null }>>;
+  importStack(file: Blob, options: { job: string; name?: string; fileName?: string; builtIn?: boolean; allowLarge?: boolean }, onProgress?: (done: number, total: number) => void): Promise<StacksResult<{ stack: StackSummary; layout: string | null }>>;
   /**
    * Kiosk mode: `saveResetPoint` copies the still stack whole as what every visitor starts from;
    * `resetToPoint` makes it exactly that again (the visitor's chat, uploads, windows, memory and

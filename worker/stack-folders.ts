@@ -111,6 +111,8 @@ export interface StackImportOptions {
   fileName?: string;
   /** A template the app itself ships: the new stack is its owner's, not restricted. */
   builtIn?: boolean;
+  /** The user said yes to a stack over the import ceiling; without it such a file is refused (`too_large`). */
+  allowLarge?: boolean;
   signal: AbortSignal;
   onProgress?(done: number, total: number): void;
 }
@@ -297,18 +299,21 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
             appImage: options.appImage,
             estimate: await deps.estimate(),
             signal: options.signal,
+            allowLarge: options.allowLarge === true,
             ...(options.onProgress ? { onProgress: options.onProgress } : {}),
           });
-          const name = checkName(options.name ?? imported.manifest.stack.name);
           // Made elsewhere: restricted until its owner reviews it (trust.ts), whatever the file
           // said of itself. Written before the stack counts, so no open ever sees it trusted.
           if (!options.builtIn) await writeConfig(target, TRUST_FILE, newTrustRecord(imported.manifest.template ? 'template_file' : 'stack_file', options.fileName ?? null, now()));
+          // A name from the file is told apart from the stacks here: "Receipts" beside "Receipts" is "Receipts (imported)".
+          const taken = (await stackIds()).filter((other) => other.id !== id && !other.meta?.copying).map((other) => other.meta?.name ?? fallbackName(other.id));
+          const name = options.name ? checkName(options.name) : distinctName(checkName(shownName(imported.manifest.stack.name) || 'Imported stack'), taken);
           await writeMeta(target, { name, created_at: now() });
           return { stack: { id, name, bytes: Math.max(totalSize(imported.manifest), await folderSize(target)) }, layout: imported.layout };
         } catch (error) {
           // The file that failed its check lets go of its swap file a moment after it is aborted.
           await removeWhenReleased(stacks, id, releaseWaitMs).catch(() => {});
-          if (error instanceof StackFileError) throw new StackFolderError({ code: error.code === 'cancelled' ? 'aborted' : error.code === 'storage' ? 'storage' : 'bad_request', message: error.message });
+          if (error instanceof StackFileError) throw new StackFolderError({ code: error.code === 'cancelled' ? 'aborted' : error.code === 'storage' || error.code === 'too_large' ? error.code : 'bad_request', message: error.message });
           throw fullOr(error, 'The stack was not imported');
         }
       });
@@ -437,6 +442,26 @@ export function checkName(name: unknown): string {
   const clean = typeof name === 'string' ? name.trim().replace(/\s+/g, ' ').slice(0, 60) : '';
   if (!clean) throw new StackFolderError({ code: 'bad_request', message: 'A stack needs a name.' });
   return clean;
+}
+
+/**
+ * `name`, else "name (imported)", "name (imported 2)", …: the first no stack in `taken` has (case
+ * and Unicode forms aside), within the 60 characters a name may have.
+ */
+export function distinctName(name: string, taken: readonly string[]): string {
+  const fold = (text: string) => text.normalize('NFC').toLowerCase();
+  const used = new Set(taken.map(fold));
+  if (!used.has(fold(name))) return name;
+  for (let n = 1; ; n++) {
+    const suffix = n === 1 ? ' (imported)' : ` (imported ${n})`;
+    const candidate = `${name.slice(0, 60 - suffix.length).trimEnd()}${suffix}`;
+    if (!used.has(fold(candidate))) return candidate;
+  }
+}
+
+/** A name from a file as it will be shown: without control characters or ones that turn the text's direction around. */
+function shownName(name: string): string {
+  return name.replace(/[\u0000-\u001f\u007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g, '').normalize('NFC').trim();
 }
 
 function fallbackName(stackId: string): string {

@@ -113,7 +113,7 @@ const api: StacksApi = {
     ),
   exportContents: (stackId) => result(() => folders.exportContents(stackId)),
   importStack: (file, options, onProgress) =>
-    result(() => job(options.job, (signal) => folders.importStack(file, { appImage: recipeOfImageBase(vmImageBase), signal, ...(options.name ? { name: options.name } : {}), ...(options.fileName ? { fileName: String(options.fileName) } : {}), ...(options.builtIn === true ? { builtIn: true } : {}), ...(onProgress ? { onProgress: throttle(onProgress) } : {}) }))),
+    result(() => job(options.job, (signal) => folders.importStack(file, { appImage: recipeOfImageBase(vmImageBase), signal, ...(options.name ? { name: options.name } : {}), ...(options.fileName ? { fileName: String(options.fileName) } : {}), ...(options.builtIn === true ? { builtIn: true } : {}), allowLarge: options.allowLarge === true, ...(onProgress ? { onProgress: throttle(onProgress) } : {}) }))),
   saveResetPoint: (stackId, options) => result(() => folders.saveResetPoint(stackId, options.heldByCaller === true)),
   resetToPoint: (stackId, options) => result(() => folders.resetToPoint(stackId, options.heldByCaller === true)),
   dropResetPoint: (stackId) => result(async () => (await folders.dropResetPoint(stackId), null)),

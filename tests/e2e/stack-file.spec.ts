@@ -210,7 +210,7 @@ test('a stack exported in one browser opens in another as a new stack with every
   await expect(b).toHaveURL(/\?stack=s-/, { timeout: 5 * 60_000 });
   await expect(b.getByRole('textbox', { name: 'Message' })).toBeEnabled();
   const imported = stackId(b)!;
-  await expect(menu(b)).toHaveAccessibleName('Stack: My stack');
+  await expect(menu(b)).toHaveAccessibleName('Stack: My stack (imported)');
   // The transcript, the table with its corrected cell, the note, the document, and their layout.
   await expect(b.locator('[data-role=user]')).toHaveText(['extract the vendor data', 'the vendor is wrong, it is NORTHWIND TRADERS', 'every Monday at 9, check for new invoices']);
   await expect(b.locator('[data-role=assistant]').last()).toHaveText('Scheduled for Mondays at 9.');

@@ -3,7 +3,7 @@
 // the first time any stack reads it (or by the background download). Reads inflate a chunk and
 // keep the last few inflated in memory.
 import { gunzipSync } from 'fflate';
-import { fetchOk, ImageError, isPackedState, joinUrl, responseBytes, sha256Hex, toArrayBuffer, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest } from '../image.ts';
+import { fetchOk, ImageError, isPackedState, joinUrl, responseBytes, sha256Hex, toArrayBuffer, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest, whyNotFetched } from '../image.ts';
 import { writeBytes } from '../opfs-write.ts';
 
 /** Where the chunks are kept: OPFS `base/` in the browser, a folder or a Map in tests. */
@@ -501,8 +501,7 @@ export class BaseChunks {
           if (!reported) {
             reported = true;
             this.waiting++;
-            const why = navigatorOnline() === false ? 'this device is offline' : error.message;
-            this.options.onWaiting?.(`part of the computer's system disk is not in this browser yet and cannot be fetched (${why}): the program reading it waits until it can be`);
+            this.options.onWaiting?.(await this.missingMessage(error));
           }
           await new Promise((resolve) => setTimeout(resolve, pause));
           pause = Math.min(pause * 2, longest);
@@ -511,6 +510,19 @@ export class BaseChunks {
     } finally {
       if (reported && --this.waiting === 0) this.options.onWaiting?.(null);
     }
+  }
+
+  /**
+   * What a read waiting for the network tells the user: how much of the image this browser lacks
+   * and what to do, not the chunk's address (a stack imported from a file, offline, in a browser
+   * that never downloaded the image wakes this way).
+   */
+  private async missingMessage(error: ImageError): Promise<string> {
+    const why = whyNotFetched(error);
+    const { bytesTotal, bytesDone } = await this.progress().catch(() => ({ bytesTotal: 0, bytesDone: 0 }));
+    const missing = bytesTotal - bytesDone;
+    const size = missing > 0 ? `${megabytes(missing)} of its system image` : 'part of its system image';
+    return `The computer needs ${size} that this browser has not downloaded yet, and ${why}. Connect to the internet: the program reading the disk waits and carries on once the parts arrive.`;
   }
 
   /** One fetch of a chunk at a time, however many reads want it: its gzip bytes, checked, and stored if storage has room. */
@@ -598,8 +610,9 @@ async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-function navigatorOnline(): boolean | undefined {
-  return (globalThis as { navigator?: { onLine?: boolean } }).navigator?.onLine;
+/** "183 MB" (decimal, as the browser's own storage figures are shown). */
+function megabytes(bytes: number): string {
+  return `${Math.max(1, Math.round(bytes / 1e6))} MB`;
 }
 
 async function parallel<T>(items: T[], width: number, run: (item: T) => Promise<void>): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkManifest, FORMAT, FORMAT_VERSION, pathProblem, recipeOfImageBase, StackFileError, withChecksums, type ManifestChecks, type StackManifest } from './format.ts';
+import { checkManifest, FORMAT, FORMAT_VERSION, IMPORT_CEILING_BYTES, importCeiling, nameClash, pathProblem, recipeOfImageBase, StackFileError, withChecksums, type ManifestChecks, type StackManifest } from './format.ts';
 
 const SHA = 'a'.repeat(64);
 const manifest = (patch: Partial<StackManifest> = {}): StackManifest => ({
@@ -43,6 +43,18 @@ describe('pathProblem', () => {
     expect(pathProblem('stack/./x')).toContain('is not a plain path');
     expect(pathProblem('documents/x.pdf')).toBe('"documents/x.pdf" is outside the stack');
     expect(pathProblem('stack/a\u0000b')).toContain('control character');
+  });
+
+  it('refuses names that do not read as what they are: direction controls, decomposed forms, overlong', () => {
+    expect(pathProblem('stack/documents/invoice\u202Efdp.exe')).toBe('"stack/documents/invoice?fdp.exe" has a character that changes the direction text is shown in, so its name would not read as what it is');
+    for (const control of ['\u202A', '\u202D', '\u2066', '\u2069', '\u200E', '\u200F', '\u061C']) expect(pathProblem(`stack/a${control}b.txt`), control).toContain('changes the direction');
+    expect(pathProblem('stack/cafe\u0301.txt')).toBe('"stack/cafe\u0301.txt" is not in Unicode\'s composed form (NFC): the same name could then be two different files');
+    expect(pathProblem('stack/caf\u00e9.txt')).toBeNull();
+    expect(pathProblem(`stack/${'a'.repeat(255)}`)).toBeNull();
+    expect(pathProblem(`stack/${'a'.repeat(256)}`)).toContain('has a name longer than 255 bytes');
+    // 128 two-byte letters: 256 bytes in 128 characters.
+    expect(pathProblem(`stack/${'\u00e9'.repeat(128)}`)).toContain('has a name longer than 255 bytes');
+    expect(pathProblem(`stack/${'abcdefgh/'.repeat(114)}x`)).toContain('is longer than 1024 bytes');
   });
 
   it('refuses files a stack never takes from outside: its record, secrets, journals', () => {
@@ -101,6 +113,52 @@ describe('checkManifest', () => {
     const error = refusal(JSON.stringify(huge));
     expect(error.code).toBe('storage');
     expect(error.message).toBe("The stack was not imported: it needs 5000.0 GB and the browser's storage for Stackdocs has 1.0 GB left (it holds 1 KB). Delete documents or stacks you no longer need, or free space on this device, then try again.");
+  });
+});
+
+describe('nameClash', () => {
+  it('refuses paths that cannot all be files of one folder', () => {
+    expect(nameClash(['stack/a.txt', 'stack/b/c.txt', 'layout.json'])).toBeNull();
+    expect(nameClash(['stack/Invoice.pdf', 'stack/invoice.pdf'])).toBe('"stack/Invoice.pdf" and "stack/invoice.pdf" differ only by case');
+    expect(nameClash(['stack/Docs/a.txt', 'stack/docs/b.txt'])).toBe('"stack/Docs" and "stack/docs" differ only by case');
+    expect(nameClash(['stack/docs', 'stack/docs/b.txt'])).toBe('"stack/docs" is both a file and the folder of "stack/docs/b.txt"');
+    expect(nameClash(['stack/a', 'stack/a'])).toBe('"stack/a" is listed twice');
+  });
+
+  it('is checked on the manifest before anything is written', () => {
+    const entries = [...manifest().entries, { path: 'stack/Documents/invoice.pdf', size: 1, sha256: SHA }];
+    expect(refusal(JSON.stringify(manifest({ entries }))).message).toBe('This stack file is refused: "stack/documents" and "stack/Documents" differ only by case.');
+  });
+});
+
+describe('a computer that never started', () => {
+  it('carries none of the computer\'s files', () => {
+    const entries = [...manifest().entries, { path: 'stack/.os/vm/overlay.data', size: 10, sha256: SHA }];
+    expect(refusal(JSON.stringify(manifest({ image: { recipe: null }, entries }))).message).toBe('This stack file is refused: it says its computer never started (no system image), yet it carries the computer\'s files ("stack/.os/vm/overlay.data").');
+    expect(checkManifest(JSON.stringify(manifest({ entries })), roomy).entries).toHaveLength(4);
+  });
+});
+
+describe('the import ceiling', () => {
+  const sized = (size: number) => JSON.stringify(manifest({ entries: [{ path: 'stack/.os/vm/overlay.data', size, sha256: SHA }] }));
+
+  it('is half the room left, at most 4 GiB', () => {
+    expect(importCeiling({ usage: 1_000, quota: 1_000_001_000 })).toBe(500_000_000);
+    expect(importCeiling({ usage: 0, quota: 100e9 })).toBe(IMPORT_CEILING_BYTES);
+    expect(importCeiling(undefined)).toBe(IMPORT_CEILING_BYTES);
+  });
+
+  it('refuses a stack over it that would fit, naming both sizes, until the user says yes', () => {
+    const error = refusal(sized(600_000_000));
+    expect(error.code).toBe('too_large');
+    expect(error.message).toBe(
+      'This stack unpacks to 600 MB, more than a stack file may take without asking (500 MB: half the room this browser has left for Stackdocs, at most 4.0 GB). Nothing was written. Import it anyway only if you expected a stack this large.',
+    );
+    expect(checkManifest(sized(600_000_000), { ...roomy, allowLarge: true }).entries[0]!.size).toBe(600_000_000);
+    // What does not fit at all is refused whatever the user says.
+    expect(refusal(sized(2e9), { ...roomy, allowLarge: true }).code).toBe('storage');
+    // A 5 GB stack in a browser that does not say how much room it has.
+    expect(refusal(sized(5e9), { ...roomy, estimate: undefined }).code).toBe('too_large');
   });
 });
 

@@ -4,6 +4,7 @@
 // importer reads it first and refuses, before writing anything, a file it cannot take whole.
 import { z } from 'zod';
 import { noRoomMessage, type StorageEstimateLike } from '../storage-full.ts';
+import { formatBytes } from '../protocol.ts';
 
 export const FORMAT = 'stackdocs-stack';
 /** 2: entries packed with zstd (zip method 93); 1: deflated. Both are read. */
@@ -20,6 +21,17 @@ export const IMAGE_DIR_PREFIX = 'image/';
 export const MANIFEST_MAX_BYTES = 8 * 1024 * 1024;
 /** The canvas layout is a small JSON object kept by the page. */
 export const LAYOUT_MAX_BYTES = 1024 * 1024;
+/** A name's longest segment and whole path, in UTF-8 bytes: what every file system the stack lands on takes. */
+export const SEGMENT_MAX_BYTES = 255;
+export const PATH_MAX_BYTES = 1024;
+/** The computer's own files: they belong to the system image the manifest names. */
+export const VM_PREFIX = 'stack/.os/vm/';
+/**
+ * Characters that reorder how a name is shown (U+202A-202E embeddings and overrides, U+2066-2069
+ * isolates, U+200E/F marks, U+061C): `invoice\u202Efdp.exe` reads as "invoiceexe.pdf".
+ */
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/;
+const utf8 = new TextEncoder();
 
 /**
  * Files of a stack that never leave it: its own record (the importer writes a new one), its checkpoints, the
@@ -33,7 +45,8 @@ export const NEVER_EXPORTED = [/^\.os\/config\/stack\.json$/, /^\.os\/config\/se
 export class StackFileError extends Error {
   override readonly name = 'StackFileError';
   constructor(
-    readonly code: 'bad_file' | 'format_version' | 'image' | 'storage' | 'cancelled' | 'damaged',
+    /** `too_large`: it fits, but is over the ceiling the user is asked about (checks.allowLarge). */
+    readonly code: 'bad_file' | 'format_version' | 'image' | 'storage' | 'too_large' | 'cancelled' | 'damaged',
     message: string,
   ) {
     super(message);
@@ -43,7 +56,8 @@ export class StackFileError extends Error {
 const SHA256 = /^[0-9a-f]{64}$/;
 
 const entrySchema = z.object({
-  path: z.string().min(1).max(1024),
+  /** Checked in bytes by pathProblem, which says why; this only keeps a manifest from holding megabytes in one name. */
+  path: z.string().min(1).max(4 * PATH_MAX_BYTES),
   size: z.number().int().nonnegative(),
   /** In the manifest (format 1, templates) or in `checksums.json` (format 2's exports). */
   sha256: z.string().regex(SHA256).optional(),
@@ -75,9 +89,14 @@ export function pathProblem(path: string): string | null {
   if (path.startsWith('/') || path.startsWith('\\') || /^[A-Za-z]:/.test(path)) return `"${path}" is an absolute path`;
   if (path.includes('\\')) return `"${path}" uses "\\" in a path`;
   if (/[\u0000-\u001f]/.test(path)) return `"${path.replace(/[\u0000-\u001f]/g, '?')}" has a control character`;
+  if (BIDI_CONTROLS.test(path)) return `"${path.replace(new RegExp(BIDI_CONTROLS, 'g'), '?')}" has a character that changes the direction text is shown in, so its name would not read as what it is`;
+  if (path !== path.normalize('NFC')) return `"${path}" is not in Unicode's composed form (NFC): the same name could then be two different files`;
+  if (utf8.encode(path).byteLength > PATH_MAX_BYTES) return `"${path.slice(0, 60)}…" is longer than ${PATH_MAX_BYTES} bytes`;
   const parts = path.split('/');
   if (parts.some((part) => part === '..')) return `"${path}" leaves the stack (a path with "..")`;
   if (parts.some((part) => part === '' || part === '.')) return `"${path}" is not a plain path`;
+  const long = parts.find((part) => utf8.encode(part).byteLength > SEGMENT_MAX_BYTES);
+  if (long !== undefined) return `"${path.slice(0, 60)}…" has a name longer than ${SEGMENT_MAX_BYTES} bytes`;
   if (path === MANIFEST_NAME || path === LAYOUT_NAME) return null;
   if (path.startsWith(IMAGE_DIR_PREFIX)) return /^image\/[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/.test(path) ? null : `"${path}" is not a file of a system image`;
   if (!path.startsWith(STACK_PREFIX) || parts.length < 2) return `"${path}" is outside the stack`;
@@ -95,6 +114,22 @@ export interface ManifestChecks {
   /** The recipe hash of this app's system image; null when the app has none. */
   appImage: string | null;
   estimate: StorageEstimateLike | undefined;
+  /** The user said yes to a stack over the import ceiling (importCeiling). */
+  allowLarge?: boolean;
+}
+
+/** The most an import writes without asking, whatever the browser grants. */
+export const IMPORT_CEILING_BYTES = 4_000_000_000;
+
+/**
+ * The most a stack file may unpack to before the user is asked: half the room the browser still
+ * grants the site, at most 4 GB (the whole 4 GB when the browser does not say). A file can
+ * declare any size; this keeps one from filling the disk unasked.
+ */
+export function importCeiling(estimate: StorageEstimateLike | undefined): number {
+  const { usage, quota } = estimate ?? {};
+  if (typeof usage !== 'number' || typeof quota !== 'number' || !(quota > 0)) return IMPORT_CEILING_BYTES;
+  return Math.min(IMPORT_CEILING_BYTES, Math.floor(Math.max(0, quota - usage) / 2));
 }
 
 /**
@@ -123,13 +158,12 @@ export function checkManifest(text: string, checks: ManifestChecks): StackManife
     throw new StackFileError('bad_file', `This stack file's manifest is damaged (${issue ? `${issue.path.join('.') || 'manifest'}: ${issue.message}` : 'unreadable'}).`);
   }
   const manifest = parsed.data;
-  const seen = new Set<string>();
   for (const entry of manifest.entries) {
     const problem = entry.path === MANIFEST_NAME || entry.path === CHECKSUMS_NAME ? `"${entry.path}" cannot be listed` : pathProblem(entry.path);
     if (problem) throw new StackFileError('bad_file', `This stack file is refused: ${problem}.`);
-    if (seen.has(entry.path)) throw new StackFileError('bad_file', `This stack file is refused: "${entry.path}" is listed twice.`);
-    seen.add(entry.path);
   }
+  const clash = nameClash(manifest.entries.map((entry) => entry.path));
+  if (clash) throw new StackFileError('bad_file', `This stack file is refused: ${clash}.`);
   const layout = manifest.entries.find((entry) => entry.path === LAYOUT_NAME);
   if (layout && layout.size > LAYOUT_MAX_BYTES) throw new StackFileError('bad_file', `This stack file is refused: its layout claims ${layout.size} bytes.`);
   const recipe = manifest.image.recipe;
@@ -147,9 +181,52 @@ export function checkManifest(text: string, checks: ManifestChecks): StackManife
         : `This stack's computer runs on system image ${recipe}, but this Stackdocs has system image ${checks.appImage}, and the file does not include its image. Open it in a Stackdocs built with image ${recipe}.`,
     );
   }
-  const refusal = noRoomMessage('The stack was not imported', totalSize(manifest), checks.estimate);
+  const vmFile = manifest.entries.find((entry) => entry.path.startsWith(VM_PREFIX));
+  if (recipe === null && vmFile) {
+    throw new StackFileError('bad_file', `This stack file is refused: it says its computer never started (no system image), yet it carries the computer's files ("${vmFile.path}").`);
+  }
+  const needed = totalSize(manifest);
+  const refusal = noRoomMessage('The stack was not imported', needed, checks.estimate);
   if (refusal) throw new StackFileError('storage', refusal);
+  const ceiling = importCeiling(checks.estimate);
+  if (needed > ceiling && !checks.allowLarge) {
+    throw new StackFileError(
+      'too_large',
+      `This stack unpacks to ${formatBytes(needed)}, more than a stack file may take without asking (${formatBytes(ceiling)}: half the room this browser has left for Stackdocs, at most ${formatBytes(IMPORT_CEILING_BYTES)}). Nothing was written. Import it anyway only if you expected a stack this large.`,
+    );
+  }
   return manifest;
+}
+
+/**
+ * Why these paths cannot all be files of one folder, or null: one listed twice, two that differ
+ * only by case (one would overwrite the other where names ignore case, and they look alike), or a
+ * file that another path needs as a folder.
+ */
+export function nameClash(paths: readonly string[]): string | null {
+  const files = new Set<string>();
+  const folders = new Set<string>();
+  const byFold = new Map<string, string>();
+  const folded = (name: string) => name.toLowerCase();
+  for (const path of paths) {
+    if (files.has(path)) return `"${path}" is listed twice`;
+    files.add(path);
+  }
+  for (const path of paths) {
+    const parts = path.split('/');
+    for (let end = 1; end <= parts.length; end++) {
+      const name = parts.slice(0, end).join('/');
+      if (end < parts.length) {
+        if (files.has(name)) return `"${name}" is both a file and the folder of "${path}"`;
+        if (folders.has(name)) continue;
+        folders.add(name);
+      }
+      const other = byFold.get(folded(name));
+      if (other !== undefined && other !== name) return `"${other}" and "${name}" differ only by case`;
+      byFold.set(folded(name), name);
+    }
+  }
+  return null;
 }
 
 /** Max bytes of `checksums.json`: a line per entry. */

@@ -22,9 +22,12 @@ import {
   type StackManifest,
 } from './format.ts';
 import { abandonImageImport, completeImageImport, IMAGE_MANIFEST, IMAGE_PREFIX, prepareImageImport, type ImageImport } from './image-entries.ts';
-import { registerZstd } from './zstd-codec.ts';
+import { registerZstd, ZstdSizeError } from './zstd-codec.ts';
+import { inflating } from './bounded-inflate.ts';
 import { STACK_IMAGE_FILE } from '../../vm/stored-image.ts';
 import { sha256Hex } from '../../vm/image.ts';
+import { JOURNAL, JOURNAL_MAX_BYTES } from '../../vm/opfs-workspace.ts';
+import { snapshotProblem } from '../../vm/workspace-9p.ts';
 
 export interface ImportOptions {
   file: Blob;
@@ -32,6 +35,8 @@ export interface ImportOptions {
   target: FileSystemDirectoryHandle;
   appImage: string | null;
   estimate: StorageEstimateLike | undefined;
+  /** The user said yes to a stack over the import ceiling (format.ts importCeiling). */
+  allowLarge?: boolean;
   signal: AbortSignal;
   onProgress?(done: number, total: number): void;
   /** Called once the manifest passed its checks, before any file is written. */
@@ -55,7 +60,9 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
   const cancelled = () => new StackFileError('cancelled', 'The import was cancelled; no stack was made.');
   await registerZstd();
   const hasher = await createSHA256();
-  const zip = new ZipReader(new BlobReader(options.file), { useWebWorkers: false });
+  // Each entry's local header must say what the central directory says, its name included: a
+  // file whose two names differ opens as one thing in one program and another in the next.
+  const zip = new ZipReader(new BlobReader(options.file), { useWebWorkers: false, checkLocalDirectory: true, checkLocalFilename: true });
   let writing: EntryWriter | null = null;
   let image: ImageImport | null = null;
   try {
@@ -64,7 +71,7 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
     if (!first || first.filename !== MANIFEST_NAME || first.directory) throw new StackFileError('bad_file', 'This is not a Stackdocs stack file: it does not start with a manifest.');
     const tooBig = () => new StackFileError('bad_file', 'This is not a Stackdocs stack file: its manifest is far too large.');
     const manifestText = new TextDecoder().decode(await readBounded(first, MANIFEST_MAX_BYTES, signal, tooBig));
-    const checked = checkManifest(manifestText, { appImage: options.appImage, estimate: options.estimate });
+    const checked = checkManifest(manifestText, { appImage: options.appImage, estimate: options.estimate, allowLarge: options.allowLarge === true });
     // Format 2 writes the checksums last, once each entry is written: read before anything else.
     const last = entries.length > 1 ? entries.at(-1)! : null;
     const sums = last?.filename === CHECKSUMS_NAME && !last.directory ? last : null;
@@ -103,6 +110,7 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
       if (!entry || found.directory) throw new StackFileError('bad_file', `This stack file is refused: "${found.filename}" is not in its manifest.`);
       if (finished.has(entry.path)) throw new StackFileError('bad_file', `This stack file is refused: "${found.filename}" is in it twice.`);
       if (found.uncompressedSize > entry.size) throw tooLarge(entry);
+      if (entry.path === JOURNAL_PATH && entry.size > JOURNAL_MAX_BYTES) throw new StackFileError('bad_file', `This stack file is refused: its computer's record of /workspace ("${JOURNAL_PATH}") claims ${entry.size} bytes.`);
       if (entry.path.startsWith(IMAGE_PREFIX) && !image?.target) {
         // Not needed here: this app serves that image, or this browser keeps it already.
         finished.add(entry.path);
@@ -114,6 +122,7 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
       const bytes = await writing.finish();
       writing = null;
       if (entry.path === LAYOUT_NAME) layout = readLayout(bytes!);
+      if (entry.path === JOURNAL_PATH) await checkJournal(options.target);
       finished.add(entry.path);
       done += found.compressedSize;
       options.onProgress?.(done, total);
@@ -159,50 +168,97 @@ async function readBounded(entry: FileEntry, limit: number, signal: AbortSignal,
   if (entry.uncompressedSize > limit) throw tooBig();
   const parts: Uint8Array[] = [];
   let size = 0;
-  await entry
-    .getData(
-      new WritableStream<Uint8Array>({
-        write(chunk) {
-          size += chunk.byteLength;
-          if (size > limit) throw tooBig();
-          parts.push(chunk.slice());
-        },
-      }),
-      { signal },
-    )
-    .catch((error: unknown) => {
-      throw error instanceof StackFileError ? error : damaged();
-    });
+  await entryData(
+    entry,
+    (chunk) => {
+      size += chunk.byteLength;
+      if (size > limit) throw tooBig();
+      parts.push(chunk.slice());
+    },
+    signal,
+  ).catch((error: unknown) => {
+    throw error instanceof StackFileError ? error : pastDeclaredSize(error) ? tooBig() : damaged();
+  });
   return concatBytes(...parts);
+}
+
+const DEFLATE = 8;
+
+/**
+ * An entry's unpacked bytes handed to `write` as they come, each waited for before more is
+ * unpacked. zstd entries go through the codec registered with zip.js (zstd-codec.ts), deflated
+ * ones a few KiB at a time (bounded-inflate.ts), stored ones as they are read.
+ */
+async function entryData(found: FileEntry, write: (chunk: Uint8Array) => Promise<void> | void, signal: AbortSignal): Promise<void> {
+  try {
+    if (found.compressionMethod === DEFLATE) await found.getData(inflating(write), { signal, passThrough: 'compressed' });
+    else await found.getData(new WritableStream<Uint8Array>({ write }), { signal });
+  } catch (error) {
+    // zip.js names a local header that disagrees with the central directory an "Ambiguous archive".
+    const reason = (error as { reason?: unknown } | null)?.reason;
+    if ((error as Error | null)?.message !== 'Ambiguous archive' || typeof reason !== 'string') throw error;
+    throw new StackFileError(
+      'bad_file',
+      reason.includes('filename')
+        ? `This stack file is refused: the name written in front of "${found.filename}" differs from the one in its list of files, so it would open as one file here and another elsewhere.`
+        : `This stack file is refused: the header in front of "${found.filename}" disagrees with its list of files (${reason}).`,
+    );
+  }
 }
 
 /** Streams an entry into its writer; unpacking stops at the first byte past the declared size. */
 async function unpackInto(found: FileEntry, writing: EntryWriter, signal: AbortSignal): Promise<void> {
   let refusal: StackFileError | null = null;
   let size = 0;
-  const sink = new WritableStream<Uint8Array>({
-    async write(chunk) {
-      size += chunk.byteLength;
-      if (size > writing.entry.size) {
-        // A zip bomb, or a damaged file: either way nothing past the declared size is read.
-        refusal = tooLarge(writing.entry);
-        throw refusal;
-      }
-      await writing.write(chunk);
-    },
-  });
+  const write = async (chunk: Uint8Array) => {
+    size += chunk.byteLength;
+    if (size > writing.entry.size) {
+      // A zip bomb, or a damaged file: either way nothing past the declared size is read.
+      refusal = tooLarge(writing.entry);
+      throw refusal;
+    }
+    await writing.write(chunk);
+  };
   try {
-    await found.getData(sink, { signal });
+    await entryData(found, write, signal);
   } catch (error) {
     if (refusal) throw refusal;
     if (error instanceof StackFileError) throw error;
     if (signal.aborted) throw error;
+    // The zstd codec stops before the frame that would pass the declared size (zip.js wraps its error).
+    if (pastDeclaredSize(error)) throw tooLarge(writing.entry);
     throw damaged();
   }
 }
 
+function pastDeclaredSize(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (cause instanceof ZstdSizeError) return true;
+  }
+  return false;
+}
+
 function tooLarge(entry: ManifestEntry): StackFileError {
   return new StackFileError('damaged', `This stack file is refused: "${entry.path}" unpacks to more than the ${entry.size} bytes its manifest declares.`);
+}
+
+const JOURNAL_PATH = `${STACK_PREFIX}.os/vm/${JOURNAL}`;
+
+/**
+ * The share's journal names what the guest may reach of /workspace when its saved state wakes:
+ * one whose fids leave /workspace or name `.os` (where the databases and secrets are) is refused.
+ * The computer checks it again when it reads it.
+ */
+async function checkJournal(target: FileSystemDirectoryHandle): Promise<void> {
+  const vm = await (await target.getDirectoryHandle('.os')).getDirectoryHandle('vm');
+  let value: unknown;
+  try {
+    value = JSON.parse(await (await (await vm.getFileHandle(JOURNAL)).getFile()).text());
+  } catch {
+    value = null;
+  }
+  const problem = snapshotProblem(value);
+  if (problem) throw new StackFileError('bad_file', `This stack file is refused: its computer's record of /workspace ("${JOURNAL_PATH}") is not one the computer writes: ${problem}.`);
 }
 
 /** The page's layout: any JSON object (the page's own store checks its fields when it loads it). */

@@ -208,7 +208,7 @@ describe('.stack files', () => {
     expect(await read('default/.os/snapshot/memory.db')).toBeNull();
 
     const { stack, layout } = await importBytes(bytes);
-    expect(stack).toMatchObject({ id: 's-imported1', name: 'Receipts' });
+    expect(stack).toMatchObject({ id: 's-imported1', name: 'Receipts (imported)' });
     expect(layout).toBe('{"state":{"geometry":{}},"version":1}');
     expect(await read('s-imported1/.os/memory/memory.db')).toBe('memory copy');
     expect(await read('s-imported1/.os/memory/transcript.db')).toBe('transcript copy');
@@ -221,8 +221,8 @@ describe('.stack files', () => {
     // Made elsewhere: restricted until its owner reviews it.
     expect(JSON.parse((await read('s-imported1/.os/config/trust.json'))!)).toMatchObject({ origin: 'stack_file', reviewed_at: null, decisions: {} });
     expect(await read('s-imported1/.os/config/settings.json')).toContain('claude-test');
-    expect(JSON.parse((await read('s-imported1/.os/config/stack.json'))!)).toMatchObject({ name: 'Receipts' });
-    expect((await folders.list()).stacks.map((listed) => listed.name)).toEqual(['Receipts', 'Receipts']);
+    expect(JSON.parse((await read('s-imported1/.os/config/stack.json'))!)).toMatchObject({ name: 'Receipts (imported)' });
+    expect((await folders.list()).stacks.map((listed) => listed.name)).toEqual(['Receipts', 'Receipts (imported)']);
   });
 
   it('carries files that are zips themselves, and still opens files of format version 1', async () => {

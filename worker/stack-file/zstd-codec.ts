@@ -14,6 +14,13 @@ const FRAME_MAGIC = 0xfd2fb528;
 /** Skippable frames (magic 0x184D2A50–5F) are allowed by the format and skipped. */
 const SKIPPABLE_MASK = 0xfffffff0;
 const SKIPPABLE_MAGIC = 0x184d2a50;
+/**
+ * The longest a frame of at most FRAME_BYTES can pack to (zstd's compress bound, its header and
+ * checksum with room to spare); a frame said to be longer is refused before it is gathered.
+ */
+export const MAX_FRAME_LENGTH = FRAME_BYTES + (FRAME_BYTES >> 8) + 1024;
+/** This app writes no skippable frame; one that would have to be gathered past this is refused. */
+const MAX_SKIPPABLE_LENGTH = 64 * 1024;
 
 /** Bytes held in memory as the frames an entry's data is made of. */
 export function packFrames(zstd: ZstdModule, bytes: Uint8Array): Uint8Array[] {
@@ -23,7 +30,12 @@ export function packFrames(zstd: ZstdModule, bytes: Uint8Array): Uint8Array[] {
 }
 
 export class ZstdDataError extends Error {
-  override readonly name = 'ZstdDataError';
+  override readonly name: string = 'ZstdDataError';
+}
+
+/** The frames go past the size the entry declares: a bomb, or a damaged file. */
+export class ZstdSizeError extends ZstdDataError {
+  override readonly name = 'ZstdSizeError';
 }
 
 /** A growing byte buffer read from its front. */
@@ -72,6 +84,7 @@ export function frameAt(b: Uint8Array): { length: number; contentSize: number | 
   const magic = u32(b, 0);
   if ((magic & SKIPPABLE_MASK) >>> 0 === SKIPPABLE_MAGIC) {
     const length = 8 + u32(b, 4);
+    if (length > MAX_SKIPPABLE_LENGTH) throw new ZstdDataError(`a skippable zstd frame of ${length} bytes`);
     return b.byteLength >= length ? { length, contentSize: null } : null;
   }
   if (magic !== FRAME_MAGIC) throw new ZstdDataError('not a zstd frame');
@@ -97,6 +110,7 @@ export function frameAt(b: Uint8Array): { length: number; contentSize: number | 
     const type = (header >> 1) & 3;
     if (type === 3) throw new ZstdDataError('a zstd block of a reserved type');
     at += 3 + (type === 1 ? 1 : header >>> 3);
+    if (at > MAX_FRAME_LENGTH) throw new ZstdDataError(`a zstd frame longer than ${MAX_FRAME_LENGTH} bytes`);
     if (header & 1) break;
   }
   at += checksum ? 4 : 0;
@@ -117,24 +131,71 @@ export function zstdCompressor(zstd: ZstdModule): TransformStream<Uint8Array, Ui
   }, undefined, { highWaterMark: 4 }); // packs a few frames ahead of their writing
 }
 
-/** Unpacks frames one at a time as they arrive; an incomplete last frame is an error. */
-export function zstdDecompressor(zstd: ZstdModule): TransformStream<Uint8Array, Uint8Array> {
+/**
+ * Unpacks frames one at a time, each only once its reader asks for more: the frames a chunk of a
+ * few KB holds can declare GiBs between them, so none is unpacked ahead of demand, and a frame that
+ * would take the output past `limit` (the size the entry declares) is refused before it is
+ * unpacked. An incomplete last frame is an error.
+ */
+export function zstdDecompressor(zstd: ZstdModule, limit = Number.POSITIVE_INFINITY): ReadableWritablePair<Uint8Array, Uint8Array> {
   const pending = new Bytes();
-  return new TransformStream({
-    transform(chunk, controller) {
-      pending.push(chunk);
-      for (let frame = frameAt(pending.view()); frame; frame = frameAt(pending.view())) {
-        const bytes = pending.take(frame.length);
-        if (frame.contentSize === null) continue;
-        const content = frame.contentSize === 0 ? new Uint8Array(0) : zstd.decompress(bytes);
-        if (content.byteLength !== frame.contentSize) throw new ZstdDataError('a zstd frame unpacked to another size than it declares');
-        controller.enqueue(content);
+  let produced = 0;
+  let output!: ReadableStreamDefaultController<Uint8Array>;
+  let asked = false;
+  let wake: (() => void) | null = null;
+  let cancelled: unknown = null;
+  const demand = () => {
+    asked = true;
+    wake?.();
+    wake = null;
+  };
+  const readable = new ReadableStream<Uint8Array>(
+    {
+      start: (controller) => void (output = controller),
+      pull: demand,
+      cancel(reason) {
+        cancelled = reason ?? new ZstdDataError('the reader stopped');
+        demand();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  const fail = (error: unknown): never => {
+    if (cancelled === null) output.error(error);
+    throw error;
+  };
+  const writable = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      try {
+        pending.push(chunk);
+        for (let frame = frameAt(pending.view()); frame; frame = frameAt(pending.view())) {
+          if (frame.contentSize === null) {
+            pending.take(frame.length);
+            continue;
+          }
+          if (produced + frame.contentSize > limit) throw new ZstdSizeError(`the zstd data unpacks to more than the ${limit} bytes declared`);
+          if (!asked) await new Promise<void>((resolve) => (wake = resolve));
+          if (cancelled !== null) throw cancelled;
+          const bytes = pending.take(frame.length);
+          const content = frame.contentSize === 0 ? new Uint8Array(0) : zstd.decompress(bytes);
+          if (content.byteLength !== frame.contentSize) throw new ZstdDataError('a zstd frame unpacked to another size than it declares');
+          produced += content.byteLength;
+          asked = false;
+          output.enqueue(content);
+        }
+      } catch (error) {
+        fail(error);
       }
     },
-    flush() {
-      if (pending.length) throw new ZstdDataError('the zstd data ends inside a frame');
+    close() {
+      if (pending.length) fail(new ZstdDataError('the zstd data ends inside a frame'));
+      if (cancelled === null) output.close();
+    },
+    abort(reason) {
+      if (cancelled === null) output.error(reason);
     },
   });
+  return { readable, writable };
 }
 
 let registered: Promise<void> | null = null;
@@ -153,8 +214,10 @@ export function registerZstd(): Promise<void> {
     class Decompression {
       readonly readable: ReadableStream<Uint8Array>;
       readonly writable: WritableStream<Uint8Array>;
-      constructor() {
-        ({ readable: this.readable, writable: this.writable } = zstdDecompressor(zstd));
+      /** zip.js passes the entry's declared size: nothing past it is unpacked. */
+      constructor(_format: string, options?: { uncompressedSize?: number }) {
+        const limit = typeof options?.uncompressedSize === 'number' ? options.uncompressedSize : undefined;
+        ({ readable: this.readable, writable: this.writable } = zstdDecompressor(zstd, limit));
       }
     }
     registerCodec({
