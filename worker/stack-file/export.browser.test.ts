@@ -162,7 +162,18 @@ describe('an export', () => {
     // It opens as a stack whose servers say what they need.
     const { stack } = await folders.importStack(new Blob([bytes]), { appImage: IMAGE, signal: new AbortController().signal });
     expect(JSON.parse((await read(`${stack.id}/.os/config/mcp.json`))!).mcpServers.crm.headers.Authorization).toBe(LEFT_OUT);
-    expect(await read(`${stack.id}/.os/config/trust.json`)).toBeNull();
+    // Its trust record is this browser's new one, not the exported stack's.
+    expect(JSON.parse((await read(`${stack.id}/.os/config/trust.json`))!)).toMatchObject({ origin: 'stack_file', reviewed_at: null, decisions: {} });
+  });
+
+  it("leaves the computer's files out when its first start never finished (no image named), so the file opens anywhere", async () => {
+    await put('default/.os/vm/machine.json', JSON.stringify({ imageHash: null, state: null, disk: 'g1' }));
+    const files = await exportFile();
+    expect(Object.keys(files).filter((name) => name.startsWith('stack/.os/vm/'))).toEqual([]);
+    expect(JSON.parse(strFromU8(files['manifest.json']!))).toMatchObject({ image: { recipe: null } });
+    const parts = Object.fromEntries(Object.entries(files));
+    const { stack } = await folders.importStack(new Blob([zipSync(parts)]), { appImage: IMAGE, signal: new AbortController().signal });
+    expect(await read(`${stack.id}/.os/vm/overlay.data`)).toBeNull();
   });
 
   it('a file that brings a trust record of its own is refused, and leaves no stack', async () => {

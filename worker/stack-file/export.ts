@@ -233,8 +233,12 @@ async function collect(options: ExportOptions): Promise<Source[]> {
   const machine = await readMachine(options.stack);
   // A saved state counts only beside the disk it was saved with (vm/README, the generation rule).
   const stateCounts = machine !== null && typeof machine.state === 'string' && machine.state === machine.disk;
+  // A computer whose first start never finished names no image: its files lie over nothing the
+  // file could name, and an importer refuses them beside `image: null`. It starts afresh there.
+  const computerCounts = (await imageRecipe(options.stack)) !== null;
   for (const [path, file] of await walk(options.stack, '')) {
     if (leftBehind(path)) continue;
+    if (path.startsWith('.os/vm/') && !computerCounts) continue;
     if (path === '.os/vm/state.bin' && !stateCounts) continue;
     if (path === MCP_PATH) {
       sources.push({ path: STACK_PREFIX + path, bytes: new TextEncoder().encode(carriedMcp(await file.text(), options.includeSecrets)) });
