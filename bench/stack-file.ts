@@ -4,16 +4,22 @@
 // The export finds the computer at rest (saved since its last use, so its close does not save it
 // again); stack.export_just_used_mb_s is the same export a moment after a command in its terminal.
 // stack.export_size_fresh: the file of a fresh stack after one command on its computer (MB; needs
-// the computer image, else it is not printed).
+// the computer image, else it is not printed). stack.import_peak_mb: the most the browser's
+// processes held above the idle tab (PSS, sampled every 250 ms) while it imported a file declaring
+// 1 GiB honestly (1,024 MiB of zeros packed a thousandfold), beside the same for the ordinary
+// stack stack.import_mb_s imports (`normal_stack_mb`).
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { strFromU8 } from 'fflate';
+import { writeFileSync } from 'node:fs';
 import { chromium, type Page } from 'playwright-core';
 import { serveStack } from '../scripts/lib/serve.mjs';
 import { startFakeModel } from '../tests/fake-model/server.ts';
 import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
 import { unpackStackFile } from '../tests/support/stack-zip.ts';
+import { honestBomb } from '../tests/fixtures/hostile-stacks.ts';
+import { chromiumMemory } from './app-memory.ts';
 import { report, round } from './stats.ts';
 
 const HAS_IMAGE = existsSync(join(import.meta.dirname, '..', 'vm-images', 'out', 'latest', 'manifest.json'));
@@ -63,18 +69,41 @@ async function stackBytes(file: string): Promise<number> {
   return manifest.entries.reduce((sum, entry) => sum + entry.size, 0);
 }
 
+/** Imports `file` through the stack menu; the seconds from when the page has it to the new stack's page, and the peak memory above `idleMb` meanwhile. */
+async function importFile(page: Page, file: string, profile: string, idleMb: number): Promise<{ seconds: number; peakMb: number }> {
+  await openMenu(page);
+  await page.getByRole('region', { name: 'Stacks' }).getByLabel('Stack file to open').setInputFiles(file);
+  const started = Date.now();
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, chromiumMemory(profile).totalMb)), 250);
+  try {
+    const refused = page.getByRole('dialog', { name: /^Open / }).getByRole('alert');
+    await Promise.race([page.waitForURL(/\?stack=s-/, { timeout: 10 * 60_000, waitUntil: 'commit' }), refused.waitFor({ timeout: 10 * 60_000 })]);
+    if (!/\?stack=s-/.test(page.url())) throw new Error(`the import was refused: ${await refused.textContent()}`);
+    return { seconds: (Date.now() - started) / 1000, peakMb: Math.max(0, peak - idleMb) };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/** The browser's processes once the page has been left alone a few seconds (MB of PSS). */
+async function idleMemory(page: Page, profile: string): Promise<number> {
+  await page.waitForTimeout(5_000);
+  return chromiumMemory(profile).totalMb;
+}
+
 export async function benchStackFile(): Promise<void> {
   const fake = await startFakeModel({ port: 0 });
   const stack = await serveStack({ appPort: 4197, proxyPort: 8811, apiKey: 'test-bench-key', upstream: fake.url, quiet: true });
   const dir = mkdtempSync(join(tmpdir(), 'stackdocs-bench-stack-'));
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+  const profile = join(dir, 'profile');
+  const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, args: chromiumArgs, acceptDownloads: true });
   try {
-    const context = await browser.newContext({ acceptDownloads: true });
     await context.addInitScript(() => {
       delete (Window.prototype as { showSaveFilePicker?: unknown }).showSaveFilePicker;
       delete (window as { showSaveFilePicker?: unknown }).showSaveFilePicker;
     });
-    const page = await context.newPage();
+    const page = context.pages()[0] ?? (await context.newPage());
     await page.goto(stack.appUrl);
     await page.waitForFunction(() => !document.querySelector<HTMLTextAreaElement>('#chat-input')?.disabled);
 
@@ -132,20 +161,21 @@ export async function benchStackFile(): Promise<void> {
     const exportMbS = bytes / 1e6 / exportSeconds;
     report({ bench: 'stack.export_mb_s', value: round(exportMbS, 1), unit: 'MB/s', stack_mb: round(bytes / 1e6, 1), file_mb: round(statSync(file).size / 1e6, 1), raw_opfs_mb_s: round(rawExport, 1), vs_raw: round(exportMbS / rawExport), goal_vs_raw: '>= 0.5', computer: HAS_IMAGE ? 'at rest' : 'none' });
 
-    await openMenu(page);
     // Timed from when the page has the file (Playwright hands it over the wire first) to the new
     // stack's page being asked for, which happens once the stack is complete.
-    await page.getByRole('region', { name: 'Stacks' }).getByLabel('Stack file to open').setInputFiles(file);
-    const started = Date.now();
-    const refused = page.getByRole('dialog', { name: /^Open / }).getByRole('alert');
-    await Promise.race([page.waitForURL(/\?stack=s-/, { timeout: 10 * 60_000, waitUntil: 'commit' }), refused.waitFor({ timeout: 10 * 60_000 })]);
-    if (!/\?stack=s-/.test(page.url())) throw new Error(`the import was refused: ${await refused.textContent()}`);
-    const importSeconds = (Date.now() - started) / 1000;
+    const normal = await importFile(page, file, profile, await idleMemory(page, profile));
     const rawImport = await rawOpfsWrite(page, bytes);
-    const importMbS = bytes / 1e6 / importSeconds;
+    const importMbS = bytes / 1e6 / normal.seconds;
     report({ bench: 'stack.import_mb_s', value: round(importMbS, 1), unit: 'MB/s', stack_mb: round(bytes / 1e6, 1), raw_opfs_mb_s: round(rawImport, 1), vs_raw: round(importMbS / rawImport), goal_vs_raw: '>= 0.5' });
+
+    // A file of 1 MB that declares (and holds) 1 GiB: what the import costs is its writing, not its size.
+    await page.getByRole('textbox', { name: 'Message' }).waitFor();
+    const bombFile = join(dir, 'bomb.stack');
+    writeFileSync(bombFile, await honestBomb(1024));
+    const bomb = await importFile(page, bombFile, profile, await idleMemory(page, profile));
+    report({ bench: 'stack.import_peak_mb', value: round(bomb.peakMb, 1), unit: 'MB', declared_mb: round((1024 * 2 ** 20) / 1e6, 1), file_mb: round(statSync(bombFile).size / 1e6, 2), seconds: round(bomb.seconds, 1), normal_stack_mb: round(normal.peakMb, 1), normal_stack_size_mb: round(bytes / 1e6, 1), goal: '< 64' });
   } finally {
-    await browser.close();
+    await context.close();
     await stack.close();
     await fake.close();
     rmSync(dir, { recursive: true, force: true });
