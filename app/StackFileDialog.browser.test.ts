@@ -14,7 +14,7 @@ describe('StackFileDialog', () => {
   it('offers "Import anyway" for a file over the ceiling, and only then imports it with allowLarge', async () => {
     const calls: (boolean | undefined)[] = [];
     const actions = {
-      importFile: async (_file: Blob, _job: string, _progress: unknown, _name?: string, allowLarge?: boolean) => {
+      importFile: async (_file: Blob, _job: string, _progress: unknown, { allowLarge }: { allowLarge?: boolean } = {}) => {
         calls.push(allowLarge);
         if (!allowLarge) throw new StackCallError({ code: 'too_large', message: TOO_LARGE });
         return { id: 's-big', name: 'Big', bytes: 5e9 };
