@@ -43,6 +43,8 @@ test('a stack from the Invoice inbox template has its windows, skill and memory;
   await expect(page.getByRole('textbox', { name: 'Message' })).toBeEnabled();
   await expect(windowTitles(page)).toHaveText(['Invoices', 'How this inbox works', 'Tasks']);
   await expect(page.getByRole('region', { name: /How this inbox works/ })).toContainText('Add invoices');
+  // One the app ships is its owner's: nothing held, nothing to review.
+  await expect(page.getByRole('status', { name: 'Restricted stack' })).toHaveCount(0);
 
   // Its skill and memory reach the agent.
   await loadScript({ name: 'template stack', turns: [{ reply: { content: [{ type: 'text', text: 'Ready for invoices.' }] } }] });
@@ -102,5 +104,11 @@ test('a stack from the Invoice inbox template has its windows, skill and memory;
   await again.getByLabel('Template file to open').setInputFiles(path);
   await expect(menu(page)).toHaveAccessibleName('Stack: Inbox 2027');
   await expect(windowTitles(page)).toHaveText(['Invoices', 'How this inbox works', 'Tasks']);
+  // A template file is someone else's: shown, but held until reviewed (its skill among what it brought).
+  const banner = page.getByRole('status', { name: 'Restricted stack' });
+  await expect(banner).toContainText('This stack came from a template file.');
+  await banner.getByRole('button', { name: 'Review…' }).click();
+  await expect(page.getByRole('dialog', { name: 'Review this stack' })).toContainText('Offer the skill');
+  await page.getByRole('dialog', { name: 'Review this stack' }).getByRole('button', { name: 'Not now' }).click();
   await expect(page.locator('[data-role=user], [data-role=assistant]')).toHaveCount(0);
 });
