@@ -83,7 +83,8 @@ describe('hooks', () => {
     expect(() => parseHooks('{"hooks": ')).toThrow(/not valid JSON/);
     expect(() => parseHooks('{"hooks": {"BeforeTool": []}}')).toThrow(/hooks: unknown key "BeforeTool" \(the events are PreToolUse, PostToolUse, UserPromptSubmit, Stop\)/);
     expect(() => parseHooks('{"hooks": {"Stop": [{"matcher": "x", "hooks": [{"command": "c"}]}]}}')).toThrow(/hooks.Stop\[0\].matcher: Stop hooks apply to every stop and take no "matcher"/);
-    expect(() => parseHooks('{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"command": "c"}]}]}}')).toThrow(/not a valid regular expression/);
+    expect(() => parseHooks('{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"command": "c"}]}]}}')).toThrow(/not a regular expression a hook may use/);
+    expect(() => parseHooks('{"hooks": {"PreToolUse": [{"matcher": "(bash)\\\\1", "hooks": [{"command": "c"}]}]}}')).toThrow(/not a regular expression a hook may use/);
     expect(() => parseHooks('{"hooks": {"PreToolUse": [{"hooks": [{"command": "c", "timeout": 3600}]}]}}')).toThrow(/at most 600 seconds/);
     expect(() => parseHooks('{"hooks": {"PreToolUse": [{"hooks": [{"command": "  "}]}]}}')).toThrow(HooksError);
   });
@@ -95,6 +96,13 @@ describe('hooks', () => {
     expect(matches('*', 'web_fetch')).toBe(true);
     expect(matches(undefined, 'read')).toBe(true);
     expect(matches('mcp__.*', 'mcp__files__list')).toBe(true);
+  });
+
+  it('matches in time that grows with the name only: a matcher like (a+)+ cannot stall every tool call', () => {
+    const started = performance.now();
+    // On V8's backtracking engine this takes about 2^40 steps.
+    expect(matches('(a+)+', `${'a'.repeat(40)}!`)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 
   it('blocks a call with the hook\'s reason, keeps an after-call hook\'s output, and blocks a call whose hook hangs', async () => {

@@ -10,6 +10,7 @@
 // killed at its time limit, or no computer to run it — blocks the call: a guard that did not run
 // must not let through what it guards. Hooks can only block or add words; nothing they print
 // widens the permission rules, which every call still passes after them.
+import { compileLinear, type LinearRegex } from './permissions/linear-regex.ts';
 import { z } from 'zod';
 import type { ExecRequest, VmExecResult } from '../vm/protocol.ts';
 import type { HookEvent, HookRun, HooksInfo, StackEventBody } from './protocol.ts';
@@ -38,7 +39,7 @@ const groupSchema = z
       .string()
       .max(500)
       .optional()
-      .refine((matcher) => matcher === undefined || compiles(matcher), { message: 'the "matcher" is not a valid regular expression' }),
+      .refine((matcher) => matcher === undefined || compiles(matcher), { message: 'the "matcher" is not a regular expression a hook may use (valid, with no backreference or lookaround, at most 500 characters)' }),
     hooks: z.array(commandSchema).min(1, 'a group needs at least one hook in "hooks"').max(20),
   })
   .strict();
@@ -83,17 +84,32 @@ export function parseHooks(text: string): HooksFile {
 
 function compiles(pattern: string): boolean {
   try {
-    new RegExp(pattern);
+    matcherOf(pattern);
     return true;
   } catch {
     return false;
   }
 }
 
+/**
+ * A matcher runs on every tool call, against names an MCP server chooses: on the rules' linear-time
+ * engine, as V8's backtracking one takes exponential time on patterns like `(a+)+`.
+ */
+const matchers = new Map<string, LinearRegex>();
+function matcherOf(pattern: string): LinearRegex {
+  let compiled = matchers.get(pattern);
+  if (!compiled) {
+    compiled = compileLinear(`^(?:${pattern})$`);
+    if (matchers.size > 1000) matchers.clear();
+    matchers.set(pattern, compiled);
+  }
+  return compiled;
+}
+
 /** Whether a group applies to a tool: no matcher, "" or "*" for all, else a regex on the whole name. */
 export function matches(matcher: string | undefined, tool: string): boolean {
   if (matcher === undefined || matcher === '' || matcher === '*') return true;
-  return new RegExp(`^(?:${matcher})$`).test(tool);
+  return matcherOf(matcher).test(tool);
 }
 
 export interface HooksDeps {
