@@ -394,9 +394,9 @@ test('with its system image included, a stack opens in an app whose image differ
   const usage = () => b.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
   const before = await usage();
   await openMenu(b);
-  // Its row: the one open here (other stacks are named "My stack" too).
-  await panel(b).locator('.stack-row').filter({ has: b.locator('[aria-current=true]') }).getByRole('button', { name: 'Delete My stack' }).click();
-  await b.getByRole('dialog', { name: 'Delete “My stack”?' }).getByRole('button', { name: 'Delete' }).click();
+  // Its row: the one open here (the others are "My stack" and the first import, "My stack (imported)").
+  await panel(b).locator('.stack-row').filter({ has: b.locator('[aria-current=true]') }).getByRole('button', { name: /^Delete My stack/ }).click();
+  await b.getByRole('dialog', { name: /^Delete “My stack/ }).getByRole('button', { name: 'Delete' }).click();
   // Deleting the open stack moves the tab to another one: let it land before looking.
   await b.waitForURL((url) => url.searchParams.get('stack') !== imported, { timeout: 30_000 });
   await b.waitForLoadState();
