@@ -4,8 +4,8 @@ import { strFromU8, strToU8, zipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { unpackStackFile } from '../../tests/support/stack-zip.ts';
 import { LEFT_OUT, parseMcpFile } from '../mcp/config.ts';
-import { stackLockName } from '../protocol.ts';
-import { createStackFolders, type StackFolders } from '../stack-folders.ts';
+import type { StackFolders } from '../stack-folders.ts';
+import { foldersIn } from './test-folders.ts';
 import { exportStack } from './export.ts';
 import { exportContents } from './export-plan.ts';
 import { sha256Hex } from '../../vm/image.ts';
@@ -86,19 +86,7 @@ async function exportFile(options: { includeSecrets?: string[]; whenStill?: () =
 
 beforeEach(async () => {
   area = `export-test-${crypto.randomUUID().slice(0, 8)}`;
-  let n = 0;
-  folders = createStackFolders({
-    stacksDir,
-    locks: {
-      async withLock<T>(stackId: string, work: (signal: AbortSignal) => Promise<T>) {
-        return navigator.locks.request(`${area}:${stackLockName(stackId)}`, { ifAvailable: true }, async (lock) =>
-          lock ? { held: true as const, value: await work(new AbortController().signal) } : { held: false as const },
-        );
-      },
-    },
-    estimate: async () => ({ usage: 1_000_000, quota: 10_000_000_000 }),
-    newId: () => `s-imported${++n}`,
-  });
+  folders = foldersIn(area, stacksDir, { estimate: async () => ({ usage: 1_000_000, quota: 10_000_000_000 }), idPrefix: 's-imported' });
   await makeStack();
 });
 

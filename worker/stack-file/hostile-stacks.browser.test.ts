@@ -2,8 +2,8 @@
 // importer in Chromium's OPFS: each is refused with its own reason, fast, and leaves nothing
 // behind; a good file made by the same writer opens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackLockName } from '../protocol.ts';
-import { createStackFolders, type StackFolders } from '../stack-folders.ts';
+import type { StackFolders } from '../stack-folders.ts';
+import { foldersIn } from './test-folders.ts';
 import type { StorageEstimateLike } from '../storage-full.ts';
 import { HOSTILE_IMAGE, hostileStacks, plainStackFile, type HostileStack } from '../../tests/fixtures/hostile-stacks.ts';
 
@@ -25,20 +25,7 @@ async function folderNames(): Promise<string[]> {
 
 beforeAll(async () => {
   area = `hostile-stacks-${crypto.randomUUID().slice(0, 8)}`;
-  let n = 0;
-  folders = createStackFolders({
-    stacksDir,
-    locks: {
-      async withLock<T>(stackId: string, work: (signal: AbortSignal) => Promise<T>) {
-        return navigator.locks.request(`${area}:${stackLockName(stackId)}`, { ifAvailable: true }, async (lock) =>
-          lock ? { held: true as const, value: await work(new AbortController().signal) } : { held: false as const },
-        );
-      },
-    },
-    estimate: async () => estimate,
-    newId: () => `s-hostile${++n}`,
-    releaseWaitMs: 2_000,
-  });
+  folders = foldersIn(area, stacksDir, { estimate: async () => estimate, idPrefix: 's-hostile', releaseWaitMs: 2_000 });
   corpus = await hostileStacks();
 }, 60_000);
 

@@ -3,8 +3,8 @@
 // 1 MiB, a stack that declares 1 GiB honestly, and a plain 64 MiB stack.
 import { commands } from 'vitest/browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackLockName } from '../protocol.ts';
-import { createStackFolders, type StackFolders } from '../stack-folders.ts';
+import type { StackFolders } from '../stack-folders.ts';
+import { foldersIn } from './test-folders.ts';
 import { HOSTILE_IMAGE, honestBomb, hostileStacks, plainStackFile } from '../../tests/fixtures/hostile-stacks.ts';
 
 declare module 'vitest/browser' {
@@ -45,19 +45,7 @@ const importOf = (file: Blob) => folders.importStack(file, { appImage: HOSTILE_I
 
 beforeAll(async () => {
   area = `import-memory-${crypto.randomUUID().slice(0, 8)}`;
-  let n = 0;
-  folders = createStackFolders({
-    stacksDir,
-    locks: {
-      async withLock<T>(stackId: string, work: (signal: AbortSignal) => Promise<T>) {
-        return navigator.locks.request(`${area}:${stackLockName(stackId)}`, { ifAvailable: true }, async (lock) =>
-          lock ? { held: true as const, value: await work(new AbortController().signal) } : { held: false as const },
-        );
-      },
-    },
-    estimate: async () => ({ usage: 0, quota: 100e9 }),
-    newId: () => `s-memory${++n}`,
-  });
+  folders = foldersIn(area, stacksDir, { estimate: async () => ({ usage: 0, quota: 100e9 }), idPrefix: 's-memory' });
 });
 
 afterAll(async () => {
