@@ -9,7 +9,7 @@ import { HOSTILE_IMAGE, honestBomb, hostileStacks, plainStackFile, type HostileS
 const MB = 1e6;
 
 /** A folder that counts the bytes written into it and keeps only small files (a journal, to be read back). */
-function countingFolder(written = { bytes: 0 }): FileSystemDirectoryHandle {
+function countingFolder(written: { bytes: number; quota?: number } = { bytes: 0 }): FileSystemDirectoryHandle {
   const folders = new Map<string, FileSystemDirectoryHandle>();
   const files = new Map<string, Uint8Array>();
   return {
@@ -29,6 +29,7 @@ function countingFolder(written = { bytes: 0 }): FileSystemDirectoryHandle {
           let size = 0;
           return {
             async write(bytes: Uint8Array) {
+              if (written.quota !== undefined && written.bytes + bytes.byteLength > written.quota) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
               written.bytes += bytes.byteLength;
               size += bytes.byteLength;
               if (size <= 1 << 20) kept.push(bytes.slice());
@@ -58,7 +59,7 @@ async function peakAbove<T>(work: () => Promise<T>): Promise<{ value: T | Error;
   }
 }
 
-const importOf = (bytes: Uint8Array, written = { bytes: 0 }, estimate = { usage: 0, quota: 100e9 }) =>
+const importOf = (bytes: Uint8Array, written: { bytes: number; quota?: number } = { bytes: 0 }, estimate = { usage: 0, quota: 100e9 }) =>
   importStackFile({ file: new Blob([bytes as Uint8Array<ArrayBuffer>]), target: countingFolder(written), appImage: HOSTILE_IMAGE, estimate, signal: new AbortController().signal });
 
 let corpus: HostileStack[] = [];
@@ -112,6 +113,13 @@ describe('the importer\'s memory', () => {
     console.log(`stack.import_peak_mb ${peakMb.toFixed(1)} MB above the start, a plain 64 MiB stack`);
     expect(peakMb).toBeLessThan(64);
   }, 60_000);
+
+  it('says the storage is full, not that the file is damaged, when the browser refuses a write midway', async () => {
+    // A browser whose estimate says more room than its quota then grants (a lowered quota, another tab writing).
+    const value = await importOf(await honestBomb(64), { bytes: 0, quota: 16 * 2 ** 20 }).catch((error: unknown) => error);
+    expect(value).toBeInstanceOf(DOMException);
+    expect((value as DOMException).name).toBe('QuotaExceededError');
+  });
 
   it('refuses the same 1 GiB before unpacking anything when it is over the ceiling', async () => {
     const written = { bytes: 0 };

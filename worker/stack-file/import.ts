@@ -209,6 +209,8 @@ async function entryData(found: FileEntry, write: (chunk: Uint8Array) => Promise
 /** Streams an entry into its writer; unpacking stops at the first byte past the declared size. */
 async function unpackInto(found: FileEntry, writing: EntryWriter, signal: AbortSignal): Promise<void> {
   let refusal: StackFileError | null = null;
+  // A write that failed (the browser's storage full): the file is not at fault, and the user is told so.
+  let writeFailure: { error: unknown } | null = null;
   let size = 0;
   const write = async (chunk: Uint8Array) => {
     size += chunk.byteLength;
@@ -217,12 +219,18 @@ async function unpackInto(found: FileEntry, writing: EntryWriter, signal: AbortS
       refusal = tooLarge(writing.entry);
       throw refusal;
     }
-    await writing.write(chunk);
+    try {
+      await writing.write(chunk);
+    } catch (error) {
+      writeFailure = { error };
+      throw error;
+    }
   };
   try {
     await entryData(found, write, signal);
   } catch (error) {
     if (refusal) throw refusal;
+    if (writeFailure) throw (writeFailure as { error: unknown }).error;
     if (error instanceof StackFileError) throw error;
     if (signal.aborted) throw error;
     // The zstd codec stops before the frame that would pass the declared size (zip.js wraps its error).
