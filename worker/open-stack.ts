@@ -46,6 +46,12 @@ export function prepareOcr(): void {
 }
 
 export async function openStack({ stackId, memory, storage, dir, device }: Opened): Promise<StackApi> {
+  // An export cut short (the tab killed while it wrote the file) leaves its copies of the
+  // databases behind: stale once the stack is open again, and as large as the databases.
+  await dir
+    .getDirectoryHandle('.os')
+    .then((system) => system.removeEntry('snapshot', { recursive: true }))
+    .catch(() => {});
   const stack = await createStack({
     storage,
     files: createOpfsUserFiles(dir),
