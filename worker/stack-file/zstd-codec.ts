@@ -198,6 +198,45 @@ export function zstdDecompressor(zstd: ZstdModule, limit = Number.POSITIVE_INFIN
   return { readable, writable };
 }
 
+/**
+ * A sink for an entry's raw zstd bytes (zip.js `passThrough: 'compressed'`), as the importer reads
+ * them: each frame is unpacked only once the one before it went through `write`, a frame that
+ * would take the output past `limit` is refused before it is unpacked, and each frame's output is
+ * freed as soon as `write` is done with it (`write` must not keep it). Left to the garbage
+ * collector, a GiB unpacked MiB by MiB kept the worker 60-300 MB larger (measured in Chromium).
+ */
+export function zstdUnpacking(zstd: ZstdModule, limit: number, write: (chunk: Uint8Array) => Promise<void> | void): WritableStream<Uint8Array> {
+  const pending = new Bytes();
+  let produced = 0;
+  return new WritableStream<Uint8Array>({
+    async write(chunk) {
+      pending.push(chunk);
+      for (let frame = frameAt(pending.view()); frame; frame = frameAt(pending.view())) {
+        const bytes = pending.take(frame.length);
+        if (!frame.contentSize) continue; // skippable, or empty
+        if (produced + frame.contentSize > limit) throw new ZstdSizeError(`the zstd data unpacks to more than the ${limit} bytes declared`);
+        const content = zstd.decompress(bytes);
+        if (content.byteLength !== frame.contentSize) throw new ZstdDataError('a zstd frame unpacked to another size than it declares');
+        produced += content.byteLength;
+        try {
+          await write(content);
+        } finally {
+          release(content);
+        }
+      }
+    },
+    close() {
+      if (pending.length) throw new ZstdDataError('the zstd data ends inside a frame');
+    },
+  });
+}
+
+/** Frees the memory of bytes nothing else refers to now (a detached buffer's is freed at once), where the engine can. */
+function release(bytes: Uint8Array): void {
+  const buffer = bytes.buffer as ArrayBuffer & { transfer?(length: number): ArrayBuffer };
+  if (bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) buffer.transfer?.(0);
+}
+
 let registered: Promise<void> | null = null;
 
 /** Loads zstd and registers it with zip.js as method 93 (once per worker). */
