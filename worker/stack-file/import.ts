@@ -193,7 +193,13 @@ const DEFLATE = 8;
  */
 async function entryData(found: FileEntry, write: (chunk: Uint8Array) => Promise<void> | void, signal: AbortSignal): Promise<void> {
   try {
-    if (found.compressionMethod === ZSTD_METHOD) await found.getData(zstdUnpacking(await loadZstd(), found.uncompressedSize, write), { signal, passThrough: 'compressed' });
+    if (found.compressionMethod === ZSTD_METHOD) {
+      const unpacking = zstdUnpacking(await loadZstd(), found.uncompressedSize, write);
+      // zip.js may report its own failure to close the stream the refusal broke: the refusal is the news.
+      await found.getData(unpacking.writable, { signal, passThrough: 'compressed' }).catch((error: unknown) => {
+        throw unpacking.failure() ?? error;
+      });
+    }
     else if (found.compressionMethod === DEFLATE) await found.getData(inflating(write), { signal, passThrough: 'compressed' });
     else await found.getData(new WritableStream<Uint8Array>({ write }), { signal });
   } catch (error) {

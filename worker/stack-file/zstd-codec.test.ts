@@ -108,7 +108,7 @@ async function unpacked(zstd: Parameters<typeof zstdUnpacking>[0], bytes: Uint8A
     onWrite?.();
     parts.push(chunk.slice());
     await new Promise((resolve) => setTimeout(resolve, 0));
-  }).getWriter();
+  }).writable.getWriter();
   for (let at = 0; at < bytes.byteLength; at += piece) await writer.write(bytes.slice(at, at + piece));
   await writer.close();
   return parts;
