@@ -22,8 +22,10 @@ import {
   type StackManifest,
 } from './format.ts';
 import { abandonImageImport, completeImageImport, IMAGE_MANIFEST, IMAGE_PREFIX, prepareImageImport, type ImageImport } from './image-entries.ts';
-import { registerZstd, ZstdSizeError } from './zstd-codec.ts';
+import { registerZstd, ZSTD_METHOD, ZstdSizeError, zstdUnpacking } from './zstd-codec.ts';
+import { loadZstd } from '../zstd.ts';
 import { inflating } from './bounded-inflate.ts';
+import { openFileSink, type FileSink } from './file-sink.ts';
 import { STACK_IMAGE_FILE } from '../../vm/stored-image.ts';
 import { sha256Hex } from '../../vm/image.ts';
 import { JOURNAL, JOURNAL_MAX_BYTES } from '../../vm/opfs-workspace.ts';
@@ -50,7 +52,6 @@ export interface Imported {
   layout: string | null;
 }
 
-const WRITE_BATCH = 1 << 20;
 /** A zip's local file header starts every zip file. */
 const ZIP_START = [0x50, 0x4b, 0x03, 0x04];
 
@@ -186,12 +187,20 @@ const DEFLATE = 8;
 
 /**
  * An entry's unpacked bytes handed to `write` as they come, each waited for before more is
- * unpacked. zstd entries go through the codec registered with zip.js (zstd-codec.ts), deflated
- * ones a few KiB at a time (bounded-inflate.ts), stored ones as they are read.
+ * unpacked; `write` must not keep what it is given. zstd entries are unpacked a frame at a time,
+ * each frame's memory freed once written (zstd-codec.ts), deflated ones a few KiB at a time
+ * (bounded-inflate.ts), stored ones as they are read.
  */
 async function entryData(found: FileEntry, write: (chunk: Uint8Array) => Promise<void> | void, signal: AbortSignal): Promise<void> {
   try {
-    if (found.compressionMethod === DEFLATE) await found.getData(inflating(write), { signal, passThrough: 'compressed' });
+    if (found.compressionMethod === ZSTD_METHOD) {
+      const unpacking = zstdUnpacking(await loadZstd(), found.uncompressedSize, write);
+      // zip.js may report its own failure to close the stream the refusal broke: the refusal is the news.
+      await found.getData(unpacking.writable, { signal, passThrough: 'compressed' }).catch((error: unknown) => {
+        throw unpacking.failure() ?? error;
+      });
+    }
+    else if (found.compressionMethod === DEFLATE) await found.getData(inflating(write), { signal, passThrough: 'compressed' });
     else await found.getData(new WritableStream<Uint8Array>({ write }), { signal });
   } catch (error) {
     // zip.js names a local header that disagrees with the central directory an "Ambiguous archive".
@@ -288,16 +297,12 @@ function damaged(): StackFileError {
 
 /** One entry on its way into the stack's folder (or, for the layout, into memory), hashed as it goes. */
 class EntryWriter {
-  private pending: Uint8Array[] = [];
-  private pendingBytes = 0;
   private size = 0;
-  /** The batch being written: one at a time, while the next is unpacked and hashed. */
-  private writing: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly entry: ManifestEntry,
     private readonly hasher: IHasher,
-    private readonly writable: FileSystemWritableFileStream | null,
+    private readonly sink: FileSink | null,
     private readonly kept: Uint8Array[] | null,
   ) {}
 
@@ -309,37 +314,17 @@ class EntryWriter {
     let dir = target;
     for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
     const handle = await dir.getFileHandle(parts.at(-1)!, { create: true });
-    return new EntryWriter(entry, hasher, await handle.createWritable(), null);
+    return new EntryWriter(entry, hasher, await openFileSink(handle), null);
   }
 
   async write(chunk: Uint8Array): Promise<void> {
     this.hasher.update(chunk);
     this.size += chunk.byteLength;
-    if (this.kept) {
-      this.kept.push(chunk);
-      return;
-    }
-    this.pending.push(chunk);
-    this.pendingBytes += chunk.byteLength;
-    if (this.pendingBytes >= WRITE_BATCH) await this.flush();
+    if (this.kept) this.kept.push(chunk.slice());
+    else await this.sink!.write(chunk);
   }
 
-  /**
-   * Hands the batch to the file and returns once the one before it is written: unpacking and
-   * hashing go on while the browser writes, and a write's failure (a full disk) surfaces at the
-   * next batch or at finish().
-   */
-  private async flush(): Promise<void> {
-    if (!this.pendingBytes || !this.writable) return;
-    const joined = concatBytes(...this.pending);
-    this.pending = [];
-    this.pendingBytes = 0;
-    await this.writing;
-    this.writing = this.writable.write(joined as Uint8Array<ArrayBuffer>);
-    this.writing.catch(() => {}); // awaited at the next flush or at finish()
-  }
-
-  /** Checks size and checksum; the file counts (its writable closes) only when both match. */
+  /** Checks size and checksum; the file is let go of whole only when both match (else the caller removes it). */
   async finish(): Promise<Uint8Array | null> {
     if (this.size !== this.entry.size) {
       await this.abort();
@@ -350,14 +335,11 @@ class EntryWriter {
       throw new StackFileError('damaged', `This stack file is damaged: "${this.entry.path}" does not match its checksum.`);
     }
     if (this.kept) return concatBytes(...this.kept);
-    await this.flush();
-    await this.writing;
-    await this.writable!.close();
+    await this.sink!.close();
     return null;
   }
 
   async abort(): Promise<void> {
-    await this.writing.catch(() => {});
-    await this.writable?.abort().catch(() => {});
+    await this.sink?.abort();
   }
 }

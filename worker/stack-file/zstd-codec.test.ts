@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadZstd } from '../zstd.ts';
-import { FRAME_BYTES, frameAt, MAX_FRAME_LENGTH, zstdCompressor, zstdDecompressor, ZstdDataError } from './zstd-codec.ts';
+import { FRAME_BYTES, frameAt, MAX_FRAME_LENGTH, zstdCompressor, zstdDecompressor, ZstdDataError, ZstdSizeError, zstdUnpacking } from './zstd-codec.ts';
 
 /** Runs `bytes` through a stream in pieces of `piece` bytes and joins what comes out. */
 async function through(stream: ReadableWritablePair<Uint8Array, Uint8Array>, bytes: Uint8Array, piece: number): Promise<Uint8Array> {
@@ -98,5 +98,46 @@ describe('zstd entries', () => {
     await expect(through(zstdDecompressor(zstd), endless, 65536)).rejects.toThrow(`a zstd frame longer than ${MAX_FRAME_LENGTH} bytes`);
     const skippable = new Uint8Array([0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0x40, 1, 2, 3]);
     await expect(through(zstdDecompressor(zstd), skippable, 4)).rejects.toThrow('a skippable zstd frame of');
+  });
+});
+
+/** Hands `bytes` in pieces of `piece` to the importer's zstd sink; what its `write` was given, each copied. */
+async function unpacked(zstd: Parameters<typeof zstdUnpacking>[0], bytes: Uint8Array, piece: number, limit = Infinity, onWrite?: () => void): Promise<Uint8Array[]> {
+  const parts: Uint8Array[] = [];
+  const writer = zstdUnpacking(zstd, limit, async (chunk) => {
+    onWrite?.();
+    parts.push(chunk.slice());
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }).writable.getWriter();
+  for (let at = 0; at < bytes.byteLength; at += piece) await writer.write(bytes.slice(at, at + piece));
+  await writer.close();
+  return parts;
+}
+
+describe("the importer's zstd sink", () => {
+  it('hands each frame on once the one before it was written, whatever pieces it is given', async () => {
+    const zstd = await loadZstd();
+    const original = sample(2 * FRAME_BYTES + 5);
+    const packed = await through(zstdCompressor(zstd), original, 100_000);
+    const skippable = new Uint8Array([0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 9, 9, 9]);
+    let unpacking = 0;
+    const counting = { ...zstd, decompress: (bytes: Uint8Array) => (unpacking++, zstd.decompress(bytes)) } as typeof zstd;
+    let writes = 0;
+    const parts = await unpacked(counting, new Uint8Array([...skippable, ...packed]), 7777, original.byteLength, () => expect(unpacking).toBe(++writes));
+    expect(parts.map((part) => part.byteLength)).toEqual([FRAME_BYTES, FRAME_BYTES, 5]);
+    expect(same(new Uint8Array(await new Blob(parts as Uint8Array<ArrayBuffer>[]).arrayBuffer()), original)).toBe(true);
+  });
+
+  it('refuses a frame past the declared size before unpacking it, and data that ends inside a frame', async () => {
+    const zstd = await loadZstd();
+    let unpacking = 0;
+    const counting = { ...zstd, decompress: (bytes: Uint8Array) => (unpacking++, zstd.decompress(bytes)) } as typeof zstd;
+    const frame = zstd.compress(new Uint8Array(FRAME_BYTES), 1);
+    const bomb = new Uint8Array(frame.byteLength * 1000);
+    for (let at = 0; at < bomb.byteLength; at += frame.byteLength) bomb.set(frame, at);
+    await expect(unpacked(counting, bomb, bomb.byteLength, 3 * FRAME_BYTES + 10)).rejects.toThrow(ZstdSizeError);
+    expect(unpacking).toBe(3);
+    await expect(unpacked(zstd, frame.subarray(0, frame.byteLength - 3), 100)).rejects.toThrow('the zstd data ends inside a frame');
+    await expect(unpacked(zstd, new TextEncoder().encode('not zstd at all'), 100)).rejects.toThrow('not a zstd frame');
   });
 });
