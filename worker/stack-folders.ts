@@ -10,16 +10,8 @@ import { checkpointSources, keptThroughRestore } from './checkpoints/sources.ts'
 import { CheckpointError } from './checkpoints/store.ts';
 import { newTrustRecord, TRUST_FILE } from './trust-record.ts';
 import { isStorageFull, noRoomMessage, storageFullMessage, type StorageEstimateLike } from './storage-full.ts';
+import { META_DIR, META_FILE, readMeta, writeConfig, writeMeta, type StackMeta } from './stack-meta.ts';
 
-/** The stack's own record, `.os/config/stack.json`; `copying` while a duplicate is being made. */
-interface StackMeta {
-  name: string;
-  created_at: number;
-  copying?: boolean;
-}
-
-const META_DIR = ['.os', 'config'] as const;
-const META_FILE = 'stack.json';
 /** A stack's checkpoints: never copied with it (a duplicate or a kiosk starts its own). */
 const CHECKPOINTS_PATH = '.os/checkpoints';
 const DEFAULT_NAME = 'My stack';
@@ -472,37 +464,6 @@ function fullOr(error: unknown, what: string): unknown {
   if (error instanceof StackFolderError) return error;
   if (isStorageFull(error)) return new StackFolderError({ code: 'storage', message: storageFullMessage(what) });
   return error;
-}
-
-async function readMeta(dir: FileSystemDirectoryHandle): Promise<StackMeta | undefined> {
-  try {
-    let at = dir;
-    for (const part of META_DIR) at = await at.getDirectoryHandle(part);
-    const meta = JSON.parse(await (await (await at.getFileHandle(META_FILE)).getFile()).text()) as Partial<StackMeta>;
-    if (typeof meta?.name !== 'string' || !meta.name.trim()) return undefined;
-    return { name: meta.name, created_at: typeof meta.created_at === 'number' ? meta.created_at : 0, ...(meta.copying ? { copying: true } : {}) };
-  } catch {
-    return undefined; // absent or unreadable: the stack keeps its id as its name
-  }
-}
-
-async function writeMeta(dir: FileSystemDirectoryHandle, meta: StackMeta): Promise<void> {
-  await writeConfig(dir, META_FILE, meta);
-}
-
-/** Replaces one of the stack's `.os/config/` files whole. */
-async function writeConfig(dir: FileSystemDirectoryHandle, name: string, value: unknown): Promise<void> {
-  let at = dir;
-  for (const part of META_DIR) at = await at.getDirectoryHandle(part, { create: true });
-  // createWritable swaps the whole file in on close: readers see the old name or the new.
-  const writable = await (await at.getFileHandle(name, { create: true })).createWritable();
-  try {
-    await writable.write(JSON.stringify(value));
-    await writable.close();
-  } catch (error) {
-    await writable.abort().catch(() => {});
-    throw error;
-  }
 }
 
 /** The sum of the sizes of every file under `dir`. Files held open by a worker are read too. */
