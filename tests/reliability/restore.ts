@@ -168,12 +168,15 @@ async function startRestore(page: Page, before: Files, checkpoint: Files): Promi
       const matches = (found: Record<string, number>, expected: Record<string, number>) =>
         Object.keys(found).length === Object.keys(expected).length && Object.entries(expected).every(([path, size]) => found[path] === size);
       let firstRecords = -1;
+      let first: Record<string, number> | null = null;
       let last = '';
       const tick = async () => {
         const { out, records } = await sizes().catch(() => ({ out: null, records: 0 }));
         if (!out) return;
         if (firstRecords < 0) firstRecords = records;
-        const phase = matches(out, before) ? (records > firstRecords ? 'before kept' : 'not started') : matches(out, checkpoint) ? 'restored' : 'replacing';
+        // As the page found the stack when the restore was asked for (also what `before` says, unless something moved since).
+        first ??= matches(out, before) ? before : out;
+        const phase = matches(out, first) ? (records > firstRecords ? 'before kept' : 'not started') : matches(out, checkpoint) ? 'restored' : 'replacing';
         if (phase !== last) void report((last = phase));
       };
       const loop = async () => {
@@ -246,6 +249,18 @@ export async function killDuringRestore(target: Target, runs: number, seed: numb
 
     for (let run = 1; run <= runs; run++) {
       result.runs++;
+      try {
+        await killOnce(run);
+      } catch (error) {
+        // A stack a kill left broken may not take the next change: said, and the next run goes on.
+        result.failures++;
+        result.notes.push(`run ${run}: stopped: ${(error as Error).message.split('\n')[0]}`);
+        await kill(browser);
+        browser = await start();
+        await openApp(browser.page).catch(() => {});
+      }
+    }
+    async function killOnce(run: number): Promise<void> {
       const problems: string[] = [];
       await change(browser.page, target.fakeUrl, run);
       before = await readState(browser.page);
@@ -263,9 +278,14 @@ export async function killDuringRestore(target: Target, runs: number, seed: numb
       let pageReloaded = false;
       browser.page.once('load', () => (pageReloaded = true));
       const clickedAt = performance.now();
-      onReplacing = whileReplacing ? () => ((onReplacing = null), killAt()) : null;
-      await startRestore(browser.page, before.files, checkpoint.files);
-      if (!whileReplacing) killAt();
+      const asked = await startRestore(browser.page, before.files, checkpoint.files).then(
+        () => true,
+        (error: Error) => (result.notes.push(`run ${run}: the restore was not asked for: ${error.message.split('\n')[0]}`), false),
+      );
+      if (asked && whileReplacing) {
+        onReplacing = () => ((onReplacing = null), killAt());
+        if ((phase as Phase) === 'replacing') onReplacing();
+      } else killAt();
       // Never seen replacing (too quick for the page to see): killed when the restore would be over.
       await Promise.race([done, new Promise((resolve) => setTimeout(resolve, restoreMs * 1.5))]);
       onReplacing = null;
