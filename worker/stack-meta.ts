@@ -7,6 +7,12 @@ export interface StackMeta {
   name: string;
   created_at: number;
   copying?: boolean;
+  /**
+   * The checkpoint the stack is being made (restore.ts): set before its files are removed and
+   * cleared once the checkpoint's are all written, so a restore cut short is finished at the
+   * next open instead of leaving half a stack.
+   */
+  restoring?: string;
 }
 
 export const META_DIR = ['.os', 'config'] as const;
@@ -23,6 +29,7 @@ export async function readMeta(dir: FileSystemDirectoryHandle): Promise<StackMet
       name: meta.name,
       created_at: typeof meta.created_at === 'number' ? meta.created_at : 0,
       ...(meta.copying ? { copying: true } : {}),
+      ...(typeof meta.restoring === 'string' && meta.restoring ? { restoring: meta.restoring } : {}),
     };
   } catch {
     return undefined;
