@@ -1,6 +1,9 @@
 // Entry of a dedicated stack worker: opens one stack's storage and databases at once, while the
 // stack's own code (open-stack.ts, most of the worker) is fetched and compiled beside them, and
 // answers the page through comlink.
+// First: the checkpoint code a restore cut short loads (stack-folders.ts) shares a chunk with the
+// stack's own code, and that chunk's schemas are made before open-stack.ts's own first import.
+import './zod-jitless.ts';
 import * as Comlink from 'comlink';
 import wasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
 import { loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
