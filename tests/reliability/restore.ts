@@ -134,6 +134,13 @@ async function change(page: Page, fakeUrl: string, run: number): Promise<void> {
     { expect: { tool_result: { contains: 'CHANGED-42' } }, reply: { content: [{ type: 'text', text: `Changed the stack, run ${run}.` }] } },
   ]);
   await say(page, `Please change the stack, run ${run}`, `Changed the stack, run ${run}.`);
+  // The checkpoint the mission took goes again, as a user tidying the timeline would: the keep
+  // rule (the newest 20) would otherwise drop the one restored after ten runs.
+  await openTimeline(page);
+  const taken = page.getByRole('region', { name: TIMELINE }).getByRole('listitem').filter({ hasText: `Please change the stack, run ${run}` });
+  await taken.waitFor({ timeout: 120_000 });
+  await taken.getByRole('button', { name: 'Delete' }).click();
+  await taken.waitFor({ state: 'detached', timeout: 60_000 });
 }
 
 /**
@@ -212,6 +219,8 @@ export async function killDuringRestore(target: Target, runs: number, seed: numb
   const phases = new Map<Phase, number>();
   const start = async (): Promise<Browser> => {
     const opened = await launch(profile, target.appUrl);
+    // The Timeline asks before it deletes a checkpoint.
+    opened.page.on('dialog', (dialog) => void dialog.accept());
     await opened.context.exposeBinding('__restorePhase', (_source, seen: Phase) => {
       phase = seen;
       if (!phaseAt.has(seen)) phaseAt.set(seen, performance.now());
