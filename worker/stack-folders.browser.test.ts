@@ -3,7 +3,7 @@
 // open in another tab, a copy that will not fit, the last stack.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stackLockName } from './protocol.ts';
-import { copyFolder, createStackFolders, folderSize, webStackLocks, type StackFolders } from './stack-folders.ts';
+import { copyFolder, createStackFolders, finishRestore, folderSize, webStackLocks, type StackFolders } from './stack-folders.ts';
 import type { StorageEstimateLike } from './storage-full.ts';
 import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.ts';
 import { checkpointSources } from './checkpoints/sources.ts';
@@ -235,7 +235,7 @@ describe('stack folders', () => {
       expect((await read('default/.os/vm/overlay.data'))!.charCodeAt(0)).toBe(6);
       expect(JSON.parse((await read('default/.os/vm/machine.json'))!)).toMatchObject({ state: 'g1', disk: 'g1' });
       expect(await read('default/.os/config/secrets.json')).toBe('{"api_key":"test-key-2"}');
-      expect(JSON.parse((await read('default/.os/config/stack.json'))!)).toMatchObject({ name: 'Work' });
+      expect(JSON.parse((await read('default/.os/config/stack.json'))!)).toEqual({ name: 'Work', created_at: 1 });
 
       // What the restore replaced is a checkpoint of its own: going back to it undoes the restore.
       const store = await openCheckpointStore(await (await stacksDir()).getDirectoryHandle('default'));
@@ -248,6 +248,42 @@ describe('stack folders', () => {
       await folders.restoreCheckpoint('default', before!.id, { heldByCaller: false, layout: null });
       expect(await read('default/documents/new.txt')).toBe('made after');
       expect(await read('default/.os/vm/state.bin')).toBeNull();
+    });
+
+    it('finishes at the next open a restore cut short after the stack was cleared, and only once', async () => {
+      const first = await checkpoint('default', 'first');
+      await put('default/documents/new.txt', 'made after');
+      // As a tab killed part-way leaves it: the record names the checkpoint, the files were
+      // removed, and the first of the checkpoint's was being written.
+      await put('default/.os/config/stack.json', JSON.stringify({ name: 'Work', created_at: 1, restoring: first.id }));
+      const stack = await (await stacksDir()).getDirectoryHandle('default');
+      for (const name of ['documents', '.os/memory', '.os/vm']) {
+        const [parent, child] = name.includes('/') ? [await stack.getDirectoryHandle('.os'), name.split('/')[1]!] : [stack, name];
+        await parent.removeEntry(child, { recursive: true });
+      }
+      await put('default/documents/a.txt', 'the orig');
+
+      await expect(finishRestore(stack, { releaseWaitMs: 3_000 })).resolves.toBe(first.id);
+      expect(await read('default/documents/a.txt')).toBe('the original');
+      expect(await read('default/documents/new.txt')).toBeNull();
+      expect((await read('default/.os/memory/transcript.db'))!.charCodeAt(0)).toBe(1);
+      expect((await read('default/.os/vm/state.bin'))!.length).toBe(200_000);
+      expect(JSON.parse((await read('default/.os/vm/machine.json'))!)).toMatchObject({ state: 'g1', disk: 'g1' });
+      expect(await read('default/.os/config/secrets.json')).toBe('{"api_key":"test-key-1"}');
+      expect(JSON.parse((await read('default/.os/config/stack.json'))!)).toEqual({ name: 'Work', created_at: 1 });
+      // Done: the next open leaves the stack alone.
+      await put('default/documents/later.txt', 'after the restore');
+      await expect(finishRestore(stack)).resolves.toBeNull();
+      expect(await read('default/documents/later.txt')).toBe('after the restore');
+    });
+
+    it('finishes a restore cut short before it restores or copies the stack', async () => {
+      const first = await checkpoint('default', 'first');
+      await put('default/.os/config/stack.json', JSON.stringify({ name: 'Work', created_at: 1, restoring: first.id }));
+      await (await (await stacksDir()).getDirectoryHandle('default')).removeEntry('documents', { recursive: true });
+      await folders.duplicate('default', 'Copy', false);
+      expect(await read('s-copy1/documents/a.txt')).toBe('the original');
+      expect(JSON.parse((await read('default/.os/config/stack.json'))!)).toEqual({ name: 'Work', created_at: 1 });
     });
 
     it('will not restore a stack open in another tab, nor a checkpoint that is gone', async () => {

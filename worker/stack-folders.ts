@@ -10,16 +10,9 @@ import { checkpointSources, keptThroughRestore } from './checkpoints/sources.ts'
 import { CheckpointError } from './checkpoints/store.ts';
 import { newTrustRecord, TRUST_FILE } from './trust-record.ts';
 import { isStorageFull, noRoomMessage, storageFullMessage, type StorageEstimateLike } from './storage-full.ts';
+import { META_DIR, META_FILE, readMeta, writeConfig, writeMeta, type StackMeta } from './stack-meta.ts';
+import type { CheckpointStore } from './checkpoints/store.ts';
 
-/** The stack's own record, `.os/config/stack.json`; `copying` while a duplicate is being made. */
-interface StackMeta {
-  name: string;
-  created_at: number;
-  copying?: boolean;
-}
-
-const META_DIR = ['.os', 'config'] as const;
-const META_FILE = 'stack.json';
 /** A stack's checkpoints: never copied with it (a duplicate or a kiosk starts its own). */
 const CHECKPOINTS_PATH = '.os/checkpoints';
 const DEFAULT_NAME = 'My stack';
@@ -233,6 +226,7 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
       const source = await folder(stackId);
       const from = await summary(stackId, source);
       return whileStill(stackId, from.name, heldByCaller, 'duplicate', async (signal) => {
+        await finishRestore(source, { now, releaseWaitMs });
         // Measured again under the lock: what is copied is what is there now.
         const bytes = await folderSize(source);
         const refusal = noRoomMessage(`"${from.name}" was not duplicated`, bytes, await deps.estimate());
@@ -327,6 +321,7 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
       const refusal = noRoomMessage(`The kiosk's starting point for "${name}" was not saved`, bytes, await deps.estimate());
       if (refusal) throw new StackFolderError({ code: 'storage', message: refusal });
       return whileStill(stackId, name, heldByCaller, 'make a kiosk of', async (signal) => {
+        await finishRestore(dir, { now, releaseWaitMs });
         const points = await resetPoints();
         await points.removeEntry(stackId, { recursive: true }).catch(() => {});
         const point = await points.getDirectoryHandle(stackId, { create: true });
@@ -368,6 +363,8 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
       const dir = await folder(stackId);
       const { name } = await summary(stackId, dir);
       return whileStill(stackId, name, options.heldByCaller, 'restore', async (signal) => {
+        // What is kept first below must be a whole stack, not one a killed tab left part-way.
+        await finishRestore(dir, { now, releaseWaitMs });
         const store = await openCheckpointStore(dir, { now });
         const target = await store.get(checkpointId).catch(checkpointRefusal);
         const refusal = noRoomMessage(`"${name}" was not restored`, target.total_bytes, await deps.estimate());
@@ -378,14 +375,12 @@ export function createStackFolders(deps: StackFoldersDeps): StackFolders {
         const before = await store
           .take({ reason: 'before_restore', label: `Before going back to ${new Date(target.created_at).toLocaleString()}`, layout: options.layout, sources, ...checkpointKinds })
           .catch((error: unknown) => Promise.reject(fullOr(error, `"${name}" was not restored (the stack as it is now could not be kept first)`)));
-        const replaceWith = async (id: string) => {
-          await clearForRestore(dir, '', releaseWaitMs);
-          await store.restoreInto(id, dir, { signal });
-        };
+        const replaceWith = (id: string) => replaceWithCheckpoint(dir, store, id, { signal, waitMs: releaseWaitMs, name });
         try {
           await replaceWith(checkpointId);
         } catch (error) {
-          // Half a restore is no stack: put back what it was.
+          // Half a restore is no stack: put back what it was (marked in turn, so a kill meanwhile
+          // still ends with the stack as it was).
           await replaceWith(before.id).catch(() => {});
           if (error instanceof CheckpointError) checkpointRefusal(error);
           throw fullOr(error, `"${name}" was not restored; it is as it was`);
@@ -474,37 +469,6 @@ function fullOr(error: unknown, what: string): unknown {
   return error;
 }
 
-async function readMeta(dir: FileSystemDirectoryHandle): Promise<StackMeta | undefined> {
-  try {
-    let at = dir;
-    for (const part of META_DIR) at = await at.getDirectoryHandle(part);
-    const meta = JSON.parse(await (await (await at.getFileHandle(META_FILE)).getFile()).text()) as Partial<StackMeta>;
-    if (typeof meta?.name !== 'string' || !meta.name.trim()) return undefined;
-    return { name: meta.name, created_at: typeof meta.created_at === 'number' ? meta.created_at : 0, ...(meta.copying ? { copying: true } : {}) };
-  } catch {
-    return undefined; // absent or unreadable: the stack keeps its id as its name
-  }
-}
-
-async function writeMeta(dir: FileSystemDirectoryHandle, meta: StackMeta): Promise<void> {
-  await writeConfig(dir, META_FILE, meta);
-}
-
-/** Replaces one of the stack's `.os/config/` files whole. */
-async function writeConfig(dir: FileSystemDirectoryHandle, name: string, value: unknown): Promise<void> {
-  let at = dir;
-  for (const part of META_DIR) at = await at.getDirectoryHandle(part, { create: true });
-  // createWritable swaps the whole file in on close: readers see the old name or the new.
-  const writable = await (await at.getFileHandle(name, { create: true })).createWritable();
-  try {
-    await writable.write(JSON.stringify(value));
-    await writable.close();
-  } catch (error) {
-    await writable.abort().catch(() => {});
-    throw error;
-  }
-}
-
 /** The sum of the sizes of every file under `dir`. Files held open by a worker are read too. */
 export async function folderSize(dir: FileSystemDirectoryHandle): Promise<number> {
   let total = 0;
@@ -544,6 +508,45 @@ export async function copyFolder(from: FileSystemDirectoryHandle, to: FileSystem
 function checkpointRefusal(error: unknown): never {
   if (error instanceof CheckpointError) throw new StackFolderError({ code: error.code === 'not_found' ? 'not_found' : 'storage', message: error.message });
   throw error;
+}
+
+/**
+ * Makes a still stack exactly checkpoint `id`: its files go, then the checkpoint's are written.
+ * The stack's record names the checkpoint from before the first file goes until the last is
+ * written, so a restore cut short (a killed tab, a power cut) is finished by `finishRestore` at
+ * the next open rather than leaving half a stack. `name`: the record's name when it has none.
+ */
+async function replaceWithCheckpoint(dir: FileSystemDirectoryHandle, store: CheckpointStore, id: string, options: { signal?: AbortSignal; waitMs: number; name: string }): Promise<void> {
+  const meta = (await readMeta(dir)) ?? { name: options.name, created_at: 0 };
+  await writeMeta(dir, { ...meta, restoring: id });
+  await clearForRestore(dir, '', options.waitMs);
+  await store.restoreInto(id, dir, options.signal ? { signal: options.signal } : {});
+  const { restoring: _, ...done } = (await readMeta(dir)) ?? meta;
+  await writeMeta(dir, done);
+}
+
+/**
+ * Finishes a restore a killed tab left part-way (the stack's record still names its checkpoint):
+ * the stack is made that checkpoint again, whole (doing it twice does no harm). Only for a still
+ * stack whose lock the caller holds, before anything opens its files: the stack worker calls it
+ * as it starts, the stacks worker before it copies or restores a stack. Returns the checkpoint's
+ * id, or null when no restore was under way. A checkpoint that is gone or damaged cannot be
+ * finished: the mark is dropped and the stack opens as it lies (said on the console).
+ */
+export async function finishRestore(dir: FileSystemDirectoryHandle, options: { now?: () => number; releaseWaitMs?: number } = {}): Promise<string | null> {
+  const meta = await readMeta(dir);
+  if (!meta?.restoring) return null;
+  const id = meta.restoring;
+  const store = await openCheckpointStore(dir, options.now ? { now: options.now } : {});
+  try {
+    await replaceWithCheckpoint(dir, store, id, { waitMs: options.releaseWaitMs ?? 10_000, name: meta.name });
+  } catch (error) {
+    if (!(error instanceof CheckpointError)) throw error;
+    console.error(`A restore of checkpoint ${id} was cut short and cannot be finished: ${error.message}`);
+    const { restoring: _, ...rest } = meta;
+    await writeMeta(dir, rest);
+  }
+  return id;
 }
 
 /** Removes every file and folder of a stack a restore replaces (all but its record, secrets and checkpoints). */

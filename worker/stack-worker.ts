@@ -1,11 +1,15 @@
 // Entry of a dedicated stack worker: opens one stack's storage and databases at once, while the
 // stack's own code (open-stack.ts, most of the worker) is fetched and compiled beside them, and
 // answers the page through comlink.
+// First: the checkpoint code a restore cut short loads (stack-folders.ts) shares a chunk with the
+// stack's own code, and that chunk's schemas are made before open-stack.ts's own first import.
+import './zod-jitless.ts';
 import * as Comlink from 'comlink';
 import wasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
 import { loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
 import type { StackApi } from './protocol.ts';
 import { openDeviceStorage, openOpfsStorage, openStackDirectory } from './storage.ts';
+import { readMeta } from './stack-meta.ts';
 
 // What the worker's Content-Security-Policy refuses is said where the page's console shows it (the
 // browser's own report stays in the worker's, which tests and bug reports do not see).
@@ -17,10 +21,27 @@ const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length
 /** The names of the images the pipeline reads with OCR (PNG, JPEG, WebP, TIFF). */
 const SCAN_NAME = /\.(png|jpe?g|webp|tiff?)$/i;
 
+/**
+ * Finishes a checkpoint restore a killed tab left part-way, before anything opens the stack's
+ * files (the page holds the stack's lock while this worker runs). The restore's code loads only
+ * then: an ordinary open reads one small file more.
+ */
+async function finishPendingRestore(): Promise<void> {
+  const dir = await openStackDirectory(stackId);
+  if (!(await readMeta(dir))?.restoring) return;
+  const { finishRestore } = await import('./stack-folders.ts');
+  const id = await finishRestore(dir);
+  console.info(`checkpoint ${id}: a restore cut short was finished before the stack opened`);
+}
+
 const code = import('./open-stack.ts');
 const stack = (async (): Promise<StackApi> => {
+  // SQLite loads meanwhile.
+  const runtime = loadSqlite({ wasmUrl });
+  runtime.catch(() => {}); // a failure is reported by the open below
+  await finishPendingRestore();
   const [memory, storage, dir, device] = await Promise.all([
-    openOpfsStackMemory({ runtime: loadSqlite({ wasmUrl }), stackId }),
+    openOpfsStackMemory({ runtime, stackId }),
     openOpfsStorage(stackId),
     openStackDirectory(stackId),
     openDeviceStorage(),
