@@ -227,8 +227,11 @@ describe('stack folders', () => {
       await put('default/.os/vm/overlay.data', new Uint8Array(150_000).fill(8));
       await put('default/.os/vm/machine.json', JSON.stringify({ imageHash: 'abc12345', state: 'g1', disk: null }));
       await put('default/.os/config/secrets.json', '{"api_key":"test-key-2"}');
+      // A stack from a file: restricted before, restricted after (checkpoints never hold the record).
+      await put('default/.os/config/trust.json', '{"version":1,"origin":"stack_file"}');
 
       await expect(folders.restoreCheckpoint('default', first.id, { heldByCaller: false, layout: '{"now":1}' })).resolves.toEqual({ layout: '{"label":"first"}' });
+      expect(await read('default/.os/config/trust.json')).toBe('{"version":1,"origin":"stack_file"}');
       expect(await read('default/documents/a.txt')).toBe('the original');
       expect(await read('default/documents/new.txt')).toBeNull();
       expect((await read('default/.os/memory/transcript.db'))!.charCodeAt(0)).toBe(1);

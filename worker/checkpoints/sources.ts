@@ -21,9 +21,13 @@ export const isUserFile = (path: string) => !path.startsWith('.os/');
 export const isComputerFile = (path: string) => path.startsWith(`${VM_DIR}/`);
 export const isDatabaseFile = (path: string) => /^\.os\/memory\/[^/]+\.db$/.test(path);
 
-/** Whether a restore leaves this path of the stack as it is (the stack's record, its secrets, the checkpoints). */
+/**
+ * Whether a restore leaves this path of the stack as it is: the stack's record, its secrets, where
+ * it came from and what its owner allowed (trust.json: a stack from a file stays restricted through
+ * a restore), and the checkpoints.
+ */
 export function keptThroughRestore(path: string): boolean {
-  return /^\.os\/config\/(stack|secrets)\.json$/.test(path) || /^\.os\/checkpoints(\/|$)/.test(path);
+  return /^\.os\/config\/(stack|secrets|trust)\.json$/.test(path) || /^\.os\/checkpoints(\/|$)/.test(path);
 }
 
 type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
