@@ -29,6 +29,7 @@ export default async function globalSetup() {
   process.env.E2E_MCP_URL = mcp.url;
   process.env.E2E_OTHER_MCP_URL = otherMcp.url;
   process.env.E2E_INDEX_PORT = String(internet.indexPort);
+  process.env.E2E_BIG_FILE_SHA256 = internet.bigFileSha256;
   // For a test that starts a proxy of its own (and stops it) with the same view of the internet.
   process.env.E2E_INDEX_HOST = internet.indexHost;
   process.env.E2E_DNS_URL = internet.dnsUrl;

@@ -3,6 +3,11 @@
 import { expect, test } from './test.ts';
 import { hostileUploads, killDuring, killDuringGuestWrite, poisonedDocumentsScenario, quotaScenario, twoTabs, type Target } from '../reliability/scenarios.ts';
 import type { ScenarioResult } from '../reliability/harness.ts';
+import { hostileStackFiles, importWhileOpening, killDuringExport, killDuringImport } from '../reliability/stack-files.ts';
+import { killDuringRelayDownload } from '../reliability/relay.ts';
+import { killDuringRestore } from '../reliability/restore.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { E2E_APP_URL } from './ports.ts';
 
 // The DOM snapshots a trace takes around each Playwright action run in the page's main thread
@@ -61,4 +66,27 @@ test('storage full: an upload, a computer write and a chat message each say so; 
 test('killed while the computer writes a large file: the disk checks clean with e2fsck, acknowledged writes stay', async () => {
   test.setTimeout(300_000);
   expectClean(await killDuringGuestWrite(target(), 1, 14), 1);
+});
+
+test('stacks as files: killed mid export and mid import, nothing lost and no half stack; a stack imported in one tab opened in another; 60 hostile stack files refused in the dialog', async () => {
+  test.setTimeout(600_000);
+  expectClean(await killDuringExport(target(), 2, 16), 2);
+  expectClean(await killDuringImport(target(), 2, 17), 2);
+  expectClean(await importWhileOpening(target(), 1), 1);
+  const recipe = (JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json'), 'utf8')) as { recipeHash: string }).recipeHash;
+  const hostile = await hostileStackFiles(target(), recipe);
+  console.log(hostile.notes.join('\n'));
+  expect(hostile.notes.slice(1)).toEqual([]);
+  expect(hostile.runs).toBeGreaterThanOrEqual(60);
+  expectClean(hostile, hostile.runs);
+});
+
+test('killed while the relay carries a download into the computer: the disk checks clean, the download comes through after', async () => {
+  test.setTimeout(900_000);
+  expectClean(await killDuringRelayDownload({ ...target(), indexPort: Number(process.env.E2E_INDEX_PORT), bigFileSha256: process.env.E2E_BIG_FILE_SHA256! }, 1, 15), 1);
+});
+
+test('killed during a checkpoint restore: the stack comes back exactly as it was or exactly as the checkpoint, never a mix', async () => {
+  test.setTimeout(900_000);
+  expectClean(await killDuringRestore(target(), 2, 18), 2);
 });

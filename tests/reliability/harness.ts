@@ -59,6 +59,19 @@ export function browserPids(profile: string): number[] {
   return found.stdout.trim().split('\n').filter(Boolean).map(Number);
 }
 
+/** Every Chromium process of the profile's resident memory, in MB (Linux /proc). */
+export function residentMb(pids: number[]): number {
+  let kb = 0;
+  for (const pid of pids) {
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // gone
+    }
+  }
+  return Math.round(kb / 1024);
+}
+
 /** SIGKILL now, synchronously: every one of `pids` (no unload, no flush, no goodbye). */
 export function killNow(pids: number[]): void {
   for (const pid of pids) {

@@ -1,7 +1,7 @@
 // The reliability scenarios, each a function of where the app and the scripted model are and how
 // many runs to make. `npm run reliability` runs them in full and writes docs/reliability.md; the
 // e2e suite runs each a few times (tests/e2e/reliability.spec.ts).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -11,7 +11,7 @@ import { COLLECTOR_HOST, poisonedDocuments, type Attack, type PoisonedDocument }
 import { createRandom } from '../fixtures/invoices.ts';
 import { fixture } from '../support/fixtures.ts';
 import { inputTimingProblems, inputTimingSummary, readInputTiming, recordInputTiming, TIMED_INPUTS } from '../support/input-timing.ts';
-import { browserPids, checkDiskImage, checkStackDatabases, diskImageIn, disposeProfile, kill, killNow, launch, newProfile, newResult, openApp, readStackFiles, type Browser, type ScenarioResult } from './harness.ts';
+import { browserPids, checkDiskImage, checkStackDatabases, diskImageIn, disposeProfile, kill, killNow, launch, newProfile, newResult, openApp, readStackFiles, residentMb, type Browser, type ScenarioResult } from './harness.ts';
 
 export interface Target {
   /** The production build's origin. */
@@ -237,19 +237,6 @@ export async function twoTabs(target: Target, runs: number): Promise<ScenarioRes
     disposeProfile(profile);
   }
   return result;
-}
-
-/** Every Chromium process of the profile's resident memory, in MB (Linux /proc). */
-function residentMb(pids: number[]): number {
-  let kb = 0;
-  for (const pid of pids) {
-    try {
-      kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      // gone
-    }
-  }
-  return Math.round(kb / 1024);
 }
 
 /**
