@@ -279,12 +279,22 @@ export async function killDuringImport(target: Target, runs: number, seed: numbe
         result.corrupt++;
         problems.push(`the app did not open: ${(error as Error).message.split('\n')[0]}`);
       }
-      // The list the user sees, read once (it clears what a killed import left).
+      // The list the user sees (reading it clears what a killed import left). It shows the names
+      // this page remembered first, among them a stack this scenario removed behind its back, then
+      // the stacks worker's own list: what counts is where it settles, against the folders in
+      // storage (read by a second page, so this one keeps its list open).
       await openMenu(browser.page);
-      const listed = await panel(browser.page).locator('.stack-row').count();
-      const folders = await stackFolders(browser.page);
+      const peek = await browser.context.newPage();
+      let listedNames: string[] = [];
+      let folders: Awaited<ReturnType<typeof stackFolders>> = [];
+      for (const until = performance.now() + 10_000; performance.now() < until; await browser.page.waitForTimeout(250)) {
+        listedNames = await panel(browser.page).locator('.stack-row').evaluateAll((items) => items.map((item) => item.getAttribute('aria-label') ?? ''));
+        folders = await stackFolders(peek);
+        if (folders.length === listedNames.length) break;
+      }
+      await peek.close();
       const others = folders.filter((folder) => folder.id !== 'default');
-      if (others.length !== listed - 1) problems.push(`${listed} stacks listed, ${folders.length} folders in storage`);
+      if (others.length !== listedNames.length - 1) problems.push(`${listedNames.length} stacks listed (${listedNames.join(', ')}), ${folders.length} folders in storage`);
       for (const other of others) {
         if (other.meta?.copying || !other.meta) {
           result.corrupt++;
