@@ -22,6 +22,17 @@ export function dnsQuery(name: string): Uint8Array {
   return ipFrame(17, [192, 168, 86, 1], bytes(u16(40000), u16(53), u16(8 + query.length), [0, 0], query));
 }
 
+const u32 = (n: number) => [n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];
+
+/** TCP flags, as the header carries them. */
+export const TCP = { FIN: 0x01, SYN: 0x02, RST: 0x04, PSH: 0x08, ACK: 0x10 } as const;
+
+/** A TCP segment from the guest's port 51000 to `destination:port` (no options; checksum left 0). */
+export function tcpFrame(destination: number[], port: number, segment: { seq: number; ack?: number; flags: number; window?: number; payload?: Uint8Array }): Uint8Array {
+  const header = bytes(u16(51000), u16(port), u32(segment.seq), u32(segment.ack ?? 0), [0x50, segment.flags], u16(segment.window ?? 64240), [0, 0, 0, 0]);
+  return ipFrame(6, destination, bytes(header, segment.payload ?? []));
+}
+
 export function tcpSyn(destination: number[], port: number, seq: number): Uint8Array {
-  return ipFrame(6, destination, bytes(u16(51000), u16(port), [seq >>> 24, (seq >>> 16) & 0xff, (seq >>> 8) & 0xff, seq & 0xff], [0, 0, 0, 0], [0x50, 0x02], u16(64240), [0, 0, 0, 0]));
+  return tcpFrame(destination, port, { seq, flags: TCP.SYN });
 }

@@ -13,6 +13,7 @@ import { DOH_SENTINEL } from './emulator-options.ts';
 import type { EmulatorLike } from './machine.ts';
 import { installDnsBridge, type DnsNotice, type VmNetwork } from './network.ts';
 import { answer } from './offline-network.ts';
+import { deliverReopeningWindows, type FakeTcpHost } from './tcp-window.ts';
 
 /** The relay v86's adapter is created with; `ws://relay.stackdocs.invalid/` is never dialled. */
 export const RELAY_SENTINEL = 'relay.stackdocs.invalid';
@@ -77,12 +78,16 @@ export function installNetworkLink(scope: LinkScope, onNotice: (notice: DnsNotic
   };
   scope.WebSocket = (RealSocket ? Object.assign(Wrapped, { prototype: RealSocket.prototype, CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 }) : Wrapped) as unknown as typeof WebSocket;
 
-  /** Offline, the card's frames are answered here; online, by v86's adapter (its own `send`). */
+  /** Offline, the card's frames are answered here; online, by v86's adapter (its own `send`, wrapped). */
   const applyTo = (target: EmulatorLike) => {
     const adapter = target.network_adapter as CardAdapter | undefined;
     if (!adapter) throw new Error('the emulator has no network adapter: create it with RELAY_NETWORK');
     if (network) {
+      // v86's own `send` (on its prototype) feeds its TCP stack; the frames pass through
+      // tcp-window.ts on the way, which re-sends a segment into a window the guest reopened.
       delete (adapter as Partial<CardAdapter>).send;
+      const send = adapter.send;
+      adapter.send = (frame: Uint8Array) => deliverReopeningWindows(adapter as FakeTcpHost, frame, (f) => send.call(adapter, f));
       return;
     }
     const reason = offlineReason;
