@@ -3,7 +3,7 @@
 import { expect, test } from './test.ts';
 import { hostileUploads, killDuring, killDuringGuestWrite, poisonedDocumentsScenario, quotaScenario, twoTabs, type Target } from '../reliability/scenarios.ts';
 import type { ScenarioResult } from '../reliability/harness.ts';
-import { hostileStackFiles, importWhileOpening, killDuringExport, killDuringImport } from '../reliability/stack-files.ts';
+import { hostileStackFiles, killDuringExport, killDuringImport } from '../reliability/stack-files.ts';
 import { killDuringRelayDownload } from '../reliability/relay.ts';
 import { killDuringRestore } from '../reliability/restore.ts';
 import { readFileSync } from 'node:fs';
@@ -72,7 +72,6 @@ test('stacks as files: killed mid export and mid import, nothing lost and no hal
   test.setTimeout(600_000);
   expectClean(await killDuringExport(target(), 2, 16), 2);
   expectClean(await killDuringImport(target(), 2, 17), 2);
-  expectClean(await importWhileOpening(target(), 1), 1);
   const recipe = (JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json'), 'utf8')) as { recipeHash: string }).recipeHash;
   const hostile = await hostileStackFiles(target(), recipe);
   console.log(hostile.notes.join('\n'));
@@ -88,5 +87,8 @@ test('killed while the relay carries a download into the computer: the disk chec
 
 test('killed during a checkpoint restore: the stack comes back exactly as it was or exactly as the checkpoint, never a mix', async () => {
   test.setTimeout(900_000);
-  expectClean(await killDuringRestore(target(), 2, 18), 2);
+  // Its notes say where each kill landed; only failures, losses and damage count.
+  const result = await killDuringRestore(target(), 2, 18);
+  console.log(result.notes.join('\n'));
+  expect({ runs: result.runs, failures: result.failures, lost: result.lost, corrupt: result.corrupt }).toEqual({ runs: 2, failures: 0, lost: 0, corrupt: 0 });
 });

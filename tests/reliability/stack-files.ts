@@ -363,13 +363,20 @@ export async function importWhileOpening(target: Target, runs: number): Promise<
       await openApp(a, '/?stack=default');
       await openApp(b, `/?stack=${own}`);
       const started = performance.now();
-      const importing = (await startImport(a, source.path)).done.catch((error: Error) => {
-        problems.push(`the import failed: ${error.message.split('\n')[0]}`);
-        return null;
-      });
+      let settled = false;
+      const importing = (await startImport(a, source.path)).done
+        .catch(async (error: Error) => {
+          const said = await a.getByRole('dialog').getByRole('alert').textContent({ timeout: 1_000 }).catch(() => null);
+          problems.push(`the import failed: ${said ?? error.message.split('\n')[0]}`);
+          return null;
+        })
+        .finally(() => (settled = true));
       // Tab B reads its list again and again, and opens a new stack the moment one shows.
       let openedIn: string | null = null;
-      while (performance.now() - started < 10 * 60_000) {
+      // Until it shows, or the import has ended some seconds before without it showing.
+      let settledAt = Infinity;
+      while (performance.now() - started < 5 * 60_000 && performance.now() - settledAt < 10_000) {
+        if (settled && settledAt === Infinity) settledAt = performance.now();
         await openMenu(b);
         const row = panel(b).locator('.stack-row').filter({ hasText: /\(imported/ });
         if ((await row.count()) > 0) {
