@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { createRandom } from '../fixtures/invoices.ts';
 import { checkDiskImage, checkStackDatabases, diskImageIn, disposeProfile, kill, launch, newProfile, newResult, openApp, type ScenarioResult } from './harness.ts';
-import type { Target } from './scenarios.ts';
+import { lastToolResult, type Target } from './scenarios.ts';
 
 export interface RelayTarget extends Target {
   /** The test internet's package index (tests/support/test-internet.ts), reached by name through the proxy. */
@@ -20,19 +20,6 @@ export interface RelayTarget extends Target {
 const script = (fakeUrl: string, name: string, turns: unknown[]) => fetch(`${fakeUrl}/_fake/script`, { method: 'POST', body: JSON.stringify({ name, turns }) });
 const bash = (command: string, timeout = 600) => ({ reply: { content: [{ type: 'tool_use', name: 'bash', input: { command, timeout } }] } });
 const done = (text: string) => ({ reply: { content: [{ type: 'text', text }] } });
-
-/** The last tool result the scripted model was sent. */
-async function lastToolResult(fakeUrl: string): Promise<string> {
-  const state = (await (await fetch(`${fakeUrl}/_fake/state`)).json()) as { requests: { body: { messages?: { content: unknown }[] } }[] };
-  for (const request of [...state.requests].reverse()) {
-    const content = request.body.messages?.at(-1)?.content;
-    if (Array.isArray(content)) {
-      const found = content.find((block) => (block as { type?: string }).type === 'tool_result') as { content?: unknown } | undefined;
-      if (found) return typeof found.content === 'string' ? found.content : JSON.stringify(found.content);
-    }
-  }
-  return '';
-}
 
 /** Asks the agent to run what `turns` script; resolves with the last tool result once `reply` shows. */
 async function agentRuns(page: Page, target: RelayTarget, name: string, turns: unknown[], reply: string, timeout = 300_000): Promise<string> {

@@ -629,7 +629,7 @@ export async function quotaScenario(target: Target): Promise<ScenarioResult> {
 }
 
 /** The last tool result the scripted model received, as text. */
-async function lastToolResult(fakeUrl: string): Promise<string> {
+export async function lastToolResult(fakeUrl: string): Promise<string> {
   const state = (await (await fetch(`${fakeUrl}/_fake/state`)).json()) as { requests: { body: { messages?: { content: unknown }[] } }[] };
   for (const request of [...state.requests].reverse()) {
     const content = request.body.messages?.at(-1)?.content;
