@@ -3,7 +3,7 @@
 import { expect, test } from './test.ts';
 import { hostileUploads, killDuring, killDuringGuestWrite, poisonedDocumentsScenario, quotaScenario, twoTabs, type Target } from '../reliability/scenarios.ts';
 import type { ScenarioResult } from '../reliability/harness.ts';
-import { hostileStackFiles, killDuringExport, killDuringImport } from '../reliability/stack-files.ts';
+import { hostileStackFiles, importWhileOpening, killDuringExport, killDuringImport } from '../reliability/stack-files.ts';
 import { killDuringRelayDownload } from '../reliability/relay.ts';
 import { killDuringRestore } from '../reliability/restore.ts';
 import { readFileSync } from 'node:fs';
@@ -68,7 +68,7 @@ test('killed while the computer writes a large file: the disk checks clean with 
   expectClean(await killDuringGuestWrite(target(), 1, 14), 1);
 });
 
-test('stacks as files: killed mid export and mid import, nothing lost and no half stack; a stack imported in one tab opened in another; 60 hostile stack files refused in the dialog', async () => {
+test('stacks as files: killed mid export and mid import, nothing lost and no half stack; 60 hostile stack files refused in the dialog', async () => {
   test.setTimeout(600_000);
   expectClean(await killDuringExport(target(), 2, 16), 2);
   expectClean(await killDuringImport(target(), 2, 17), 2);
@@ -91,4 +91,9 @@ test('killed during a checkpoint restore: the stack comes back exactly as it was
   const result = await killDuringRestore(target(), 2, 18);
   console.log(result.notes.join('\n'));
   expect({ runs: result.runs, failures: result.failures, lost: result.lost, corrupt: result.corrupt }).toEqual({ runs: 2, failures: 0, lost: 0, corrupt: 0 });
+});
+
+test('two tabs: a stack imported in one is opened in the other the moment it is listed, never before it is whole', async () => {
+  test.setTimeout(300_000);
+  expectClean(await importWhileOpening(target(), 2), 2);
 });

@@ -49,6 +49,10 @@ export function disposeProfile(profile: string): void {
 
 export async function launch(profile: string, baseURL: string): Promise<Browser> {
   const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, args: chromiumArgs, baseURL, viewport: { width: 1280, height: 800 } });
+  // Playwright's library waits 30 s for an element by default, but under the e2e runner it waits
+  // without limit (the test's timeout rules): a check that expects an element may be absent (a tab
+  // with no message box) would then hang the test. One limit in both places.
+  context.setDefaultTimeout(30_000);
   const page = context.pages()[0] ?? (await context.newPage());
   return { profile, context, page };
 }

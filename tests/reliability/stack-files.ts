@@ -404,8 +404,12 @@ export async function importWhileOpening(target: Target, runs: number): Promise<
       if (!openedIn) problems.push('the imported stack was never listed in the other tab');
       // Both tabs now show it: exactly one owns it, the other offers to take it over.
       await b.waitForURL(new RegExp(`stack=${id}`), { timeout: 30_000 }).catch(() => problems.push(`the other tab did not open ${id}`));
+      // Read as the tabs are now, without waiting for either to show a message box.
       const owners = async () => {
-        const ready = await Promise.all([a, b].map((tab) => tab.getByRole('textbox', { name: 'Message' }).isEnabled().catch(() => false)));
+        const ready = await Promise.all([a, b].map(async (tab) => {
+          const box = tab.getByRole('textbox', { name: 'Message' });
+          return (await box.count()) === 1 && (await box.isEnabled().catch(() => false));
+        }));
         const offers = await Promise.all([a, b].map((tab) => tab.getByRole('button', { name: /take over|use it here/i }).isVisible().catch(() => false)));
         return { ready, offers };
       };
