@@ -1,7 +1,8 @@
 // The stack menu's questions, as modal dialogs: a name for a new stack, a rename or a copy, and
 // "Delete this stack?" naming it and its size.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { formatBytes, type StackSummary } from '../worker/protocol.ts';
+import type { StackSummary } from '../protocol/stacks-api.ts';
+import { formatBytes } from '../protocol/wording.ts';
 
 export type StackDialogState = (
   | { kind: 'create' }

@@ -1,7 +1,8 @@
 // "Export stack…" and "Open stack file…": one `.stack` file out of the open stack, or a new stack
 // out of one, with progress and cancel. The stacks worker does the work (stack-actions.ts).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { formatBytes, type ExportContents } from '../worker/protocol.ts';
+import type { ExportContents } from '../protocol/stacks-api.ts';
+import { formatBytes } from '../protocol/wording.ts';
 import { StackCallError } from './stack-client.ts';
 import { StackClosedError, type StackActions } from './stack-actions.ts';
 import { pickStackFile, saveFile } from './save-bytes.ts';

@@ -2,7 +2,8 @@
 // duplicate and delete one, or make a new one. Each stack is a separate workspace with its own
 // computer, memory and canvas.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { formatBytes, type StackSummary, type StacksReport } from '../worker/protocol.ts';
+import type { StackSummary, StacksReport } from '../protocol/stacks-api.ts';
+import { formatBytes } from '../protocol/wording.ts';
 import { persistence, type Persistence } from './persistence.ts';
 import { StackCallError } from './stack-client.ts';
 import { StackClosedError } from './stack-actions.ts';

@@ -3,7 +3,8 @@
 // hooks, windows — without its conversation, uploads, computer or secrets). The stacks worker
 // packs and unpacks them (worker/stack-file/template.ts); the open stack stays open for both.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { formatBytes, type TemplateInfo } from '../worker/protocol.ts';
+import type { TemplateInfo } from '../protocol/stacks-api.ts';
+import { formatBytes } from '../protocol/wording.ts';
 import { StackCallError } from './stack-client.ts';
 import { pickStackFile, saveFile } from './save-bytes.ts';
 import type { StackActions } from './stack-actions.ts';

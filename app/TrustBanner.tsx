@@ -1,7 +1,7 @@
 // A stack from elsewhere, across the top while it is restricted: it shows everything and runs or
 // sends nothing it brought until its owner reviews what it would enable, each item on its own.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { TrustItem, TrustState } from '../worker/protocol.ts';
+import type { TrustItem, TrustState } from '../protocol/trust.ts';
 import { useStackClient } from './stack-context.ts';
 import { useAppStore } from './store.ts';
 

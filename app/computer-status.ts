@@ -1,6 +1,7 @@
 // The computer's status in words, for the header chip and the terminal's overlay. Pure, so it is
 // unit tested.
-import { assertNever, type ComputerStatus } from '../worker/protocol.ts';
+import type { ComputerStatus } from '../protocol/computer.ts';
+import { assertNever } from '../protocol/errors.ts';
 
 /** A short phrase after "Computer: ", e.g. "downloading 42%" or "ready (woke in 0.6 s)". */
 export function computerChipText(status: ComputerStatus): string {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { StackEvent, StackEventBody, SubagentInfo } from '../worker/protocol.ts';
+import type { StackEvent, StackEventBody } from '../protocol/events.ts';
+import type { SubagentInfo } from '../protocol/missions.ts';
 import { applyEvents, emptyView, visibleChat } from './events.ts';
 import { HEAD_CHARS, TAIL_CHARS, outputText } from './tool-output.ts';
 

@@ -1,5 +1,14 @@
 // Folds the stack's events into what the UI shows. Pure, so it is unit tested.
-import { applyWindowPatch, assertNever, HEARTBEAT_OK, type CanvasWindow, type ComputerStatus, type HookRun, type McpInfo, type MissionTask, type ModelStatus, type Settings, type StackEvent, type SubagentInfo, type SubagentStep, tokensOf, type TaskInfo, type TrustState } from '../worker/protocol.ts';
+import type { ComputerStatus } from '../protocol/computer.ts';
+import { assertNever } from '../protocol/errors.ts';
+import type { StackEvent } from '../protocol/events.ts';
+import type { HookRun } from '../protocol/hooks.ts';
+import type { McpInfo } from '../protocol/mcp.ts';
+import { HEARTBEAT_OK, type MissionTask, type SubagentInfo, type SubagentStep, tokensOf } from '../protocol/missions.ts';
+import type { ModelStatus, Settings } from '../protocol/settings.ts';
+import type { TaskInfo } from '../protocol/tasks.ts';
+import type { TrustState } from '../protocol/trust.ts';
+import { applyWindowPatch, type CanvasWindow } from '../protocol/windows.ts';
 import { appendOutput, emptyOutput, type ToolOutput } from './tool-output.ts';
 
 export type ChatEntry =

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { watchHiddenTab } from './hidden-tab.ts';
-import type { ComputerStatus } from '../worker/protocol.ts';
+import type { ComputerStatus } from '../protocol/computer.ts';
 
 function setup(state: { computer: ComputerStatus['state']; busy?: boolean } = { computer: 'ready' }) {
   const document = Object.assign(new EventTarget(), { visibilityState: 'visible' as DocumentVisibilityState });

@@ -4,7 +4,7 @@
 // frozen), a computer with nothing running in it is suspended as well, giving back the hundreds
 // of MB its guest and compiled code hold; shown again, the page wakes it (well under a second).
 import type { StackClient } from './stack-client.ts';
-import type { ComputerStatus } from '../worker/protocol.ts';
+import type { ComputerStatus } from '../protocol/computer.ts';
 
 export const REST_AFTER_HIDDEN_MS = 30_000;
 

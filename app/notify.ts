@@ -1,6 +1,6 @@
 // A system notification when a scheduled task's run finishes while the tab is in the background,
 // if the user allowed them (the Tasks window's "Notify me"). Replayed history never notifies.
-import type { StackEvent } from '../worker/protocol.ts';
+import type { StackEvent } from '../protocol/events.ts';
 import type { StackView } from './events.ts';
 
 const openedAt = Date.now();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StackSummary } from '../worker/protocol.ts';
+import type { StackSummary } from '../protocol/stacks-api.ts';
 import { StackCallError } from './stack-client.ts';
 import { createStackActions, StackClosedError, type StackActionsDeps } from './stack-actions.ts';
 import type { StacksClient } from './stacks-client.ts';

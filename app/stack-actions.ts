@@ -1,7 +1,7 @@
 // What the stack menu does: create, rename, duplicate and delete stacks. The stacks worker does
 // the work on the folders; this decides the order around the stack open in this tab, which is
 // closed (its files made still) before it is copied, and stopped before it is deleted.
-import type { StackSummary } from '../worker/protocol.ts';
+import type { StackSummary } from '../protocol/stacks-api.ts';
 import type { StacksClient } from './stacks-client.ts';
 
 export interface StackActionsDeps {

@@ -1,16 +1,8 @@
 // The app's handle on a stack worker: typed requests with ids, and the event stream.
 import * as Comlink from 'comlink';
-import type {
-  ErrorShape,
-  EventListener,
-  Method,
-  ParamsOf,
-  ResultOf,
-  StackApi,
-  StackRequest,
-  StackResponse,
-  StackSnapshot,
-} from '../worker/protocol.ts';
+import type { ErrorShape } from '../protocol/errors.ts';
+import type { EventListener } from '../protocol/events.ts';
+import type { Method, ParamsOf, ResultOf, StackApi, StackRequest, StackResponse, StackSnapshot } from '../protocol/stack-api.ts';
 import { createTerminalFeed, type TerminalFeed } from './terminal-feed.ts';
 
 export class StackCallError extends Error {

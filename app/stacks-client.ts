@@ -1,7 +1,7 @@
 // The app's handle on the stacks worker (worker/stacks-worker.ts): every stack of this browser,
 // its name and size, and creating, renaming, duplicating and deleting stacks, off the page.
 import * as Comlink from 'comlink';
-import type { ExportContents, StackSummary, StacksApi, StacksReport, StacksResult } from '../worker/protocol.ts';
+import type { ExportContents, StackSummary, StacksApi, StacksReport, StacksResult } from '../protocol/stacks-api.ts';
 import { StackCallError } from './stack-client.ts';
 
 /** The stacks worker's API with failures thrown as StackCallError (code and message from the worker). */

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { StackSnapshot } from '../worker/protocol.ts';
+import type { StackSnapshot } from '../protocol/stack-api.ts';
 import { emptyView } from './events.ts';
 import { useAppStore } from './store.ts';
 

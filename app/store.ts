@@ -2,7 +2,8 @@
 // Durable data (windows' content, settings) lives in the stack worker.
 import { create } from 'zustand';
 import { createJSONStorage, persist, type StateStorage } from 'zustand/middleware';
-import type { StackEvent, StackSnapshot } from '../worker/protocol.ts';
+import type { StackEvent } from '../protocol/events.ts';
+import type { StackSnapshot } from '../protocol/stack-api.ts';
 import { applyEvents, emptyView, type StackView } from './events.ts';
 import { emptyLayout, migrateLayout, placeNewWindows, pruneLayout, raise, type Geometry, type Layout, type Viewport } from './canvas/layout.ts';
 

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ComputerStatus } from '../worker/protocol.ts';
+import type { ComputerStatus } from '../protocol/computer.ts';
 import { emptyView } from './events.ts';
 import { useAppStore } from './store.ts';
 import { suspendComputer } from './suspend-computer.ts';

@@ -1,6 +1,6 @@
 // Suspending the stack's computer and waiting until it says it did: before the page restarts into
 // a new version of the app, so the machine's memory and its files are there after.
-import type { ComputerStatus } from '../worker/protocol.ts';
+import type { ComputerStatus } from '../protocol/computer.ts';
 import type { StackClient } from './stack-client.ts';
 import { useAppStore } from './store.ts';
 

@@ -1,7 +1,7 @@
 // One tab owns a stack at a time (a Web Lock named after it). Another tab learns so and can take
 // the stack over; the tab that loses it stops its worker and says why.
 import { useEffect, useState } from 'preact/hooks';
-import { stackLockName } from '../worker/protocol.ts';
+import { stackLockName } from '../protocol/stacks-api.ts';
 
 export type LockState = 'acquiring' | 'held' | 'elsewhere' | 'lost';
 

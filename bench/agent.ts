@@ -4,7 +4,7 @@
 // the tool's own time, over missions of many calls each.
 import { openTestMemory } from '../memory/test-helpers.ts';
 import type { Message, ModelStreamEvent, StreamFn } from '../worker/agent/types.ts';
-import type { StackEvent } from '../worker/protocol.ts';
+import type { StackEvent } from '../protocol/events.ts';
 import { createStack } from '../worker/stack.ts';
 import { createMemoryStorage } from '../worker/storage.ts';
 import { openPdfInNode } from '../worker/documents/node-pdf.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { unzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { applyWindowPatch, type CanvasWindow } from '../worker/protocol.ts';
+import { applyWindowPatch, type CanvasWindow } from '../protocol/windows.ts';
 import { parseSkill } from '../worker/skills.ts';
 import { checkManifest, MANIFEST_NAME } from '../worker/stack-file/format.ts';
 import { CANVAS_PATH, inTemplate } from '../worker/stack-file/template.ts';

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { zipSync, type Zippable } from 'fflate';
 import { FORMAT, FORMAT_VERSION, MANIFEST_NAME, STACK_PREFIX, type StackManifest } from '../worker/stack-file/format.ts';
-import type { TemplateInfo } from '../worker/protocol.ts';
+import type { TemplateInfo } from '../protocol/stacks-api.ts';
 
 export const TEMPLATES_DIR = join(import.meta.dirname, '..', 'templates');
 

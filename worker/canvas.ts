@@ -1,14 +1,9 @@
 // The canvas windows: their content (the agent's), persisted in the stack's system space, and the
 // user's interactions with them, queued for the agent's next turn. Geometry (where a window sits,
 // its size) belongs to the user and lives in the app.
-import {
-  applyWindowPatch,
-  assertNever,
-  type CanvasInteraction,
-  type CanvasWindow,
-  type StackEventBody,
-  type WindowPatch,
-} from './protocol.ts';
+import { assertNever } from '../protocol/errors.ts';
+import type { StackEventBody } from '../protocol/events.ts';
+import { applyWindowPatch, type CanvasInteraction, type CanvasWindow, type WindowPatch } from '../protocol/windows.ts';
 import type { StackStorage } from './storage.ts';
 
 const FILE = 'canvas.json';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { VmApi, VmAvailability, VmNetwork, VmStartOptions, VmStatus } from '../vm/protocol.ts';
 import { ComputerUnavailableError, createComputer, type ComputerNetwork } from './computer.ts';
-import type { ComputerStatus } from './protocol.ts';
+import type { ComputerStatus } from '../protocol/computer.ts';
 
 /** A VmApi that goes through the statuses a real start does, with a clock the test moves. */
 function fakeVm(clock: { t: number }, how: 'woke' | 'booted' = 'woke', readyLate = false) {

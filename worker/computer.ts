@@ -2,7 +2,7 @@
 // as ComputerStatus events, exec for the bash tool, the terminal, and /workspace kept in step
 // with the files the stack worker writes.
 import type { ExecRequest, NetTraffic, VmApi, VmAvailability, VmCapture, VmExecResult, VmNetwork, VmStatus } from '../vm/protocol.ts';
-import type { ComputerAction, ComputerStatus } from './protocol.ts';
+import type { ComputerAction, ComputerStatus } from '../protocol/computer.ts';
 
 /** The computer's network: the proxy's relay and resolver, or why it has none. */
 export type ComputerNetwork = { network: VmNetwork } | { network: null; offline: string };

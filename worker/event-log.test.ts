@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StackEvent } from './protocol.ts';
+import type { StackEvent } from '../protocol/events.ts';
 import { openEventLog, type EventStore } from './event-log.ts';
 
 /** A store whose writes finish only when the test says so. */

@@ -1,6 +1,6 @@
 // The stack's event stream: every event gets the next seq, is persisted, and subscribers can
 // resume after an offset — across reloads too, since numbering continues from the stored log.
-import type { StackEvent, StackEventBody } from './protocol.ts';
+import type { StackEvent, StackEventBody } from '../protocol/events.ts';
 
 export type EventBatchListener = (events: StackEvent[]) => void;
 

@@ -4,9 +4,10 @@
 // the model's conversation (missions.ts): only the transcript keeps it. No beat in the user's
 // quiet hours, none behind a running mission, none while no model can answer (offline, with no
 // local model).
-import { HEARTBEAT_OK, type Settings } from './protocol.ts';
+import { HEARTBEAT_OK } from '../protocol/missions.ts';
+import type { Settings } from '../protocol/settings.ts';
 
-export { HEARTBEAT_OK } from './protocol.ts';
+export { HEARTBEAT_OK } from '../protocol/missions.ts';
 export const HEARTBEAT_FILE = '.os/HEARTBEAT.md';
 
 const PROMPT =

@@ -13,7 +13,8 @@
 import { compileLinear, type LinearRegex } from './permissions/linear-regex.ts';
 import { z } from 'zod';
 import type { ExecRequest, VmExecResult } from '../vm/protocol.ts';
-import type { HookEvent, HookRun, HooksInfo, StackEventBody } from './protocol.ts';
+import type { StackEventBody } from '../protocol/events.ts';
+import type { HookEvent, HookRun, HooksInfo } from '../protocol/hooks.ts';
 import type { StackStorage } from './storage.ts';
 import { configPath } from './config-path.ts';
 

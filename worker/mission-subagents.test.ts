@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { openTestMemory } from '../memory/test-helpers.ts';
 import type { ModelRequest, StreamFn } from './agent/types.ts';
-import type { StackEvent } from './protocol.ts';
+import type { StackEvent } from '../protocol/events.ts';
 import { createStack } from './stack.ts';
 import { createMemoryStorage } from './storage.ts';
 import { modelMessage, testStackDeps } from './test-stack.ts';

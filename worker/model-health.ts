@@ -1,6 +1,6 @@
 // Asks the model endpoint whether it can answer, so the chat can say how to connect a model
 // before the user types.
-import type { ModelStatus, Provider, ProxyNetwork } from './protocol.ts';
+import type { ModelStatus, Provider, ProxyNetwork } from '../protocol/settings.ts';
 
 const TIMEOUT_MS = 5_000;
 

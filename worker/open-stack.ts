@@ -5,7 +5,7 @@ import * as Comlink from 'comlink';
 import { opfsSnapshotPath, type StackMemory } from '../memory/index.ts';
 import { createOpenAIStream } from './agent/openai.ts';
 import { streamOnFirstCall } from './agent/stream-on-first-call.ts';
-import type { StackApi } from './protocol.ts';
+import type { StackApi } from '../protocol/stack-api.ts';
 import { DEFAULT_ENDPOINTS, DEFAULT_MODEL } from './settings.ts';
 import { vmImageBase } from 'virtual:vm-image';
 import { appUrl } from './app-root.ts';

@@ -11,7 +11,8 @@ import { COLLECTOR_HOST, poisonedDocuments, type PoisonedDocument } from '../tes
 import type { StreamFn } from './agent/types.ts';
 import type { Computer } from './computer.ts';
 import { DEFAULT_RULES } from './permissions/rules.ts';
-import type { StackApi, StackEvent } from './protocol.ts';
+import type { StackEvent } from '../protocol/events.ts';
+import type { StackApi } from '../protocol/stack-api.ts';
 import { createStack } from './stack.ts';
 import { modelMessage, testComputer, testStackDeps } from './test-stack.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Settings } from './protocol.ts';
+import type { Settings } from '../protocol/settings.ts';
 import { loadSettings, mergeSettings, saveSettings, SettingsError } from './settings.ts';
 import { createMemoryStorage } from './storage.ts';
 

@@ -1,6 +1,7 @@
 // Stack settings: defaults, validation with messages a user can act on, persistence.
 import { isOcrLanguage, OCR_LANGUAGES } from './documents/languages.ts';
-import type { OcrEngineChoice, Provider, Settings, SettingsPatch } from './protocol.ts';
+import type { OcrEngineChoice } from '../protocol/documents.ts';
+import type { Provider, Settings, SettingsPatch } from '../protocol/settings.ts';
 import type { StackStorage } from './storage.ts';
 
 // The newest Sonnet the SDK lists; users pick another in Settings.

@@ -4,7 +4,7 @@
 // relevant. Two ship with the app (worker/skills/); the user installs more (Settings → Skills,
 // from a folder or a SKILL.md), kept in the stack under `.os/skills/<name>/`. A skill never
 // changes the permission rules: the tools it names are shown, and ask as they always do.
-import type { SkillInfo } from './protocol.ts';
+import type { SkillInfo } from '../protocol/skills.ts';
 import invoiceToTable from './skills/invoice-to-table/SKILL.md?raw';
 import cleanCsv from './skills/clean-csv/SKILL.md?raw';
 

@@ -2,7 +2,7 @@
 // that copies every file (the computer's too) and is then independent, and the refusals: a stack
 // open in another tab, a copy that will not fit, the last stack.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { stackLockName } from './protocol.ts';
+import { stackLockName } from '../protocol/stacks-api.ts';
 import { copyFolder, createStackFolders, finishRestore, folderSize, webStackLocks, type StackFolders } from './stack-folders.ts';
 import type { StorageEstimateLike } from './storage-full.ts';
 import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.ts';

@@ -2,7 +2,8 @@
 // creating, renaming, duplicating and deleting them. Runs in the stacks worker, never on the page.
 // A stack open in a tab is guarded by that tab's Web Lock: one is copied or deleted only while it
 // is still (nobody holds its lock and this takes it, or the caller holds it and closed its worker).
-import type { ErrorShape, ExportContents, StackSummary, StacksReport } from './protocol.ts';
+import type { ErrorShape } from '../protocol/errors.ts';
+import type { ExportContents, StackSummary, StacksReport } from '../protocol/stacks-api.ts';
 import { SNAPSHOT_DIR, StackFileError, totalSize } from './stack-file/format.ts';
 import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.ts';
 import type { FetchLike } from '../vm/image.ts';

@@ -7,7 +7,7 @@ import './zod-jitless.ts';
 import * as Comlink from 'comlink';
 import wasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
 import { loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
-import type { StackApi } from './protocol.ts';
+import type { StackApi } from '../protocol/stack-api.ts';
 import { openDeviceStorage, openOpfsStorage, openStackDirectory } from './storage.ts';
 import { readMeta } from './stack-meta.ts';
 

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { StreamFn } from './agent/types.ts';
-import type { Method, StackResponse } from './protocol.ts';
+import type { Method, StackResponse } from '../protocol/stack-api.ts';
 import { createStack } from './stack.ts';
 import { createMemoryStorage } from './storage.ts';
 import { createMemoryUserFiles } from './user-files.ts';

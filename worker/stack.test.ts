@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { StreamFn } from './agent/types.ts';
-import type { ComputerStatus, StackApi, StackEvent } from './protocol.ts';
+import type { ComputerStatus } from '../protocol/computer.ts';
+import type { StackEvent } from '../protocol/events.ts';
+import type { StackApi } from '../protocol/stack-api.ts';
 import { createStack } from './stack.ts';
 import { modelMessage, testComputer, testStackDeps } from './test-stack.ts';
 import { DbFullError } from '../memory/index.ts';

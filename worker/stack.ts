@@ -43,21 +43,12 @@ import { createSaveSkillTool } from './tools/save-skill.ts';
 import { isStorageFull, storageFullMessage, storageUsage } from './storage-full.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
 import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
-import {
-  type ComputerStatus,
-  type ErrorShape,
-  type EventListener,
-  type Method,
-  type MissionKind,
-  type MissionStatus,
-  type ModelStatus,
-  type ResultOf,
-  type Settings,
-  type StackApi,
-  type StackEventBody,
-  type StackRequest,
-  type StackResponse,
-} from './protocol.ts';
+import type { ComputerStatus } from '../protocol/computer.ts';
+import type { ErrorShape } from '../protocol/errors.ts';
+import type { EventListener, StackEventBody } from '../protocol/events.ts';
+import type { MissionKind, MissionStatus } from '../protocol/missions.ts';
+import type { ModelStatus, Settings } from '../protocol/settings.ts';
+import type { Method, ResultOf, StackApi, StackRequest, StackResponse } from '../protocol/stack-api.ts';
 import { loadApiKey, loadSettings, SettingsError } from './settings.ts';
 import { createMemoryStorage, type StackStorage } from './storage.ts';
 import { deviceCredentials, pairDevice, type DeviceCredentials } from './device.ts';

@@ -3,7 +3,7 @@
 import './zod-jitless.ts';
 import * as Comlink from 'comlink';
 import { toErrorShape } from './agent/errors.ts';
-import { stackLockName, type StacksApi, type StacksResult } from './protocol.ts';
+import { stackLockName, type StacksApi, type StacksResult } from '../protocol/stacks-api.ts';
 import { createStackFolders, folderSize, StackFolderError, webStackLocks } from './stack-folders.ts';
 import { recipeOfImageBase } from './stack-file/format.ts';
 import { noRoomMessage, storageEstimate } from './storage-full.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes } from './protocol.ts';
+import { formatBytes } from '../protocol/wording.ts';
 import { noRoomMessage, storageFullMessage } from './storage-full.ts';
 
 describe('storage messages', () => {

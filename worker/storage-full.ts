@@ -2,7 +2,7 @@
 // saying so in words a person can act on.
 import { DbFullError } from '../memory/index.ts';
 import { isQuotaError } from '../vm/opfs-write.ts';
-import { formatBytes } from './protocol.ts';
+import { formatBytes } from '../protocol/wording.ts';
 
 /** A quota failure from OPFS, or SQLite's answer to one (memory/ types those as DbFullError). */
 export function isStorageFull(error: unknown): boolean {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentTool, ModelRequest, StreamFn } from './agent/types.ts';
-import type { StackEventBody, SubagentInfo } from './protocol.ts';
+import type { StackEventBody } from '../protocol/events.ts';
+import type { SubagentInfo } from '../protocol/missions.ts';
 import { createSubagents, READ_ONLY_TOOLS, type SubagentScope } from './subagents.ts';
 import { modelMessage } from './test-stack.ts';
 

@@ -8,7 +8,9 @@ import { toErrorShape } from './agent/errors.ts';
 import { runAgentLoop, type LoopOptions } from './agent/loop.ts';
 import { addUsage, emptyUsage } from './agent/pricing.ts';
 import type { AgentTool, LoopEvent, MessageParam, StreamFn, ToolResult } from './agent/types.ts';
-import { assertNever, tokensOf, type StackEventBody, type SubagentInfo, type SubagentStep, type Usage } from './protocol.ts';
+import { assertNever } from '../protocol/errors.ts';
+import type { StackEventBody } from '../protocol/events.ts';
+import { tokensOf, type SubagentInfo, type SubagentStep, type Usage } from '../protocol/missions.ts';
 
 /** How many subagents work at once in a stack; more wait for a place. */
 export const MAX_RUNNING_SUBAGENTS = 3;

@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openTestMemory, type TestMemory } from '../memory/test-helpers.ts';
 import { TasksStore } from '../memory/tasks-store.ts';
-import type { ErrorShape, MissionStatus, StackEventBody } from './protocol.ts';
+import type { ErrorShape } from '../protocol/errors.ts';
+import type { StackEventBody } from '../protocol/events.ts';
+import type { MissionStatus } from '../protocol/missions.ts';
 import { checkSchedule, createScheduler, nextRunOf, scheduledPrompt, type RunInfo, type Scheduler } from './tasks.ts';
 
 type Outcome = { status: MissionStatus; error?: ErrorShape };

@@ -6,7 +6,10 @@
 // (the stated policy: run once now, then keep the schedule), marked as missed.
 import { Cron } from 'croner';
 import type { TaskRecord, TaskRunRecord, TasksStore } from '../memory/tasks-store.ts';
-import type { ErrorShape, MissionStatus, MissionTask, StackEventBody, TaskInfo, TaskRunInfo, TaskScheduleInput } from './protocol.ts';
+import type { ErrorShape } from '../protocol/errors.ts';
+import type { StackEventBody } from '../protocol/events.ts';
+import type { MissionStatus, MissionTask } from '../protocol/missions.ts';
+import type { TaskInfo, TaskRunInfo, TaskScheduleInput } from '../protocol/tasks.ts';
 
 /** The waits before the second and third tries of a failed run. */
 export const RETRY_DELAYS_MS = [10_000, 30_000];

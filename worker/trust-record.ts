@@ -1,7 +1,7 @@
 // The trust record of a stack from elsewhere (`.os/config/trust.json`): where it came from, what
 // it brought (held at its first open, trust.ts) and its owner's answers. Apart from trust.ts so
 // the stacks worker can write a new one without the stack's code.
-import type { StackOrigin } from './protocol.ts';
+import type { StackOrigin } from '../protocol/trust.ts';
 import type { Held } from './trust.ts';
 
 export const TRUST_FILE = 'trust.json';

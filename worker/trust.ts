@@ -8,7 +8,9 @@ import { userHostsOf } from './conversation.ts';
 import type { MessageParam } from './agent/types.ts';
 import { HEARTBEAT_FILE } from './heartbeat.ts';
 import { hostsNamedIn } from './permissions/rules.ts';
-import type { PermissionRule, Settings, TrustItem, TrustState } from './protocol.ts';
+import type { PermissionRule } from '../protocol/permissions.ts';
+import type { Settings } from '../protocol/settings.ts';
+import type { TrustItem, TrustState } from '../protocol/trust.ts';
 import type { StackStorage } from './storage.ts';
 import { isTrustFile, newTrustRecord, TRUST_FILE, type TrustFile } from './trust-record.ts';
 

@@ -4,7 +4,7 @@
 import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
-import { tokensOf, type SubagentInfo, type SubagentStep } from '../../worker/protocol.ts';
+import { tokensOf, type SubagentInfo, type SubagentStep } from '../../protocol/missions.ts';
 import { formatDuration, formatSpend } from '../chat/format.ts';
 import type { BoardEntry } from '../events.ts';
 import { StackCallError } from '../stack-client.ts';

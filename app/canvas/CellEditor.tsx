@@ -1,6 +1,6 @@
 // The editor of one table cell, typed by its column: a date picker for dates, yes / no for
 // booleans, a decimal keyboard for numbers. Enter or leaving saves, Escape cancels.
-import type { CellValue, TableColumn } from '../../worker/protocol.ts';
+import type { CellValue, TableColumn } from '../../protocol/windows.ts';
 import { editText } from './table-model.ts';
 
 interface Props {

@@ -4,7 +4,7 @@ import type { NodeProps } from '@xyflow/react';
 import type { Chart, ChartConfiguration, ChartOptions } from 'chart.js';
 import { memo } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { ChartType } from '../../worker/protocol.ts';
+import type { ChartType } from '../../protocol/windows.ts';
 import { useAppStore } from '../store.ts';
 import { chartData, type ChartData } from './chart-data.ts';
 import { loadChart } from './chart-lib.ts';

@@ -2,7 +2,8 @@
 // booting, waking), or why it is not running and the button that starts it again.
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { assertNever, type ComputerStatus } from '../../worker/protocol.ts';
+import type { ComputerStatus } from '../../protocol/computer.ts';
+import { assertNever } from '../../protocol/errors.ts';
 import { percent } from '../computer-status.ts';
 import { Spinner } from '../Spinner.tsx';
 import { StackCallError } from '../stack-client.ts';

@@ -4,7 +4,7 @@
 import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
-import { OCR_LANGUAGES, type OcrLanguageChoice } from '../../worker/protocol.ts';
+import { OCR_LANGUAGES, type OcrLanguageChoice } from '../../protocol/documents.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';

@@ -3,7 +3,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo } from 'preact/compat';
 import { useRef, useState } from 'preact/hooks';
-import type { TableColumn, TableRow } from '../../worker/protocol.ts';
+import type { TableColumn, TableRow } from '../../protocol/windows.ts';
 import { CellEditor } from './CellEditor.tsx';
 import { formatCell, type SortState } from './table-model.ts';
 

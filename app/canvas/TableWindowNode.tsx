@@ -3,7 +3,7 @@
 import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
 import { useCallback, useMemo, useState } from 'preact/hooks';
-import type { TableColumn, TableRow } from '../../worker/protocol.ts';
+import type { TableColumn, TableRow } from '../../protocol/windows.ts';
 import { saveBytes } from '../save-bytes.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';

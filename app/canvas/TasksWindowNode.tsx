@@ -4,7 +4,7 @@
 import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
-import type { TaskInfo, TaskRunInfo, TaskScheduleInput } from '../../worker/protocol.ts';
+import type { TaskInfo, TaskRunInfo, TaskScheduleInput } from '../../protocol/tasks.ts';
 import { mergeTasks } from '../events.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';

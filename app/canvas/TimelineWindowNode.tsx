@@ -6,7 +6,8 @@
 import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { formatBytes, type CheckpointInfo, type CheckpointList } from '../../worker/protocol.ts';
+import type { CheckpointInfo, CheckpointList } from '../../protocol/checkpoints.ts';
+import { formatBytes } from '../../protocol/wording.ts';
 import { PAGE_KIOSK } from '../kiosk.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';

@@ -4,7 +4,7 @@
 import { NodeResizer } from '@xyflow/react';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import type { CanvasWindow } from '../../worker/protocol.ts';
+import type { CanvasWindow } from '../../protocol/windows.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChartWindow, TableWindow } from '../../worker/protocol.ts';
+import type { ChartWindow, TableWindow } from '../../protocol/windows.ts';
 import { chartData } from './chart-data.ts';
 
 const table: TableWindow = {

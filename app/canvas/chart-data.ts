@@ -1,6 +1,6 @@
 // What a chart draws: labels and numeric series, from a table window (following its edits) or
 // from the chart's own numbers. Pure, so it is unit tested.
-import type { CanvasWindow, ChartWindow } from '../../worker/protocol.ts';
+import type { CanvasWindow, ChartWindow } from '../../protocol/windows.ts';
 
 export interface ChartData {
   labels: string[];

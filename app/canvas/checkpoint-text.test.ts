@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckpointInfo } from '../../worker/protocol.ts';
+import type { CheckpointInfo } from '../../protocol/checkpoints.ts';
 import { changedPaths, changesSummary, checkpointTitle, MAX_PATHS_SHOWN } from './checkpoint-text.ts';
 
 /** A checkpoint's changes whose counts are its lists' lengths unless given (the worker lists 50 of each at most). */

@@ -1,6 +1,6 @@
 // The Timeline window's words for a checkpoint: what it was taken before, what changed since the
 // one before, and when — kept apart from the component so the wording is tested.
-import type { CheckpointInfo } from '../../worker/protocol.ts';
+import type { CheckpointInfo } from '../../protocol/checkpoints.ts';
 
 /** Paths listed in a row's detail at most; the first checkpoint of a stack may add thousands. */
 export const MAX_PATHS_SHOWN = 50;

@@ -1,6 +1,6 @@
 // Pure layout logic for the canvas: where a new window goes, stacking order, and what of a saved
 // layout still applies. The user owns geometry; nothing here is sent to the agent.
-import type { WindowKind } from '../../worker/protocol.ts';
+import type { WindowKind } from '../../protocol/windows.ts';
 
 export interface Geometry {
   x: number;

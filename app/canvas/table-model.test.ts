@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TableColumn, TableRow } from '../../worker/protocol.ts';
+import type { TableColumn, TableRow } from '../../protocol/windows.ts';
 import { editText, formatCell, parseCell, visibleRows } from './table-model.ts';
 
 const columns: TableColumn[] = [

@@ -1,5 +1,5 @@
 // Pure table logic for the table window: typed display, parsing edits, sorting and filtering.
-import type { CellValue, TableColumn, TableRow } from '../../worker/protocol.ts';
+import type { CellValue, TableColumn, TableRow } from '../../protocol/windows.ts';
 
 export type SortState = { key: string; direction: 'asc' | 'desc' } | null;
 

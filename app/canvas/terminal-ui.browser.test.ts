@@ -4,7 +4,7 @@
 import { h, render, type ComponentChildren } from 'preact';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { userEvent } from 'vitest/browser';
-import type { ComputerStatus } from '../../worker/protocol.ts';
+import type { ComputerStatus } from '../../protocol/computer.ts';
 import { AddWindowMenu } from './AddWindowMenu.tsx';
 import { ComputerOverlay } from './ComputerOverlay.tsx';
 import type { StackClient } from '../stack-client.ts';

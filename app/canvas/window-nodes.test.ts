@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CanvasWindow } from '../../worker/protocol.ts';
+import type { CanvasWindow } from '../../protocol/windows.ts';
 import { buildNodes, isInside, visibleArea, zoomToShow } from './window-nodes.ts';
 
 const notes = (id: string): CanvasWindow => ({ id, kind: 'notes', title: id, content: '', created_at: 0, updated_at: 0 });

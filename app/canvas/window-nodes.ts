@@ -1,7 +1,7 @@
 // Canvas windows as xyflow nodes: a typed union by kind, and how the store's windows and the
 // user's layout become nodes (reusing what did not change, so memoised windows do not redraw).
 import type { Node } from '@xyflow/react';
-import type { BoardWindow, CanvasWindow, ChartWindow, DocumentWindow, NotesWindow, TableWindow, TasksWindow, TerminalWindow, TimelineWindow } from '../../worker/protocol.ts';
+import type { BoardWindow, CanvasWindow, ChartWindow, DocumentWindow, NotesWindow, TableWindow, TasksWindow, TerminalWindow, TimelineWindow } from '../../protocol/windows.ts';
 import type { Geometry, Layout } from './layout.ts';
 
 export type NotesWindowNodeType = Node<{ window: NotesWindow }, 'notes'>;

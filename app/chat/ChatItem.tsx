@@ -2,7 +2,7 @@
 // tool call, a hook's run, a notice, an error with Retry, a permission question, a download, a mission's spend.
 import { memo } from 'preact/compat';
 import { useState } from 'preact/hooks';
-import { assertNever } from '../../worker/protocol.ts';
+import { assertNever } from '../../protocol/errors.ts';
 import type { ChatEntry } from '../events.ts';
 import { Markdown } from '../Markdown.tsx';
 import { StackCallError } from '../stack-client.ts';

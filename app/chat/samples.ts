@@ -1,6 +1,6 @@
 // The project's sample documents, shipped in the build under samples/: fetched and added to the
 // stack through the same upload path as a file the user drops.
-import { SAMPLE_DOCUMENTS } from '../../worker/protocol.ts';
+import { SAMPLE_DOCUMENTS } from '../../protocol/documents.ts';
 import type { Uploader } from '../useUploads.ts';
 
 /** Adds the samples the stack does not have yet (`present`: the paths of its documents). Throws when one cannot be fetched. */

@@ -1,7 +1,7 @@
 // Hooks: commands the user sets to run in the computer before and after the agent's tool calls,
 // on each message and before a mission stops. Edited as their JSON file; checked before saving.
 import { useEffect, useState } from 'preact/hooks';
-import type { HooksInfo } from '../../worker/protocol.ts';
+import type { HooksInfo } from '../../protocol/hooks.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';

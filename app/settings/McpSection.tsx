@@ -3,7 +3,7 @@
 // listed with its state and tools; added, turned off or on, restarted and removed here, or edited
 // as the JSON file users know from other agents.
 import { useEffect, useState } from 'preact/hooks';
-import type { McpInfo, McpServerInfo } from '../../worker/protocol.ts';
+import type { McpInfo, McpServerInfo } from '../../protocol/mcp.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';

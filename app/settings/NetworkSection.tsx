@@ -2,7 +2,8 @@
 // browser, to the hosts the proxy allows. Shows whether this browser is paired, those hosts, what
 // the computer sent and received this session, and the stack's switch for its network.
 import { useEffect, useState } from 'preact/hooks';
-import type { ComputerNetworkUse, ModelStatus, ProxyNetwork } from '../../worker/protocol.ts';
+import type { ComputerNetworkUse } from '../../protocol/computer.ts';
+import type { ModelStatus, ProxyNetwork } from '../../protocol/settings.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { useAppStore } from '../store.ts';

@@ -1,7 +1,7 @@
 // The permission rules: defaults (fixed), the user's (removable) and the agent's (removable by
 // the user only). The user adds rules here; the agent can only add.
 import { useEffect, useState } from 'preact/hooks';
-import type { NewPermissionRule, PermissionRule, RuleMatch } from '../../worker/protocol.ts';
+import type { NewPermissionRule, PermissionRule, RuleMatch } from '../../protocol/permissions.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 

@@ -2,7 +2,8 @@
 // which model, the heartbeat, a token budget per mission, who reads scans, the computer's network, storage, and the permission rules.
 import { TrustSection } from '../TrustBanner.tsx';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { OCR_LANGUAGES, type OcrEngineChoice, type OcrLanguageChoice, type Provider, type SettingsPatch } from '../../worker/protocol.ts';
+import { OCR_LANGUAGES, type OcrEngineChoice, type OcrLanguageChoice } from '../../protocol/documents.ts';
+import type { Provider, SettingsPatch } from '../../protocol/settings.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { DevicePairing } from './DevicePairing.tsx';

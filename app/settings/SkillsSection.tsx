@@ -2,7 +2,7 @@
 // (its SKILL.md at the top) or a lone SKILL.md: what it contains and the tools it uses are shown
 // before it is installed, and it never changes the permission rules.
 import { useEffect, useState } from 'preact/hooks';
-import type { SkillDetail, SkillInfo } from '../../worker/protocol.ts';
+import type { SkillDetail, SkillInfo } from '../../protocol/skills.ts';
 import { StackCallError } from '../stack-client.ts';
 import { useStackClient } from '../stack-context.ts';
 import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';

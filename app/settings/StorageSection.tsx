@@ -1,7 +1,8 @@
 // Storage: whether the browser keeps the stacks (and asking it to), what each stack holds, and
 // how much room this site uses and has left. Read each time Settings opens.
 import { useEffect, useState } from 'preact/hooks';
-import { formatBytes, type StacksReport } from '../../worker/protocol.ts';
+import type { StacksReport } from '../../protocol/stacks-api.ts';
+import { formatBytes } from '../../protocol/wording.ts';
 import { askToKeep, persistence, persistenceWords, type Persistence } from '../persistence.ts';
 import { stacksClient } from '../stacks-client.ts';
 import { listStacks } from '../stacks.ts';

@@ -1,6 +1,6 @@
 // How the Network section words the computer's network: bytes, traffic, the proxy's allowed
 // ports, and what the switch does to a computer already running. Pure, so it is unit tested.
-import type { ComputerNetworkUse } from '../../worker/protocol.ts';
+import type { ComputerNetworkUse } from '../../protocol/computer.ts';
 
 /** 0 B, 999 B, 1.5 KB, 12 KB, 3.4 MB, 1.2 GB (1 KB = 1024 bytes). */
 export function formatBytes(bytes: number): string {

@@ -29,7 +29,7 @@ function sources(folder: string): SourceFile[] {
 
 describe('dependency direction', () => {
   it('holds for the whole tree', () => {
-    const files = ['app', 'worker', 'vm', 'memory', 'cloudflare-proxy/src'].flatMap(sources);
+    const files = ['app', 'protocol', 'worker', 'vm', 'memory', 'cloudflare-proxy/src'].flatMap(sources);
     expect(files.length).toBeGreaterThan(10);
     expect(findViolations(files)).toEqual([]);
   });
@@ -44,7 +44,8 @@ describe('dependency direction', () => {
       { path: 'memory/f.ts', source: "export { y } from '../worker/stack.ts';" },
       { path: 'app/g.ts', source: "import { createStack } from '../worker/stack.ts';" },
       { path: 'app/h.ts', source: "const m = await import('../vm/machine.ts');" },
-      { path: 'cloudflare-proxy/src/i.ts', source: "import type { Settings } from '../../worker/protocol.ts';" },
+      { path: 'cloudflare-proxy/src/i.ts', source: "import type { Settings } from '../../protocol/settings.ts';" },
+      { path: 'protocol/j.ts', source: "import type { StackDeps } from '../worker/stack.ts';\nimport { z } from 'zod';" },
     ];
     const problems = findViolations(bad);
     expect(problems).toEqual([
@@ -57,14 +58,17 @@ describe('dependency direction', () => {
       'memory/f.ts:1 memory/ must not import worker/',
       'app/g.ts:1 app/ may import only types from worker/ (use `import type`): ../worker/stack.ts',
       'app/h.ts:1 app/ must not import vm/ (go through the stack worker)',
-      'cloudflare-proxy/src/i.ts:1 cloudflare-proxy/ is its own package and must not import worker/',
+      'cloudflare-proxy/src/i.ts:1 cloudflare-proxy/ is its own package and must not import protocol/',
+      'protocol/j.ts:1 protocol/ imports nothing but itself: ../worker/stack.ts',
+      'protocol/j.ts:2 protocol/ may take only types from a package: zod',
     ]);
   });
 
-  it('allows type imports and the protocol module from app/', () => {
+  it('allows type imports from worker/ and values from protocol/ in app/', () => {
     const ok: SourceFile[] = [
-      { path: 'app/a.ts', source: "import type { StackApi } from '../worker/protocol.ts';\nimport { type Settings } from '../worker/settings.ts';" },
-      { path: 'app/b.ts', source: "import { assertNever } from '../worker/protocol.ts';" },
+      { path: 'app/a.ts', source: "import type { StackApi } from '../protocol/stack-api.ts';\nimport { type Settings } from '../worker/settings.ts';" },
+      { path: 'app/b.ts', source: "import { assertNever } from '../protocol/errors.ts';" },
+      { path: 'vm/c.ts', source: "import type { ComputerStatus } from '../protocol/computer.ts';" },
       { path: 'worker/c.ts', source: "import type { Disk } from '../vm/disk.ts';\nconst win = { id: 1 };" },
     ];
     expect(findViolations(ok)).toEqual([]);

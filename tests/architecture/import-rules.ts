@@ -1,6 +1,7 @@
 // The dependency rules of the codebase, checked on the real source by architecture.test.ts:
-// app -> (types of) worker; worker -> vm, memory; vm and memory import neither app nor each other;
-// no Preact, zustand, xyflow or DOM-only globals outside app/.
+// protocol/ is the vocabulary app/ and worker/ share and imports nothing but itself; app -> protocol
+// and (types of) worker; worker -> protocol, vm, memory; vm and memory import neither app nor each
+// other; no Preact, zustand, xyflow or DOM-only globals outside app/.
 import ts from 'typescript';
 
 export interface SourceFile {
@@ -17,9 +18,7 @@ interface ImportRef {
 
 const UI_PACKAGES = /^(preact|react|react-dom|zustand|@xyflow\/|@preact\/|workbox-window|virtual:pwa)/;
 const DOM_GLOBALS = new Set(['document', 'window', 'localStorage', 'sessionStorage']);
-/** App code may use values from the protocol module (e.g. assertNever); from the rest, types only. */
-const APP_VALUE_IMPORTS_FROM_WORKER = new Set(['worker/protocol.ts']);
-const HEADLESS = ['worker', 'vm', 'memory'];
+const HEADLESS = ['protocol', 'worker', 'vm', 'memory'];
 
 export function topFolder(path: string): string {
   return path.split('/')[0] ?? '';
@@ -96,13 +95,19 @@ export function findViolations(files: SourceFile[]): string[] {
       if ((folder === 'vm' || folder === 'memory') && ['worker', 'vm', 'memory'].includes(targetFolder) && targetFolder !== folder) {
         problems.push(`${where} ${folder}/ must not import ${targetFolder}/`);
       }
-      if (folder === 'app' && targetFolder === 'worker' && !ref.typeOnly && !APP_VALUE_IMPORTS_FROM_WORKER.has(target)) {
+      if (folder === 'app' && targetFolder === 'worker' && !ref.typeOnly) {
         problems.push(`${where} app/ may import only types from worker/ (use \`import type\`): ${ref.specifier}`);
+      }
+      if (folder === 'protocol' && ref.specifier.startsWith('.') && targetFolder !== 'protocol') {
+        problems.push(`${where} protocol/ imports nothing but itself: ${ref.specifier}`);
+      }
+      if (folder === 'protocol' && !ref.specifier.startsWith('.') && !ref.typeOnly) {
+        problems.push(`${where} protocol/ may take only types from a package: ${ref.specifier}`);
       }
       if (folder === 'app' && (targetFolder === 'vm' || targetFolder === 'memory')) {
         problems.push(`${where} app/ must not import ${targetFolder}/ (go through the stack worker)`);
       }
-      if (folder === 'cloudflare-proxy' && ['app', 'worker', 'vm', 'memory'].includes(targetFolder)) {
+      if (folder === 'cloudflare-proxy' && ['app', 'protocol', 'worker', 'vm', 'memory'].includes(targetFolder)) {
         problems.push(`${where} cloudflare-proxy/ is its own package and must not import ${targetFolder}/`);
       }
     }

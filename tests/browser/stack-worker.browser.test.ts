@@ -2,7 +2,8 @@
 // settings and windows kept in OPFS across a new worker.
 import * as Comlink from 'comlink';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StackApi, StackEvent } from '../../worker/protocol.ts';
+import type { StackEvent } from '../../protocol/events.ts';
+import type { StackApi } from '../../protocol/stack-api.ts';
 
 const workers: Worker[] = [];
 let stackId = '';

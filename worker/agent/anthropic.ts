@@ -1,6 +1,6 @@
 // The Anthropic Messages stream function, through the proxy: the browser never holds a key.
 import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import type { ErrorShape } from '../protocol.ts';
+import type { ErrorShape } from '../../protocol/errors.ts';
 import { ModelError } from './errors.ts';
 import type { ModelRequest, ModelStreamEvent, StreamFn } from './types.ts';
 

@@ -1,5 +1,5 @@
 // Typed model errors: a stream function throws these so the loop can decide to retry or stop.
-import type { ErrorShape } from '../protocol.ts';
+import type { ErrorShape } from '../../protocol/errors.ts';
 
 export class ModelError extends Error {
   readonly shape: ErrorShape;

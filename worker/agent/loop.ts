@@ -1,6 +1,7 @@
 // The agent loop: call the model, run the tools it asks for, feed back the results, repeat.
 // It is a function of an injected stream function, so it is tested with a fake stream.
-import type { ErrorShape, Usage } from '../protocol.ts';
+import type { ErrorShape } from '../../protocol/errors.ts';
+import type { Usage } from '../../protocol/missions.ts';
 import { ModelError, retryDelayMs, sleep as defaultSleep, toErrorShape } from './errors.ts';
 import { addUsage, emptyUsage, usageOf } from './pricing.ts';
 import type {

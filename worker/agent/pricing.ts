@@ -1,5 +1,5 @@
 // What a model call costs, from its token usage and a price table per model family.
-import type { Usage } from '../protocol.ts';
+import type { Usage } from '../../protocol/missions.ts';
 
 /** US dollars per million tokens. */
 export interface Price {

@@ -4,7 +4,8 @@ import type {
   MessageParam,
   Tool as ToolSpec,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { ErrorShape, Usage } from '../protocol.ts';
+import type { ErrorShape } from '../../protocol/errors.ts';
+import type { Usage } from '../../protocol/missions.ts';
 
 export type { Message, MessageParam, ToolSpec };
 

@@ -1,7 +1,7 @@
 // The wait before a mission's first change: until the checkpoint holds the stack, at most so long;
 // a checkpoint the mission stopped waiting for is dropped (its `held` answers false).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { CheckpointInfo } from '../protocol.ts';
+import type { CheckpointInfo } from '../../protocol/checkpoints.ts';
 import { checkpointBefore, CheckpointDropped, type Checkpoints } from './checkpoints.ts';
 
 /** A checkpoint that holds the stack after `holdMs` and is stored 10 ms later, as the real one does (dropped when `held` says so). */

@@ -2,7 +2,7 @@
 // change once a checkpoint says it holds what it keeps (`held`), before it is stored, and the
 // checkpoint still restores the stack as it was at that moment.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StackEventBody } from '../protocol.ts';
+import type { StackEventBody } from '../../protocol/events.ts';
 import { CheckpointDropped, createCheckpoints, fixedSources, openCheckpointStore } from './checkpoints.ts';
 import { checkpointSources } from './sources.ts';
 

@@ -2,7 +2,8 @@
 // the timeline and the agent, pruned by a visible rule. Restoring one, or opening it as a new
 // stack, needs the stack still, so the stacks worker does that (restore.ts).
 import type { Computer } from '../computer.ts';
-import type { CheckpointInfo, CheckpointList, StackEventBody } from '../protocol.ts';
+import type { CheckpointInfo, CheckpointList } from '../../protocol/checkpoints.ts';
+import type { StackEventBody } from '../../protocol/events.ts';
 import { checkpointSources, isComputerFile, isDatabaseFile, isUserFile, type DatabaseCopies } from './sources.ts';
 import { CHECKPOINTS_DIR, checkpointStore, digestState, KEEP_RULE, type CheckpointFile, type CheckpointReason, type CheckpointRecord, type CheckpointSource, type CheckpointStore } from './store.ts';
 

@@ -1,12 +1,12 @@
 // The languages scans are read in: tesseract's data for each ships with the app (English precached,
 // the others fetched on first use and then kept for offline). "auto" reads a page in English
 // first and, when that text is plainly another supported language, reads it again in that one.
-import { OCR_LANGUAGES } from '../protocol.ts';
+import { OCR_LANGUAGES } from '../../protocol/documents.ts';
 
-export { OCR_LANGUAGES } from '../protocol.ts';
+export { OCR_LANGUAGES } from '../../protocol/documents.ts';
 
 export type OcrLanguage = keyof typeof OCR_LANGUAGES;
-export type OcrLanguageChoice = import('../protocol.ts').OcrLanguageChoice;
+export type OcrLanguageChoice = import('../../protocol/documents.ts').OcrLanguageChoice;
 
 export function isOcrLanguage(value: unknown): value is OcrLanguage {
   return typeof value === 'string' && Object.hasOwn(OCR_LANGUAGES, value);

@@ -5,7 +5,9 @@
 // tesseract in this browser.
 import type { DocumentRecord, DocumentsStore } from '../../memory/index.ts';
 import Papa from 'papaparse';
-import type { Settings, StackEventBody, TableColumn, TableRow } from '../protocol.ts';
+import type { StackEventBody } from '../../protocol/events.ts';
+import type { Settings } from '../../protocol/settings.ts';
+import type { TableColumn, TableRow } from '../../protocol/windows.ts';
 import type { UserFiles } from '../user-files.ts';
 import { MistralOcrError, readWithMistral } from './mistral-ocr.ts';
 import { quarterTurn, turnNote, type OcrEngine, type OcrReadOptions, type OcrResult, type OcrWord } from './ocr.ts';
@@ -22,7 +24,7 @@ export interface PipelineDeps {
   ocr: OcrEngine;
   /** Absent where pages cannot be drawn (Node); scanned PDFs then say they need OCR. */
   renderPdfPages?: PdfPageRenderer;
-  toInfo(record: DocumentRecord): import('../protocol.ts').DocumentInfo;
+  toInfo(record: DocumentRecord): import('../../protocol/documents.ts').DocumentInfo;
   /**
    * How to reach Mistral OCR: the current settings (read for each document) and the network.
    * Scans go to Mistral only while `ocr_engine` is 'mistral' and the provider is the proxy, which

@@ -2,7 +2,7 @@
 // would be printed: 1234.5 as "1,234.50" or "1.234,50"), and the confidence of the words it was
 // read from is the value's. Below UNSURE_BELOW the cell is marked for the user and named to the
 // agent. A value the text does not hold (the agent inferred or corrected it) is not judged.
-import type { CellValue } from '../protocol.ts';
+import type { CellValue } from '../../protocol/windows.ts';
 import type { OcrWord } from './ocr.ts';
 
 /** tesseract's word confidence under which a value is shown as uncertain. */

@@ -1,7 +1,7 @@
 import Papa from 'papaparse';
 import { unzipSync, strFromU8 } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import type { TableWindow } from '../protocol.ts';
+import type { TableWindow } from '../../protocol/windows.ts';
 import { exportFileName, exportTable, toCsv, toJson } from './table-export.ts';
 
 const table: Pick<TableWindow, 'columns' | 'rows'> = {

@@ -2,7 +2,7 @@
 // export_file tool and the table window's export buttons alike.
 import Papa from 'papaparse';
 import type { Cell, SheetData } from 'write-excel-file/universal';
-import type { CellValue, TableColumn, TableWindow } from '../protocol.ts';
+import type { CellValue, TableColumn, TableWindow } from '../../protocol/windows.ts';
 
 export type ExportFormat = 'csv' | 'json' | 'xlsx';
 

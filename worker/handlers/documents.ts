@@ -3,7 +3,7 @@
 import type { DocumentRecord } from '../../memory/index.ts';
 import { isOcrLanguage, OCR_LANGUAGES } from '../documents/languages.ts';
 import { checkUpload, checkUploadSize, safeFileName, uniqueName } from '../documents/upload.ts';
-import type { DocumentInfo } from '../protocol.ts';
+import type { DocumentInfo } from '../../protocol/documents.ts';
 import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from '../storage-full.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';
 

@@ -1,5 +1,5 @@
 // Skills: the list, installing one (checked and shown first), removing an installed one.
-import type { SkillDetail } from '../protocol.ts';
+import type { SkillDetail } from '../../protocol/skills.ts';
 import { SkillError, type Skill, type Skills } from '../skills.ts';
 import { RequestError, type Handlers } from './context.ts';
 

@@ -2,7 +2,7 @@
 // exactly the items allowed (and takes out again the ones no longer allowed).
 import { HooksError } from '../hooks.ts';
 import { McpConfigError } from '../mcp/config.ts';
-import type { SettingsPatch } from '../protocol.ts';
+import type { SettingsPatch } from '../../protocol/settings.ts';
 import type { HeldHook, Trust } from '../trust.ts';
 import { hookId } from '../trust.ts';
 import { RequestError, type Handlers, type StackContext } from './context.ts';

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleTestServer } from '../../tests/mcp/bundle.ts';
 import type { VmExecResult } from '../../vm/protocol.ts';
-import type { StackEventBody } from '../protocol.ts';
+import type { StackEventBody } from '../../protocol/events.ts';
 import { createMemoryStorage } from '../storage.ts';
 import type { ServiceRunner } from './computer-transport.ts';
 import { loadMcpServers, type McpServersDeps } from './servers.ts';

@@ -12,7 +12,8 @@ import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/tran
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentTool, ToolResult } from '../agent/types.ts';
 import { MAX_TOOL_OUTPUT_CHARS } from '../tools/define-tool.ts';
-import type { McpInfo, McpServerInfo, McpToolInfo, StackEventBody } from '../protocol.ts';
+import type { StackEventBody } from '../../protocol/events.ts';
+import type { McpInfo, McpServerInfo, McpToolInfo } from '../../protocol/mcp.ts';
 import type { StackStorage } from '../storage.ts';
 import type { ComputerStdioTransport, ServiceRunner } from './computer-transport.ts';
 import { DEFAULT_CALL_TIMEOUT_S, describeTarget, isStdio, MCP_FILE, McpConfigError, missingValues, parseMcpFile, qualifiedName, type McpFile, type McpServerConfig } from './config.ts';

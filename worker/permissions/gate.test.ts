@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StackEventBody } from '../protocol.ts';
+import type { StackEventBody } from '../../protocol/events.ts';
 import { createMemoryStorage } from '../storage.ts';
 import { loadPermissionGate } from './gate.ts';
 import { evaluate, DEFAULT_RULES, MCP_RULE_ID } from './rules.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StackEventBody } from '../protocol.ts';
+import type { StackEventBody } from '../../protocol/events.ts';
 import { createMemoryStorage } from '../storage.ts';
 import { loadPermissionGate } from './gate.ts';
 import { DEFAULT_RULES, deletesMany, evaluate, hostsNamedIn, isPrivateUrl, rulePath, type PermissionRule } from './rules.ts';

@@ -22,8 +22,8 @@ export const ruleSchema = z.object({
   reason: z.string().min(1).max(300),
 });
 
-export type { PermissionRule, RuleMatch } from '../protocol.ts';
-import type { PermissionRule } from '../protocol.ts';
+export type { PermissionRule, RuleMatch } from '../../protocol/permissions.ts';
+import type { PermissionRule } from '../../protocol/permissions.ts';
 
 // The schema and the protocol's type must describe the same thing.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

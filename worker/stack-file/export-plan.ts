@@ -3,7 +3,7 @@
 // settings, skills, rules, hooks, MCP servers) with its size, and the secrets it leaves out
 // unless ticked. Light: the stacks worker loads it with its list, not with the zip writer.
 import { mcpSecrets, withoutSecrets } from '../mcp/config.ts';
-import type { ExportContents, ExportPart } from '../protocol.ts';
+import type { ExportContents, ExportPart } from '../../protocol/stacks-api.ts';
 import { NEVER_EXPORTED } from './format.ts';
 import { MCP_PATH } from './template.ts';
 import { isPartialWrite } from '../../vm/opfs-write.ts';

@@ -4,7 +4,7 @@
 // importer reads it first and refuses, before writing anything, a file it cannot take whole.
 import { z } from 'zod';
 import { noRoomMessage, type StorageEstimateLike } from '../storage-full.ts';
-import { formatBytes } from '../protocol.ts';
+import { formatBytes } from '../../protocol/wording.ts';
 
 export const FORMAT = 'stackdocs-stack';
 /** 2: entries packed with zstd (zip method 93); 1: deflated. Both are read. */

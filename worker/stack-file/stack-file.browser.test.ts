@@ -3,7 +3,7 @@
 // message, leaving no stack behind.
 import { strFromU8, strToU8, Zip, ZipDeflate, ZipPassThrough, zipSync, type Zippable } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { stackLockName } from '../protocol.ts';
+import { stackLockName } from '../../protocol/stacks-api.ts';
 import { createStackFolders, type StackFolders } from '../stack-folders.ts';
 import { exportStack } from './export.ts';
 import type { StorageEstimateLike } from '../storage-full.ts';

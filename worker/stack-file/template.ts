@@ -3,7 +3,7 @@
 // heartbeat checklist, MCP servers, its windows — and nothing of what happened in it: no
 // transcript or conversation, no uploads or files made, no learned memory database, no secrets,
 // and no computer (its disk holds /workspace's files too, so it cannot travel without them yet).
-import type { CanvasWindow } from '../protocol.ts';
+import type { CanvasWindow } from '../../protocol/windows.ts';
 import { withoutSecrets } from '../mcp/config.ts';
 
 /** The stack paths a template keeps; everything else stays behind. */

@@ -1,6 +1,6 @@
 // Test support for the stack-file browser tests: the stack folders over an OPFS area of a test's
 // own, their Web Locks named within it, so tests running side by side never share a lock.
-import { stackLockName } from '../protocol.ts';
+import { stackLockName } from '../../protocol/stacks-api.ts';
 import { createStackFolders, type StackFolders, type StackFoldersDeps } from '../stack-folders.ts';
 
 /** `area`: the folder `stacksDir` opens; new stacks are named `<idPrefix>1`, `<idPrefix>2`, … */

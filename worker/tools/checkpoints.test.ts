@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckpointInfo } from '../protocol.ts';
+import type { CheckpointInfo } from '../../protocol/checkpoints.ts';
 import { createListCheckpointsTool, createProposeRestoreTool } from './checkpoints.ts';
 
 const context = { signal: new AbortController().signal, tool_use_id: 't1' };

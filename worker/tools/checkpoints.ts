@@ -2,7 +2,7 @@
 // changed) and may propose going back to one. Only the user restores: the proposal opens the
 // timeline with that checkpoint marked and the reason beside it.
 import { z } from 'zod';
-import type { CheckpointInfo, CheckpointList } from '../protocol.ts';
+import type { CheckpointInfo, CheckpointList } from '../../protocol/checkpoints.ts';
 import { defineTool } from './define-tool.ts';
 
 export function createListCheckpointsTool(list: () => Promise<CheckpointList>) {

@@ -1,7 +1,7 @@
 // create_window: opens a window on the canvas. The agent owns its content; the user its geometry.
 import { z } from 'zod';
 import type { NewWindow } from '../canvas.ts';
-import type { CanvasWindow } from '../protocol.ts';
+import type { CanvasWindow } from '../../protocol/windows.ts';
 import description from './create-window.md?raw';
 import { defineTool } from './define-tool.ts';
 import { chartSchema, columnSchema, rowsSchema, toColumns, toRows, unknownColumnKeys } from './window-schemas.ts';

@@ -2,7 +2,7 @@
 // user as a download.
 import { z } from 'zod';
 import { EXPORT_MIME, exportFileName, exportTable } from '../export/table-export.ts';
-import type { CanvasWindow } from '../protocol.ts';
+import type { CanvasWindow } from '../../protocol/windows.ts';
 import type { UserFiles } from '../user-files.ts';
 import { defineTool } from './define-tool.ts';
 

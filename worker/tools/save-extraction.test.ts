@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { openTestMemory } from '../../memory/test-helpers.ts';
 import { loadCanvas } from '../canvas.ts';
-import type { StackEventBody, TableWindow } from '../protocol.ts';
+import type { StackEventBody } from '../../protocol/events.ts';
+import type { TableWindow } from '../../protocol/windows.ts';
 import { createMemoryStorage } from '../storage.ts';
 import { createSaveExtractionTool, mergeColumns } from './save-extraction.ts';
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { DocumentRecord, DocumentsStore } from '../../memory/index.ts';
 import type { NewWindow } from '../canvas.ts';
-import type { CanvasWindow, CellValue, TableColumn, WindowPatch } from '../protocol.ts';
+import type { CanvasWindow, CellValue, TableColumn, WindowPatch } from '../../protocol/windows.ts';
 import type { OcrWord } from '../documents/ocr.ts';
 import { uncertainFields, UNSURE_BELOW } from '../documents/uncertain.ts';
 import { defineTool } from './define-tool.ts';

@@ -1,6 +1,6 @@
 // update_window: changes a window's content; never its place or size (those are the user's).
 import { z } from 'zod';
-import type { CanvasWindow, WindowPatch } from '../protocol.ts';
+import type { CanvasWindow, WindowPatch } from '../../protocol/windows.ts';
 import { chartSource, type WindowOperations } from './create-window.ts';
 import { defineTool } from './define-tool.ts';
 import description from './update-window.md?raw';

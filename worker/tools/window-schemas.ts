@@ -1,6 +1,6 @@
 // Schemas shared by the window tools: what a table column, a row and a chart look like to the model.
 import { z } from 'zod';
-import type { TableColumn, TableRow } from '../protocol.ts';
+import type { TableColumn, TableRow } from '../../protocol/windows.ts';
 
 export const cellValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 

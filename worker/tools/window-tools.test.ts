@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadCanvas } from '../canvas.ts';
-import type { StackEventBody, TableWindow } from '../protocol.ts';
+import type { StackEventBody } from '../../protocol/events.ts';
+import type { TableWindow } from '../../protocol/windows.ts';
 import { createMemoryStorage } from '../storage.ts';
 import { createMemoryUserFiles } from '../user-files.ts';
 import { createCloseWindowTool } from './close-window.ts';
