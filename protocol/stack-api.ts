@@ -134,10 +134,84 @@ export interface RequestMap {
 }
 
 export type Method = keyof RequestMap;
-
 export type ParamsOf<M extends Method> = RequestMap[M]['params'];
-
 export type ResultOf<M extends Method> = RequestMap[M]['result'];
+
+/**
+ * What each request is beside its shape, said once here so no file switches on method names:
+ * `notDone` words a failure for the user ("Your message was not saved: …"); `warmsOcr` says an
+ * image being uploaded will be read, so the worker may start its OCR engine before it answers;
+ * `transfers` names the bytes of a result that move to the page rather than being copied.
+ */
+export interface RequestTraits<M extends Method> {
+  notDone(params: ParamsOf<M>): string;
+  warmsOcr?(params: ParamsOf<M>): boolean;
+  transfers?(result: ResultOf<M>): ArrayBuffer[];
+}
+
+/** The names of the images the pipeline reads with OCR (PNG, JPEG, WebP, TIFF). */
+const SCAN_NAME = /\.(png|jpe?g|webp|tiff?)$/i;
+
+const said = (words: string) => () => words;
+
+export const REQUESTS: { [M in Method]: RequestTraits<M> } = {
+  mission: { notDone: said('Your message was not saved') },
+  heartbeat: { notDone: said('The heartbeat did not start') },
+  play_demo: { notDone: said('The demo did not start') },
+  abort: { notDone: said('The work was not stopped') },
+  get_settings: { notDone: said('The settings could not be read') },
+  update_settings: { notDone: said('The settings were not saved') },
+  check_model: { notDone: said('The model was not checked') },
+  pair_device: { notDone: said('This browser was not paired') },
+  unpair_device: { notDone: said('This browser was not unpaired') },
+  canvas_interaction: { notDone: said('What you did on the canvas was not saved') },
+  answer_permission: { notDone: said('Your answer was not saved') },
+  list_permission_rules: { notDone: said('The permission rules could not be read') },
+  add_permission_rule: { notDone: said('The rule was not added') },
+  remove_permission_rule: { notDone: said('The rule was not removed') },
+  get_heartbeat_checklist: { notDone: said("The heartbeat's checklist could not be read") },
+  save_heartbeat_checklist: { notDone: said("The heartbeat's checklist was not saved") },
+  list_skills: { notDone: said('The skills could not be read') },
+  install_skill: { notDone: (params) => (params?.dry_run ? 'The skill was not checked' : 'The skill was not installed') },
+  remove_skill: { notDone: said('The skill was not removed') },
+  list_tasks: { notDone: said('The tasks could not be read') },
+  update_task: { notDone: said('The task was not changed') },
+  run_task: { notDone: said('The task did not run') },
+  delete_task: { notDone: said('The task was not deleted') },
+  get_hooks: { notDone: said('The hooks could not be read') },
+  save_hooks: { notDone: said('The hooks were not saved') },
+  get_mcp: { notDone: said('The MCP servers could not be read') },
+  save_mcp: { notDone: said('The MCP servers were not saved') },
+  restart_mcp: { notDone: said('The MCP server was not restarted') },
+  learn_now: { notDone: said('Nothing was learned') },
+  upload_file: {
+    notDone: (params) => `${typeof params?.name === 'string' ? params.name : 'The file'} was not added`,
+    warmsOcr: (params) => typeof params?.name === 'string' && SCAN_NAME.test(params.name),
+  },
+  export_window: { notDone: said('The table was not exported') },
+  open_window: { notDone: said('The window was not opened') },
+  list_checkpoints: { notDone: said('The checkpoints could not be read') },
+  take_checkpoint: { notDone: said('The checkpoint was not taken') },
+  delete_checkpoint: { notDone: said('The checkpoint was not deleted') },
+  cancel_subagent: { notDone: said('The subagent was not stopped') },
+  computer: { notDone: said('The computer did not do what was asked') },
+  computer_network: { notDone: said("The computer's network use could not be read") },
+  release_memory: { notDone: said('No memory was given back') },
+  read_document_again: { notDone: said('The document was not read again') },
+  read_file: {
+    notDone: said('The file could not be read'),
+    transfers: ({ bytes }) => (bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer] : []),
+  },
+  close: { notDone: said('The stack was not closed') },
+  get_trust: { notDone: said('Where this stack came from could not be read') },
+  review_trust: { notDone: said('Your review was not saved') },
+};
+
+/** The traits of a request as it came, whatever its method: one the stack does not know gets plain words. */
+export function requestTraits(method: string): RequestTraits<Method> {
+  if (Object.hasOwn(REQUESTS, method)) return REQUESTS[method as Method] as RequestTraits<Method>;
+  return { notDone: () => `The request "${method}" was not done` };
+}
 
 export type StackRequest<M extends Method = Method> = {
   [K in M]: { id: string; method: K; params: ParamsOf<K> };

@@ -7,7 +7,7 @@ import './zod-jitless.ts';
 import * as Comlink from 'comlink';
 import wasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
 import { loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
-import type { StackApi } from '../protocol/stack-api.ts';
+import { requestTraits, type StackApi } from '../protocol/stack-api.ts';
 import { openDeviceStorage, openOpfsStorage, openStackDirectory } from './storage.ts';
 import { readMeta } from './stack-meta.ts';
 
@@ -17,9 +17,6 @@ self.addEventListener('securitypolicyviolation', (event) => console.error(`Conte
 
 // The app names the worker `stack:<id>`; one worker serves one stack.
 const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length) : 'default';
-
-/** The names of the images the pipeline reads with OCR (PNG, JPEG, WebP, TIFF). */
-const SCAN_NAME = /\.(png|jpe?g|webp|tiff?)$/i;
 
 /**
  * Finishes a checkpoint restore a killed tab left part-way, before anything opens the stack's
@@ -52,17 +49,15 @@ const stack = (async (): Promise<StackApi> => {
 // Calls wait for the stack to open; comlink forwards a rejected open as an error to the caller.
 const api: StackApi = {
   request: async (request) => {
+    const traits = requestTraits(request.method);
     // An image being attached will be read: the OCR engine starts now, beside the stack's opening
     // and the upload's checks, rather than after them.
-    if (request.method === 'upload_file' && SCAN_NAME.test((request.params as { name?: string }).name ?? '')) void code.then((loaded) => loaded.prepareOcr());
+    if (traits.warmsOcr?.(request.params)) void code.then((loaded) => loaded.prepareOcr());
     const response = await (await stack).request(request);
     // A file's bytes move to the page rather than being copied there: a copy of a large PDF is
     // rebuilt on the page's thread, between the user's keystrokes.
-    if (response.ok && request.method === 'read_file') {
-      const { bytes } = response.result as { bytes: Uint8Array };
-      if (bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return Comlink.transfer(response, [bytes.buffer]);
-    }
-    return response;
+    const moved = response.ok ? (traits.transfers?.(response.result) ?? []) : [];
+    return moved.length ? Comlink.transfer(response, moved) : response;
   },
   subscribe: async (afterSeq, listener) => (await stack).subscribe(afterSeq, listener),
   snapshot: async () => (await stack).snapshot(),

@@ -48,7 +48,7 @@ import type { ErrorShape } from '../protocol/errors.ts';
 import type { EventListener, StackEventBody } from '../protocol/events.ts';
 import type { MissionKind, MissionStatus } from '../protocol/missions.ts';
 import type { ModelStatus, Settings } from '../protocol/settings.ts';
-import type { Method, ResultOf, StackApi, StackRequest, StackResponse } from '../protocol/stack-api.ts';
+import { requestTraits, type Method, type ResultOf, type StackApi, type StackRequest, type StackResponse } from '../protocol/stack-api.ts';
 import { loadApiKey, loadSettings, SettingsError } from './settings.ts';
 import { createMemoryStorage, type StackStorage } from './storage.ts';
 import { deviceCredentials, pairDevice, type DeviceCredentials } from './device.ts';
@@ -532,7 +532,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
         return { request_id: requestId, ok: true, result };
       } catch (error) {
         await log.flushed();
-        return { request_id: requestId, ok: false, error: describeRequestError(error, request.method) };
+        return { request_id: requestId, ok: false, error: describeRequestError(error, request.method, request.params) };
       }
     },
 
@@ -645,28 +645,13 @@ async function closeInterruptedMissions(log: EventLog, emit: (event: StackEventB
   }
 }
 
-/** What the user did, for "… was not saved". */
-function requestAction(method: string, params: unknown): string {
-  const name = (params as { name?: unknown } | undefined)?.name;
-  switch (method) {
-    case 'mission':
-      return 'Your message was not saved';
-    case 'upload_file':
-      return `${typeof name === 'string' ? name : 'The file'} was not added`;
-    case 'update_settings':
-      return 'The settings were not saved';
-    default:
-      return `${method} was not saved`;
-  }
-}
-
 async function unsavedError(error: unknown, method: string, params: unknown): Promise<ErrorShape> {
-  const action = requestAction(method, params);
-  if (isStorageFull(error)) return { code: 'storage', message: storageFullMessage(action, await storageUsage()) };
-  return { code: 'storage', message: `${action}: ${toErrorShape(error).message}` };
+  const notDone = requestTraits(method).notDone(params as never);
+  if (isStorageFull(error)) return { code: 'storage', message: storageFullMessage(notDone, await storageUsage()) };
+  return { code: 'storage', message: `${notDone}: ${toErrorShape(error).message}` };
 }
 
-function describeRequestError(error: unknown, method: string): ErrorShape {
+function describeRequestError(error: unknown, method: string, params: unknown): ErrorShape {
   if (error instanceof RequestError) return error.shape;
   if (error instanceof UploadError) return { code: 'bad_request', message: error.message };
   if (error instanceof TaskError || error instanceof SettingsError || error instanceof CanvasError || error instanceof UserPathError || error instanceof PermissionError) {
@@ -675,8 +660,9 @@ function describeRequestError(error: unknown, method: string): ErrorShape {
   if (error instanceof ZodError) {
     return { code: 'bad_request', message: error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ') };
   }
-  if (isStorageFull(error)) return { code: 'storage', message: storageFullMessage(`${method} could not be saved`) };
+  const notDone = requestTraits(method).notDone(params as never);
+  if (isStorageFull(error)) return { code: 'storage', message: storageFullMessage(notDone) };
   if (error instanceof DbError) return { ...toDbErrorShape(error), code: 'storage' };
   const shape = toErrorShape(error);
-  return { ...shape, message: `${method} failed: ${shape.message}` };
+  return { ...shape, message: `${notDone}: ${shape.message}` };
 }
