@@ -5,6 +5,7 @@ import { assertNever } from '../protocol/errors.ts';
 import type { StackEventBody } from '../protocol/events.ts';
 import { applyWindowPatch, type CanvasInteraction, type CanvasWindow, type WindowPatch } from '../protocol/windows.ts';
 import type { StackStorage } from './storage.ts';
+import { BadRequestError } from './request-error.ts';
 
 const FILE = 'canvas.json';
 
@@ -22,7 +23,7 @@ export type NewWindow = CanvasWindow extends infer W
     : never
   : never;
 
-export class CanvasError extends Error {}
+export class CanvasError extends BadRequestError {}
 
 export interface Canvas {
   windows(): CanvasWindow[];

@@ -3,6 +3,7 @@ import { isOcrLanguage, OCR_LANGUAGES } from './documents/languages.ts';
 import type { OcrEngineChoice } from '../protocol/documents.ts';
 import type { Provider, Settings, SettingsPatch } from '../protocol/settings.ts';
 import type { StackStorage } from './storage.ts';
+import { BadRequestError } from './request-error.ts';
 
 // The newest Sonnet the SDK lists; users pick another in Settings.
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
@@ -17,7 +18,7 @@ export const DEFAULT_ENDPOINTS: Record<Exclude<Provider, 'proxy'>, string> = {
 
 const OCR_ENGINES: readonly OcrEngineChoice[] = ['local', 'mistral'];
 
-export class SettingsError extends Error {}
+export class SettingsError extends BadRequestError {}
 
 /** Returns the merged settings, or throws SettingsError naming the bad field. */
 export function mergeSettings(current: Settings, patch: SettingsPatch): Settings {

@@ -7,13 +7,12 @@ import { toErrorShape } from './agent/errors.ts';
 import { emptyUsage } from './agent/pricing.ts';
 import type { StreamFn } from './agent/types.ts';
 import { startAgentMemory } from './agent-memory.ts';
-import { CanvasError, loadCanvas } from './canvas.ts';
+import { loadCanvas } from './canvas.ts';
 import { loadConversation } from './conversation.ts';
 import { openEventLog, type EventLog, type EventStore } from './event-log.ts';
 import type { OcrEngine } from './documents/ocr.ts';
 import type { PdfOpener, PdfPageRenderer } from './documents/pdf-text.ts';
 import { createPipeline, readWords } from './documents/pipeline.ts';
-import { UploadError } from './documents/upload.ts';
 import { recordedDemoStream } from './demo/demo.ts';
 import { loadHooks } from './hooks.ts';
 import { loadMcpServers } from './mcp/servers.ts';
@@ -22,7 +21,8 @@ import { createSubagents } from './subagents.ts';
 import { createHeartbeat, HEARTBEAT_FILE } from './heartbeat.ts';
 import { canvasHandlers } from './handlers/canvas.ts';
 import { computerHandlers } from './handlers/computer.ts';
-import { RequestError, type Handlers, type StackContext } from './handlers/context.ts';
+import type { Handlers, StackContext } from './handlers/context.ts';
+import { RequestError } from './request-error.ts';
 import { documentHandlers, toDocumentInfo } from './handlers/documents.ts';
 import { missionHandlers } from './handlers/missions.ts';
 import { ruleHandlers } from './handlers/rules.ts';
@@ -36,20 +36,20 @@ import { createListCheckpointsTool, createProposeRestoreTool } from './tools/che
 import { createSkills, parseSkill } from './skills.ts';
 import { loadTrust } from './trust.ts';
 import { trustHandlers } from './handlers/trust.ts';
-import { createScheduler, scheduledPrompt, TaskError } from './tasks.ts';
+import { createScheduler, scheduledPrompt } from './tasks.ts';
 import { createScheduleTaskTool } from './tools/schedule-task.ts';
 import { createLoadSkillTool } from './tools/load-skill.ts';
 import { createSaveSkillTool } from './tools/save-skill.ts';
 import { isStorageFull, storageFullMessage, storageUsage } from './storage-full.ts';
 import { checkModel as checkModelConnection, type ModelConnection } from './model-health.ts';
-import { loadPermissionGate, PermissionError } from './permissions/gate.ts';
+import { loadPermissionGate } from './permissions/gate.ts';
 import type { ComputerStatus } from '../protocol/computer.ts';
 import type { ErrorShape } from '../protocol/errors.ts';
 import type { EventListener, StackEventBody } from '../protocol/events.ts';
 import type { MissionKind, MissionStatus } from '../protocol/missions.ts';
 import type { ModelStatus, Settings } from '../protocol/settings.ts';
 import { requestTraits, type Method, type ResultOf, type StackApi, type StackRequest, type StackResponse } from '../protocol/stack-api.ts';
-import { loadApiKey, loadSettings, SettingsError } from './settings.ts';
+import { loadApiKey, loadSettings } from './settings.ts';
 import { createMemoryStorage, type StackStorage } from './storage.ts';
 import { deviceCredentials, pairDevice, type DeviceCredentials } from './device.ts';
 import { createAddPermissionRuleTool } from './tools/add-permission-rule.ts';
@@ -70,7 +70,7 @@ import { createUpdateWindowTool } from './tools/update-window.ts';
 import { createProxyFetchPage, createWebFetchTool } from './tools/web-fetch.ts';
 import { createProxySearch, createWebSearchTool } from './tools/web-search.ts';
 import { createWriteTool } from './tools/write.ts';
-import { normaliseUserPath, UserPathError, type UserFiles } from './user-files.ts';
+import { normaliseUserPath, type UserFiles } from './user-files.ts';
 
 export interface StackDeps {
   storage: StackStorage;
@@ -652,11 +652,8 @@ async function unsavedError(error: unknown, method: string, params: unknown): Pr
 }
 
 function describeRequestError(error: unknown, method: string, params: unknown): ErrorShape {
+  // A refusal (each capability's own extends RequestError) reads as it is.
   if (error instanceof RequestError) return error.shape;
-  if (error instanceof UploadError) return { code: 'bad_request', message: error.message };
-  if (error instanceof TaskError || error instanceof SettingsError || error instanceof CanvasError || error instanceof UserPathError || error instanceof PermissionError) {
-    return { code: 'bad_request', message: error.message };
-  }
   if (error instanceof ZodError) {
     return { code: 'bad_request', message: error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ') };
   }

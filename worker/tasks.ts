@@ -10,6 +10,7 @@ import type { ErrorShape } from '../protocol/errors.ts';
 import type { StackEventBody } from '../protocol/events.ts';
 import type { MissionStatus, MissionTask } from '../protocol/missions.ts';
 import type { TaskInfo, TaskRunInfo, TaskScheduleInput } from '../protocol/tasks.ts';
+import { BadRequestError } from './request-error.ts';
 
 /** The waits before the second and third tries of a failed run. */
 export const RETRY_DELAYS_MS = [10_000, 30_000];
@@ -20,7 +21,7 @@ const MAX_TIMER_MS = 30_000;
 const MAX_TITLE = 120;
 const MAX_PROMPT = 20_000;
 
-export class TaskError extends Error {}
+export class TaskError extends BadRequestError {}
 
 type Schedule = Pick<TaskRecord, 'kind' | 'at' | 'cron' | 'timezone'>;
 

@@ -2,6 +2,7 @@
 // agent work on, and that the computer sees as /workspace. System files live in `.os/` instead.
 import { isPartialWrite, whenLetGo, writeWholeFile } from '../vm/opfs-write.ts';
 import { sniffMime, SNIFF_BYTES } from './file-kind.ts';
+import { BadRequestError } from './request-error.ts';
 
 export interface FileInfo {
   path: string;
@@ -25,7 +26,7 @@ export interface UserFiles {
 const encoder = new TextEncoder();
 const toBytes = (data: Uint8Array | string) => (typeof data === 'string' ? encoder.encode(data) : data);
 
-export class UserPathError extends Error {}
+export class UserPathError extends BadRequestError {}
 
 /**
  * A safe relative path in user space, or a UserPathError saying what is wrong with it. Rejects

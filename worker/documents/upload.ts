@@ -2,6 +2,7 @@
 // bytes (worker/file-kind.ts). Each refusal says exactly what is wrong with which file.
 import { isEncryptedOffice, sniffMime } from '../file-kind.ts';
 import { imageSize } from './image-size.ts';
+import { BadRequestError } from '../request-error.ts';
 
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 /** Larger images would take more memory to decode and read than a tab can spare. */
@@ -32,7 +33,7 @@ const CLAIMS: [RegExp, (mime: string) => boolean, string][] = [
   [/\.(txt|csv|md|markdown|json)$/i, (mime) => mime.startsWith('text/') || mime === 'application/json', 'text'],
 ];
 
-export class UploadError extends Error {}
+export class UploadError extends BadRequestError {}
 
 /** Marks that reorder how a name reads (`invoice\u202Efdp.exe` shows as "invoiceexe.pdf"). */
 const BIDI_CONTROLS = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;

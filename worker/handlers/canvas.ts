@@ -1,7 +1,8 @@
 // The canvas: what the user does to windows (the agent hears of it), windows the user opens, a
 // table exported as a file.
 import { EXPORT_MIME, exportFileName, exportTable } from '../export/table-export.ts';
-import { RequestError, type Handlers, type StackContext } from './context.ts';
+import type { Handlers, StackContext } from './context.ts';
+import { RequestError } from '../request-error.ts';
 import { isViewable } from './documents.ts';
 
 const WINDOW_TITLES = { terminal: 'Terminal', tasks: 'Tasks', board: 'Task board', timeline: 'Timeline' } as const;

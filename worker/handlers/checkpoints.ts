@@ -2,7 +2,8 @@
 // one or opening it as a new stack needs the stack still: the stacks worker does those.
 import { CheckpointError } from '../checkpoints/store.ts';
 import type { Checkpoints } from '../checkpoints/checkpoints.ts';
-import { RequestError, type Handlers } from './context.ts';
+import type { Handlers } from './context.ts';
+import { RequestError } from '../request-error.ts';
 
 export function checkpointHandlers(checkpoints: Checkpoints | null): Handlers<'list_checkpoints' | 'take_checkpoint' | 'delete_checkpoint'> {
   const kept = (): Checkpoints => {

@@ -1,5 +1,6 @@
 // The computer: start, suspend, reboot, reset, save, download its image; its network this session.
-import { RequestError, type Handlers, type StackContext } from './context.ts';
+import type { Handlers, StackContext } from './context.ts';
+import { RequestError } from '../request-error.ts';
 
 export function computerHandlers(ctx: StackContext): Handlers<'computer' | 'computer_network'> {
   const { computer } = ctx;

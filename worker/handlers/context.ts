@@ -11,7 +11,6 @@ import type { Hooks } from '../hooks.ts';
 import type { McpServers } from '../mcp/servers.ts';
 import type { Missions } from '../missions.ts';
 import type { PermissionGate } from '../permissions/gate.ts';
-import type { ErrorShape } from '../../protocol/errors.ts';
 import type { StackEventBody } from '../../protocol/events.ts';
 import type { ModelStatus, Settings } from '../../protocol/settings.ts';
 import type { Method, ParamsOf, ResultOf } from '../../protocol/stack-api.ts';
@@ -50,10 +49,3 @@ export interface StackContext {
 
 /** The handlers of some of the protocol's methods: `params` as sent, `id` the request's. */
 export type Handlers<K extends Method> = { [M in K]: (params: ParamsOf<M>, id: string) => Promise<ResultOf<M>> };
-
-/** A refusal with its shape for the caller (`bad_request`, `busy`, ...), rather than a failure. */
-export class RequestError extends Error {
-  constructor(readonly shape: ErrorShape) {
-    super(shape.message);
-  }
-}

@@ -5,7 +5,8 @@ import { isOcrLanguage, OCR_LANGUAGES } from '../documents/languages.ts';
 import { checkUpload, checkUploadSize, safeFileName, uniqueName } from '../documents/upload.ts';
 import type { DocumentInfo } from '../../protocol/documents.ts';
 import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from '../storage-full.ts';
-import { RequestError, type Handlers, type StackContext } from './context.ts';
+import type { Handlers, StackContext } from './context.ts';
+import { RequestError } from '../request-error.ts';
 
 /** Uploads open a document window each while fewer than this many document windows are open. */
 export const MAX_OPENED_BY_UPLOADS = 6;

@@ -1,7 +1,8 @@
 // Missions: the user's messages, a heartbeat now, the recorded demo, and stopping them (or one subagent).
 import { DEMO_REQUEST } from '../demo/demo.ts';
 import { SAMPLE_DOCUMENTS } from '../../protocol/documents.ts';
-import { RequestError, type Handlers, type StackContext } from './context.ts';
+import type { Handlers, StackContext } from './context.ts';
+import { RequestError } from '../request-error.ts';
 
 export function missionHandlers(ctx: StackContext): Handlers<'mission' | 'heartbeat' | 'play_demo' | 'abort' | 'cancel_subagent'> {
   const { deps, missions, checkModel, heartbeat, subagents } = ctx;

@@ -2,7 +2,8 @@
 // hooks (which can only block) and MCP servers (their tools, each call asked about first).
 import { HooksError } from '../hooks.ts';
 import { McpConfigError } from '../mcp/config.ts';
-import { RequestError, type Handlers, type StackContext } from './context.ts';
+import type { Handlers, StackContext } from './context.ts';
+import { RequestError } from '../request-error.ts';
 
 export function ruleHandlers(ctx: StackContext): Handlers<'answer_permission' | 'list_permission_rules' | 'add_permission_rule' | 'remove_permission_rule' | 'get_hooks' | 'save_hooks' | 'get_mcp' | 'save_mcp' | 'restart_mcp'> {
   const { gate, hooks, mcp } = ctx;

@@ -3,7 +3,8 @@
 import { PairingError, pairDevice } from '../device.ts';
 import { HEARTBEAT_FILE } from '../heartbeat.ts';
 import { DEFAULT_ENDPOINTS, loadApiKey, mergeSettings, saveApiKey, saveSettings } from '../settings.ts';
-import { RequestError, type Handlers, type StackContext } from './context.ts';
+import type { Handlers, StackContext } from './context.ts';
+import { RequestError } from '../request-error.ts';
 
 /** A checklist is a few lines; a long one would crowd every beat's prompt. */
 const MAX_CHECKLIST_CHARS = 20_000;

@@ -1,7 +1,8 @@
 // Skills: the list, installing one (checked and shown first), removing an installed one.
 import type { SkillDetail } from '../../protocol/skills.ts';
 import { SkillError, type Skill, type Skills } from '../skills.ts';
-import { RequestError, type Handlers } from './context.ts';
+import type { Handlers } from './context.ts';
+import { RequestError } from '../request-error.ts';
 
 export function skillHandlers(skills: Skills): Handlers<'list_skills' | 'install_skill' | 'remove_skill'> {
   const refusal = (error: unknown): never => {

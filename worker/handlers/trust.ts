@@ -5,7 +5,8 @@ import { McpConfigError } from '../mcp/config.ts';
 import type { SettingsPatch } from '../../protocol/settings.ts';
 import type { HeldHook, Trust } from '../trust.ts';
 import { hookId } from '../trust.ts';
-import { RequestError, type Handlers, type StackContext } from './context.ts';
+import type { Handlers, StackContext } from './context.ts';
+import { RequestError } from '../request-error.ts';
 
 export function trustHandlers(ctx: StackContext, trust: Trust, updateSettings: (patch: SettingsPatch) => Promise<unknown>): Handlers<'get_trust' | 'review_trust'> {
   return {

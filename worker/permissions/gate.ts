@@ -3,6 +3,7 @@
 import type { StackEventBody } from '../../protocol/events.ts';
 import type { StackStorage } from '../storage.ts';
 import { commandPatternProblem, DEFAULT_RULES, evaluate, hostOf, MCP_RULE_ID, ruleSchema, type PermissionRule } from './rules.ts';
+import { BadRequestError } from '../request-error.ts';
 
 const FILE = 'permissions.json';
 
@@ -14,7 +15,7 @@ interface RulesFile {
 export type NewRule = Omit<PermissionRule, 'id' | 'source'>;
 export type GateVerdict = { allow: true } | { allow: false; reason: string };
 
-export class PermissionError extends Error {}
+export class PermissionError extends BadRequestError {}
 
 export interface PermissionGate {
   rules(): PermissionRule[];
