@@ -7,7 +7,8 @@ import type { Computer, ComputerNetwork } from './computer.ts';
 import { deviceCredentials } from './device.ts';
 import type { ModelStatus } from '../protocol/settings.ts';
 import type { Method, ParamsOf, ResultOf, StackApi } from '../protocol/stack-api.ts';
-import { createStack, type StackDeps } from './stack.ts';
+import { createStack } from './stack.ts';
+import type { StackDeps } from './stack-deps.ts';
 import { createMemoryStorage, type StackStorage } from './storage.ts';
 import { testComputer, testStackDeps } from './test-stack.ts';
 

@@ -5,7 +5,7 @@ import type { ExecRequest, VmExecResult } from '../vm/protocol.ts';
 import type { ModelStreamEvent } from './agent/types.ts';
 import { ComputerUnavailableError, type Computer } from './computer.ts';
 import { openPdfInNode } from './documents/node-pdf.ts';
-import type { StackDeps } from './stack.ts';
+import type { StackDeps } from './stack-deps.ts';
 import { createMemoryStorage } from './storage.ts';
 import { createMemoryUserFiles } from './user-files.ts';
 

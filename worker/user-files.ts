@@ -134,3 +134,20 @@ export function createOpfsUserFiles(stackDir: FileSystemDirectoryHandle): UserFi
     },
   };
 }
+
+/** UserFiles that report each write and removal (to keep /workspace in the computer in step). */
+export function notifyingFiles(files: UserFiles, changed: (path: string) => void): UserFiles {
+  return {
+    ...files,
+    async write(path, data) {
+      const info = await files.write(path, data);
+      changed(info.path);
+      return info;
+    },
+    async remove(path) {
+      const removed = await files.remove(path);
+      if (removed) changed(normaliseUserPath(path));
+      return removed;
+    },
+  };
+}

@@ -14,7 +14,7 @@ import type { PermissionGate } from '../permissions/gate.ts';
 import type { StackEventBody } from '../../protocol/events.ts';
 import type { ModelStatus, Settings } from '../../protocol/settings.ts';
 import type { Method, ParamsOf, ResultOf } from '../../protocol/stack-api.ts';
-import type { StackDeps } from '../stack.ts';
+import type { StackDeps } from '../stack-deps.ts';
 import type { Subagents } from '../subagents.ts';
 import type { Scheduler } from '../tasks.ts';
 import type { UserFiles } from '../user-files.ts';
