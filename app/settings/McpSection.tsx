@@ -4,9 +4,9 @@
 // as the JSON file users know from other agents.
 import { useEffect, useState } from 'preact/hooks';
 import type { McpInfo, McpServerInfo } from '../../protocol/mcp.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
 import { splitCommandLine } from './command-line.ts';
 import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';
 

@@ -1,19 +1,19 @@
 // Settings: where model calls go (the proxy, the user's own key, or an OpenAI-compatible server),
 // which model, the heartbeat, a token budget per mission, who reads scans, the computer's network, storage, and the permission rules.
-import { TrustSection } from '../TrustBanner.tsx';
+import { TrustSection } from '../banners/TrustBanner.tsx';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { OCR_LANGUAGES, type OcrEngineChoice, type OcrLanguageChoice } from '../../protocol/documents.ts';
 import type { Provider, SettingsPatch } from '../../protocol/settings.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
 import { DevicePairing } from './DevicePairing.tsx';
-import { useAppStore } from '../store.ts';
-import { ShortcutList } from '../ShortcutsHelp.tsx';
+import { useAppStore } from '../connection/store.ts';
+import { ShortcutList } from '../keyboard/ShortcutsHelp.tsx';
 import { HeartbeatChecklist } from './HeartbeatChecklist.tsx';
 import { HooksSection } from './HooksSection.tsx';
 import { McpSection } from './McpSection.tsx';
-import { KioskSection } from '../Kiosk.tsx';
-import { currentStackId } from '../stacks.ts';
+import { KioskSection } from '../kiosk/Kiosk.tsx';
+import { currentStackId } from '../stacks/stacks.ts';
 import { SkillsSection } from './SkillsSection.tsx';
 import { MemorySection } from './MemorySection.tsx';
 import { NetworkSection } from './NetworkSection.tsx';
