@@ -197,21 +197,63 @@ function insert(chat: ChatEntry[], entry: ChatEntry): ChatEntry[] {
   return waiting < 0 ? [...chat, entry] : [...chat.slice(0, waiting), entry, ...chat.slice(waiting)];
 }
 
+type EventOf<T extends StackEvent['type']> = Extract<StackEvent, { type: T }>;
+
+/** One event folded into the view: each family of events has its own function below. */
 function applyEvent(view: StackView, event: StackEvent): StackView {
+  switch (event.type) {
+    case 'mission_queued':
+    case 'mission_started':
+    case 'assistant_delta':
+    case 'assistant_message_end':
+    case 'model_retry':
+    case 'mission_finished':
+    case 'context_compacted':
+      return applyMissionEvent(view, event);
+    case 'tool_started':
+    case 'tool_output':
+    case 'tool_finished':
+    case 'hook_ran':
+    case 'file_ready':
+      return applyToolEvent(view, event);
+    case 'permission_requested':
+    case 'permission_decision':
+    case 'permission_rules_changed':
+      return applyPermissionEvent(view, event);
+    case 'document_added':
+    case 'document_progress':
+    case 'document_updated':
+      return applyDocumentEvent(view, event);
+    case 'subagent_changed':
+    case 'subagent_step':
+      return applySubagentEvent(view, event);
+    case 'window_opened':
+    case 'window_patched':
+    case 'window_closed':
+      return applyWindowEvent(view, event);
+    case 'settings_changed':
+    case 'trust_changed':
+    case 'model_status':
+    case 'computer_status':
+    case 'mcp_changed':
+    case 'task_changed':
+    case 'task_removed':
+    case 'checkpoint_taken':
+    case 'checkpoint_failed':
+      return applyStackStateEvent(view, event);
+    default:
+      return assertNever(event, 'stack event');
+  }
+}
+
+type MissionEvent = EventOf<'mission_queued' | 'mission_started' | 'assistant_delta' | 'assistant_message_end' | 'model_retry' | 'mission_finished' | 'context_compacted'>;
+
+/** A mission's life in the chat: queued, started, the model's words, retries, its end. */
+function applyMissionEvent(view: StackView, event: MissionEvent): StackView {
   const key = `e${event.seq}`;
   switch (event.type) {
-    case 'mission_queued': {
-      const queued = event.position > 0;
-      const entry: ChatEntry =
-        event.kind === 'chat'
-          ? { kind: 'user', key, mission_id: event.mission_id, text: event.text, queued }
-          : event.kind === 'demo'
-            ? { kind: 'user', key, mission_id: event.mission_id, text: event.text, queued, recorded: true }
-            : { kind: 'notice', key, mission_id: event.mission_id, text: event.kind === 'scheduled' ? scheduledNotice(event.task) : 'Scheduled check-in (heartbeat).' };
-      const demo: DemoState | null = event.kind === 'demo' ? { mission_id: event.mission_id, state: 'playing' } : view.demo;
-      const scheduled = event.task ? { ...view.scheduled, [event.mission_id]: event.task } : view.scheduled;
-      return { ...view, activeMissions: [...view.activeMissions, event.mission_id], chat: [...view.chat, entry], demo, scheduled };
-    }
+    case 'mission_queued':
+      return queueMission(view, event, key);
     case 'mission_started':
       return {
         ...view,
@@ -237,6 +279,68 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
         chat: view.chat.map((entry) => (entry.kind === 'assistant' && entry.streaming && entry.mission_id === event.mission_id ? { ...entry, streaming: false } : entry)),
       };
     }
+    case 'model_retry':
+      return {
+        ...view,
+        chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `${event.reason} Retrying in ${(event.delay_ms / 1000).toFixed(1)} s (attempt ${event.attempt + 1}).` }),
+      };
+    case 'mission_finished':
+      return finishMission(view, event, key);
+    case 'context_compacted':
+      return {
+        ...view,
+        chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `Context compacted: ${event.removed_messages} older messages were summarised to make room.` }),
+      };
+    default:
+      return assertNever(event, 'mission event');
+  }
+}
+
+function queueMission(view: StackView, event: EventOf<'mission_queued'>, key: string): StackView {
+  const queued = event.position > 0;
+  const entry: ChatEntry =
+    event.kind === 'chat'
+      ? { kind: 'user', key, mission_id: event.mission_id, text: event.text, queued }
+      : event.kind === 'demo'
+        ? { kind: 'user', key, mission_id: event.mission_id, text: event.text, queued, recorded: true }
+        : { kind: 'notice', key, mission_id: event.mission_id, text: event.kind === 'scheduled' ? scheduledNotice(event.task) : 'Scheduled check-in (heartbeat).' };
+  const demo: DemoState | null = event.kind === 'demo' ? { mission_id: event.mission_id, state: 'playing' } : view.demo;
+  const scheduled = event.task ? { ...view.scheduled, [event.mission_id]: event.task } : view.scheduled;
+  return { ...view, activeMissions: [...view.activeMissions, event.mission_id], chat: [...view.chat, entry], demo, scheduled };
+}
+
+function finishMission(view: StackView, event: EventOf<'mission_finished'>, key: string): StackView {
+  const activeMissions = view.activeMissions.filter((id) => id !== event.mission_id);
+  // A question nobody answered before the mission ended is moot now.
+  let chat = view.chat.map((entry): ChatEntry => {
+    if (entry.mission_id !== event.mission_id) return entry;
+    // Stopped before its turn came: no longer waiting.
+    if (entry.kind === 'user' && entry.queued) return { ...entry, queued: false };
+    if (entry.kind === 'assistant' && entry.streaming) return { ...entry, streaming: false };
+    if (entry.kind === 'permission' && entry.state === 'pending') return { ...entry, state: 'denied' };
+    if (entry.kind === 'tool' && entry.status === 'running') return { ...entry, status: 'error', summary: entry.summary || 'Did not finish.' };
+    return entry;
+  });
+  if (event.status === 'aborted') chat = insert(chat, { kind: 'notice', key, mission_id: event.mission_id, text: 'Stopped.' });
+  if ((event.status === 'failed' || event.status === 'interrupted') && event.error) {
+    // The user's own message can be sent again as it was (the demo's request is not theirs).
+    const asked = view.chat.find((entry) => entry.kind === 'user' && entry.mission_id === event.mission_id);
+    const retry_text = asked?.kind === 'user' && !asked.recorded ? asked.text : undefined;
+    chat = insert(chat, { kind: 'error', key, mission_id: event.mission_id, code: event.error.code, text: event.error.message, ...(retry_text ? { retry_text } : {}) });
+  }
+  const spent = { tokens: tokensOf(event.usage), cost_usd: event.usage.cost_usd };
+  if (spent.tokens > 0) chat = insert(chat, { kind: 'usage', key: `${key}u`, mission_id: event.mission_id, ...spent });
+  const { [event.mission_id]: _done, ...live } = view.live;
+  const subagents = endSubagents(view.subagents, event.mission_id, event.at);
+  const demo: DemoState | null =
+    view.demo?.mission_id === event.mission_id ? { ...view.demo, state: event.status === 'completed' ? 'finished' : event.status === 'aborted' ? 'stopped' : 'failed' } : view.demo;
+  return { ...view, activeMissions, chat, session: addSpend(view.session, spent), live, demo, subagents };
+}
+
+/** What a mission's tools and hooks did, and the files it made, as chat entries. */
+function applyToolEvent(view: StackView, event: EventOf<'tool_started' | 'tool_output' | 'tool_finished' | 'hook_ran' | 'file_ready'>): StackView {
+  const key = `e${event.seq}`;
+  switch (event.type) {
     case 'tool_started':
       return {
         ...view,
@@ -272,51 +376,22 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
             : entry,
         ),
       };
-    case 'model_retry':
+    case 'hook_ran':
+      return { ...view, chat: insert(view.chat, { kind: 'hook', key, mission_id: event.mission_id, ...(event.tool ? { tool: event.tool } : {}), run: event.run }) };
+    case 'file_ready':
       return {
         ...view,
-        chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `${event.reason} Retrying in ${(event.delay_ms / 1000).toFixed(1)} s (attempt ${event.attempt + 1}).` }),
+        chat: insert(view.chat, { kind: 'download', key, mission_id: event.mission_id ?? '', path: event.path, mime: event.mime, size: event.size }),
       };
-    case 'mission_finished': {
-      const activeMissions = view.activeMissions.filter((id) => id !== event.mission_id);
-      // A question nobody answered before the mission ended is moot now.
-      let chat = view.chat.map((entry): ChatEntry => {
-        if (entry.mission_id !== event.mission_id) return entry;
-        // Stopped before its turn came: no longer waiting.
-        if (entry.kind === 'user' && entry.queued) return { ...entry, queued: false };
-        if (entry.kind === 'assistant' && entry.streaming) return { ...entry, streaming: false };
-        if (entry.kind === 'permission' && entry.state === 'pending') return { ...entry, state: 'denied' };
-        if (entry.kind === 'tool' && entry.status === 'running') return { ...entry, status: 'error', summary: entry.summary || 'Did not finish.' };
-        return entry;
-      });
-      if (event.status === 'aborted') chat = insert(chat, { kind: 'notice', key, mission_id: event.mission_id, text: 'Stopped.' });
-      if ((event.status === 'failed' || event.status === 'interrupted') && event.error) {
-        // The user's own message can be sent again as it was (the demo's request is not theirs).
-        const asked = view.chat.find((entry) => entry.kind === 'user' && entry.mission_id === event.mission_id);
-        const retry_text = asked?.kind === 'user' && !asked.recorded ? asked.text : undefined;
-        chat = insert(chat, { kind: 'error', key, mission_id: event.mission_id, code: event.error.code, text: event.error.message, ...(retry_text ? { retry_text } : {}) });
-      }
-      const spent = { tokens: tokensOf(event.usage), cost_usd: event.usage.cost_usd };
-      if (spent.tokens > 0) chat = insert(chat, { kind: 'usage', key: `${key}u`, mission_id: event.mission_id, ...spent });
-      const { [event.mission_id]: _done, ...live } = view.live;
-      const subagents = endSubagents(view.subagents, event.mission_id, event.at);
-      const demo: DemoState | null =
-        view.demo?.mission_id === event.mission_id ? { ...view.demo, state: event.status === 'completed' ? 'finished' : event.status === 'aborted' ? 'stopped' : 'failed' } : view.demo;
-      return { ...view, activeMissions, chat, session: addSpend(view.session, spent), live, demo, subagents };
-    }
-    case 'window_opened':
-      return { ...view, windows: [...view.windows.filter((w) => w.id !== event.window.id), event.window] };
-    case 'window_patched':
-      return {
-        ...view,
-        windows: view.windows.map((w) => (w.id === event.window_id ? applyWindowPatch(w, event.patch, event.updated_at) : w)),
-      };
-    case 'window_closed':
-      return { ...view, windows: view.windows.filter((w) => w.id !== event.window_id) };
-    case 'settings_changed':
-      return { ...view, settings: event.settings };
-    case 'trust_changed':
-      return { ...view, trust: event.trust };
+    default:
+      return assertNever(event, 'tool event');
+  }
+}
+
+/** Questions asked of the user and what became of them. */
+function applyPermissionEvent(view: StackView, event: EventOf<'permission_requested' | 'permission_decision' | 'permission_rules_changed'>): StackView {
+  const key = `e${event.seq}`;
+  switch (event.type) {
     case 'permission_requested':
       return {
         ...view,
@@ -337,6 +412,15 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
     }
     case 'permission_rules_changed':
       return view;
+    default:
+      return assertNever(event, 'permission event');
+  }
+}
+
+/** An upload's way through the pipeline: added, pages read, ready or failed. */
+function applyDocumentEvent(view: StackView, event: EventOf<'document_added' | 'document_progress' | 'document_updated'>): StackView {
+  const key = `e${event.seq}`;
+  switch (event.type) {
     case 'document_added':
       return {
         ...view,
@@ -362,34 +446,14 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       if (doc.status === 'failed') chat.push({ kind: 'error', key, mission_id: '', code: 'document_failed', text: doc.error ?? `${doc.filename} could not be read.` });
       return { ...view, chat, documents: { ...view.documents, [doc.path]: { id: doc.id, status: doc.status, error: doc.error ?? null } } };
     }
-    case 'file_ready':
-      return {
-        ...view,
-        chat: insert(view.chat, { kind: 'download', key, mission_id: event.mission_id ?? '', path: event.path, mime: event.mime, size: event.size }),
-      };
-    case 'context_compacted':
-      return {
-        ...view,
-        chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: `Context compacted: ${event.removed_messages} older messages were summarised to make room.` }),
-      };
-    case 'hook_ran':
-      return { ...view, chat: insert(view.chat, { kind: 'hook', key, mission_id: event.mission_id, ...(event.tool ? { tool: event.tool } : {}), run: event.run }) };
-    case 'model_status':
-      return { ...view, model: event.status };
-    case 'computer_status':
-      return { ...view, computer: event.status };
-    case 'mcp_changed':
-      return { ...view, mcp: event.mcp };
-    case 'task_changed':
-      return { ...view, tasks: { ...view.tasks, [event.task.id]: { seq: event.seq, task: event.task } } };
-    case 'task_removed':
-      return { ...view, tasks: { ...view.tasks, [event.task_id]: { seq: event.seq, task: null } } };
-    case 'checkpoint_taken':
-      return { ...view, checkpointSeq: event.seq };
-    case 'checkpoint_failed':
-      return event.mission_id
-        ? { ...view, chat: insert(view.chat, { kind: 'notice', key, mission_id: event.mission_id, text: checkpointFailedText(event.error.message) }) }
-        : view;
+    default:
+      return assertNever(event, 'document event');
+  }
+}
+
+/** The task board: each subagent's state, spend and transcript. */
+function applySubagentEvent(view: StackView, event: EventOf<'subagent_changed' | 'subagent_step'>): StackView {
+  switch (event.type) {
     case 'subagent_changed': {
       const info = event.subagent;
       const before = view.subagents[info.id];
@@ -408,7 +472,54 @@ function applyEvent(view: StackView, event: StackEvent): StackView {
       return { ...view, subagents: { ...view.subagents, [event.subagent_id]: { ...entry, steps } } };
     }
     default:
-      return assertNever(event, 'stack event');
+      return assertNever(event, 'subagent event');
+  }
+}
+
+/** The canvas's windows. */
+function applyWindowEvent(view: StackView, event: EventOf<'window_opened' | 'window_patched' | 'window_closed'>): StackView {
+  switch (event.type) {
+    case 'window_opened':
+      return { ...view, windows: [...view.windows.filter((w) => w.id !== event.window.id), event.window] };
+    case 'window_patched':
+      return {
+        ...view,
+        windows: view.windows.map((w) => (w.id === event.window_id ? applyWindowPatch(w, event.patch, event.updated_at) : w)),
+      };
+    case 'window_closed':
+      return { ...view, windows: view.windows.filter((w) => w.id !== event.window_id) };
+    default:
+      return assertNever(event, 'window event');
+  }
+}
+
+type StackStateEvent = EventOf<'settings_changed' | 'trust_changed' | 'model_status' | 'computer_status' | 'mcp_changed' | 'task_changed' | 'task_removed' | 'checkpoint_taken' | 'checkpoint_failed'>;
+
+/** The stack's state as its latest event says: settings, trust, model, computer, MCP, tasks, checkpoints. */
+function applyStackStateEvent(view: StackView, event: StackStateEvent): StackView {
+  switch (event.type) {
+    case 'settings_changed':
+      return { ...view, settings: event.settings };
+    case 'trust_changed':
+      return { ...view, trust: event.trust };
+    case 'model_status':
+      return { ...view, model: event.status };
+    case 'computer_status':
+      return { ...view, computer: event.status };
+    case 'mcp_changed':
+      return { ...view, mcp: event.mcp };
+    case 'task_changed':
+      return { ...view, tasks: { ...view.tasks, [event.task.id]: { seq: event.seq, task: event.task } } };
+    case 'task_removed':
+      return { ...view, tasks: { ...view.tasks, [event.task_id]: { seq: event.seq, task: null } } };
+    case 'checkpoint_taken':
+      return { ...view, checkpointSeq: event.seq };
+    case 'checkpoint_failed':
+      return event.mission_id
+        ? { ...view, chat: insert(view.chat, { kind: 'notice', key: `e${event.seq}`, mission_id: event.mission_id, text: checkpointFailedText(event.error.message) }) }
+        : view;
+    default:
+      return assertNever(event, 'stack state event');
   }
 }
 
