@@ -6,7 +6,7 @@ import type { StackSummary, StacksReport } from '../../protocol/stacks-api.ts';
 import { formatBytes } from '../../protocol/wording.ts';
 import { persistence, type Persistence } from './persistence.ts';
 import { StackCallError } from '../connection/stack-client.ts';
-import { StackClosedError } from './stack-actions.ts';
+import { StackClosedError, type StackActions } from './stack-actions.ts';
 import { useAppStore } from '../connection/store.ts';
 import { useStackActions } from './useStackActions.ts';
 import { StackDialog, type StackDialogState } from './StackDialog.tsx';
@@ -24,7 +24,6 @@ export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: {
   const [kept, setKept] = useState<Persistence | null>(null);
   const [fileTask, setFileTask] = useState<StackFileTask | null>(null);
   const [templateTask, setTemplateTask] = useState<TemplateTask | null>(null);
-  const picker = useRef<HTMLInputElement>(null);
   const root = useRef<HTMLDivElement>(null);
   const toggle = useRef<HTMLButtonElement>(null);
   const stacks: StackSummary[] = report?.stacks ?? listStacks().map((entry) => ({ ...entry, bytes: -1 }));
@@ -74,19 +73,6 @@ export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: {
     toggle.current?.focus();
   };
 
-  const run = async (work: () => Promise<unknown>) => {
-    if (!dialog) return;
-    setDialog({ ...dialog, busy: true, error: null });
-    try {
-      await work();
-      setDialog(null);
-      await refresh();
-    } catch (error) {
-      const message = error instanceof StackCallError || error instanceof Error ? error.message : String(error);
-      setDialog({ ...dialog, busy: false, error: message, closed: error instanceof StackClosedError });
-    }
-  };
-
   return (
     <div class="stack-menu" ref={root}>
       <button
@@ -116,32 +102,7 @@ export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: {
         >
           <ul class="stack-list">
             {stacks.map((stack) => (
-              <li key={stack.id} class="stack-row" aria-label={stack.name}>
-                <button type="button" class="stack-open" aria-current={stack.id === current ? 'true' : undefined} onClick={() => stack.id !== current && openStack(stack.id)}>
-                  {stack.name}
-                </button>
-                <span class="stack-size" data-testid="stack-size">
-                  {stack.bytes < 0 ? '…' : formatBytes(stack.bytes)}
-                </span>
-                <span class="stack-row-actions">
-                  <button type="button" class="stack-action" aria-label={`Rename ${stack.name}`} title="Rename" onClick={() => setDialog({ kind: 'rename', stack, busy: false, error: null })}>
-                    Rename
-                  </button>
-                  <button type="button" class="stack-action" aria-label={`Duplicate ${stack.name}`} title="Duplicate" onClick={() => setDialog({ kind: 'duplicate', stack, busy: false, error: null })}>
-                    Duplicate
-                  </button>
-                  <button
-                    type="button"
-                    class="stack-action stack-action--danger"
-                    aria-label={`Delete ${stack.name}`}
-                    title="Delete"
-                    disabled={stacks.length < 2}
-                    onClick={() => setDialog({ kind: 'delete', stack, busy: false, error: null })}
-                  >
-                    Delete
-                  </button>
-                </span>
-              </li>
+              <StackRow key={stack.id} stack={stack} current={current} canDelete={stacks.length > 1} ask={setDialog} />
             ))}
           </ul>
           {kept === 'best_effort' && (
@@ -152,55 +113,133 @@ export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: {
               The stacks could not be listed: {listError}
             </p>
           )}
-          <div class="stack-menu-footer">
-            <button type="button" class="button" onClick={() => setDialog({ kind: 'create', busy: false, error: null })}>
-              New stack…
-            </button>
-            <button type="button" class="button" onClick={() => (setOpen(false), setTemplateTask({ kind: 'new' }))}>
-              New from template…
-            </button>
-            <button type="button" class="button" onClick={() => (setOpen(false), setFileTask({ kind: 'export', name: currentName }))}>
-              Export stack…
-            </button>
-            <button type="button" class="button" onClick={() => (setOpen(false), setTemplateTask({ kind: 'save', name: currentName }))}>
-              Save as template…
-            </button>
-            <button type="button" class="button" onClick={() => picker.current?.click()}>
-              Open stack file…
-            </button>
-            <input
-              ref={picker}
-              type="file"
-              accept=".stack"
-              hidden
-              aria-label="Stack file to open"
-              onChange={(event) => {
-                const file = event.currentTarget.files?.[0];
-                event.currentTarget.value = '';
-                if (file) {
-                  setOpen(false);
-                  setFileTask({ kind: 'import', file });
-                }
-              }}
-            />
-            {report && <span class="stack-menu-total">{totalWords(report)}</span>}
-          </div>
+          <StackMenuFooter
+            currentName={currentName}
+            report={report}
+            ask={setDialog}
+            startTemplate={(task) => (setOpen(false), setTemplateTask(task))}
+            startFile={(task) => (setOpen(false), setFileTask(task))}
+          />
         </section>
       )}
       {templateTask && <TemplateDialog task={templateTask} actions={actions} onClose={() => setTemplateTask(null)} />}
       {fileTask && <StackFileDialog task={fileTask} actions={actions} stacks={stacksClient()} onClose={() => setFileTask(null)} reopen={() => openStack(current)} />}
-      {dialog && (
-        <StackDialog
-          state={dialog}
-          onCancel={() => (dialog.closed ? openStack(current) : setDialog(null))}
-          onName={(name) => {
-            if (dialog.kind === 'create') void run(() => actions.create(name));
-            else if (dialog.kind === 'rename') void run(() => actions.rename(dialog.stack.id, name));
-            else if (dialog.kind === 'duplicate') void run(() => actions.duplicate(dialog.stack.id, name));
-          }}
-          onDelete={() => dialog.kind === 'delete' && void run(() => actions.remove(dialog.stack.id, stacks))}
-        />
-      )}
+      {dialog && <StackQuestion dialog={dialog} setDialog={setDialog} current={current} stacks={stacks} actions={actions} refresh={refresh} />}
+    </div>
+  );
+}
+
+interface QuestionProps {
+  dialog: StackDialogState;
+  setDialog(dialog: StackDialogState | null): void;
+  current: string;
+  stacks: StackSummary[];
+  actions: StackActions;
+  refresh(): Promise<void>;
+}
+
+/** A new stack's name, a rename, a copy or a deletion: asked, then done, its failure shown in the dialog. */
+function StackQuestion({ dialog, setDialog, current, stacks, actions, refresh }: QuestionProps) {
+  const run = async (work: () => Promise<unknown>) => {
+    setDialog({ ...dialog, busy: true, error: null });
+    try {
+      await work();
+      setDialog(null);
+      await refresh();
+    } catch (error) {
+      const message = error instanceof StackCallError || error instanceof Error ? error.message : String(error);
+      setDialog({ ...dialog, busy: false, error: message, closed: error instanceof StackClosedError });
+    }
+  };
+  return (
+    <StackDialog
+      state={dialog}
+      onCancel={() => (dialog.closed ? openStack(current) : setDialog(null))}
+      onName={(name) => {
+        if (dialog.kind === 'create') void run(() => actions.create(name));
+        else if (dialog.kind === 'rename') void run(() => actions.rename(dialog.stack.id, name));
+        else if (dialog.kind === 'duplicate') void run(() => actions.duplicate(dialog.stack.id, name));
+      }}
+      onDelete={() => dialog.kind === 'delete' && void run(() => actions.remove(dialog.stack.id, stacks))}
+    />
+  );
+}
+
+/** One stack in the menu: open it, its size, and rename, duplicate or delete it (not the last one). */
+function StackRow({ stack, current, canDelete, ask }: { stack: StackSummary; current: string; canDelete: boolean; ask(dialog: StackDialogState): void }) {
+  return (
+    <li class="stack-row" aria-label={stack.name}>
+      <button type="button" class="stack-open" aria-current={stack.id === current ? 'true' : undefined} onClick={() => stack.id !== current && openStack(stack.id)}>
+        {stack.name}
+      </button>
+      <span class="stack-size" data-testid="stack-size">
+        {stack.bytes < 0 ? '…' : formatBytes(stack.bytes)}
+      </span>
+      <span class="stack-row-actions">
+        <button type="button" class="stack-action" aria-label={`Rename ${stack.name}`} title="Rename" onClick={() => ask({ kind: 'rename', stack, busy: false, error: null })}>
+          Rename
+        </button>
+        <button type="button" class="stack-action" aria-label={`Duplicate ${stack.name}`} title="Duplicate" onClick={() => ask({ kind: 'duplicate', stack, busy: false, error: null })}>
+          Duplicate
+        </button>
+        <button
+          type="button"
+          class="stack-action stack-action--danger"
+          aria-label={`Delete ${stack.name}`}
+          title="Delete"
+          disabled={!canDelete}
+          onClick={() => ask({ kind: 'delete', stack, busy: false, error: null })}
+        >
+          Delete
+        </button>
+      </span>
+    </li>
+  );
+}
+
+interface FooterProps {
+  currentName: string;
+  report: StacksReport | null;
+  ask(dialog: StackDialogState): void;
+  /** Closes the menu and opens the template dialog. */
+  startTemplate(task: TemplateTask): void;
+  /** Closes the menu and opens the export or import dialog. */
+  startFile(task: StackFileTask): void;
+}
+
+/** The menu's buttons for a new stack, templates and stack files, and what all stacks take. */
+function StackMenuFooter({ currentName, report, ask, startTemplate, startFile }: FooterProps) {
+  const picker = useRef<HTMLInputElement>(null);
+  return (
+    <div class="stack-menu-footer">
+      <button type="button" class="button" onClick={() => ask({ kind: 'create', busy: false, error: null })}>
+        New stack…
+      </button>
+      <button type="button" class="button" onClick={() => startTemplate({ kind: 'new' })}>
+        New from template…
+      </button>
+      <button type="button" class="button" onClick={() => startFile({ kind: 'export', name: currentName })}>
+        Export stack…
+      </button>
+      <button type="button" class="button" onClick={() => startTemplate({ kind: 'save', name: currentName })}>
+        Save as template…
+      </button>
+      <button type="button" class="button" onClick={() => picker.current?.click()}>
+        Open stack file…
+      </button>
+      <input
+        ref={picker}
+        type="file"
+        accept=".stack"
+        hidden
+        aria-label="Stack file to open"
+        onChange={(event) => {
+          const file = event.currentTarget.files?.[0];
+          event.currentTarget.value = '';
+          if (file) startFile({ kind: 'import', file });
+        }}
+      />
+      {report && <span class="stack-menu-total">{totalWords(report)}</span>}
     </div>
   );
 }
