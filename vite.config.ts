@@ -146,7 +146,7 @@ export default defineConfig({
     vmImage(),
     vmImageModule(),
     VitePWA({
-      // A new version waits for the user's "Restart" (app/pwa.ts), which first saves the computer.
+      // A new version waits for the user's "Restart" (app/pwa/pwa.ts), which first saves the computer.
       registerType: 'prompt',
       injectRegister: false,
       includeAssets: ['favicon.svg', 'icons/*.png'],
@@ -167,7 +167,7 @@ export default defineConfig({
           { src: 'icons/icon-maskable-512.png', sizes: '512x512', type: 'image/png', purpose: 'maskable' },
         ],
         // "Open with" from the OS's files (ChromeOS Files, a desktop): documents join the open
-        // stack as uploads, a `.stack` file opens as a new stack (app/launch-files.ts).
+        // stack as uploads, a `.stack` file opens as a new stack (app/pwa/launch-files.ts).
         file_handlers: [{ action: './', accept: { ...SHARED_DOCUMENTS, 'application/x-stackdocs-stack': ['.stack'] } }],
         launch_handler: { client_mode: 'focus-existing' },
         // The share sheet: the service worker keeps what was shared and opens the app to place it.
@@ -178,9 +178,9 @@ export default defineConfig({
           params: { files: [{ name: 'files', accept: [...Object.keys(SHARED_DOCUMENTS), ...Object.values(SHARED_DOCUMENTS).flat(), '.stack'] }] },
         },
       },
-      // The service worker is app/sw.ts; these are the files it precaches.
+      // The service worker is app/pwa/sw.ts; these are the files it precaches.
       strategies: 'injectManifest',
-      srcDir: 'app',
+      srcDir: 'app/pwa',
       filename: 'sw.ts',
       injectManifest: {
         globPatterns: ['**/*.{js,mjs,css,html,svg,png,ico,wasm,json,webmanifest,gz,txt,bcmap,pfb,ttf}', 'samples/*', 'templates/*', 'vm/*/{bzImage,bios.bin,vgabios.bin,initrd.img}'],

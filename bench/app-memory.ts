@@ -20,7 +20,7 @@ import { startFakeModel } from '../tests/fake-model/server.ts';
 import { chromiumArgs, chromiumPath } from '../tests/support/chromium.ts';
 import { fixture } from '../tests/support/fixtures.ts';
 import { hideTab } from '../tests/support/hide-tab.ts';
-import { REST_AFTER_HIDDEN_MS } from '../app/hidden-tab.ts';
+import { REST_AFTER_HIDDEN_MS } from '../app/computer/hidden-tab.ts';
 import { report, round } from './stats.ts';
 
 interface Processes {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LOCAL_PROXY, OWN_KEY_ENDPOINT } from '../app/content-security-policy.ts';
+import { LOCAL_PROXY, OWN_KEY_ENDPOINT } from '../app/security-policy/content-security-policy.ts';
 import { DEFAULT_ENDPOINTS } from '../worker/settings.ts';
 import { buildPolicy, pagesHeaders } from './content-security-policy.ts';
 

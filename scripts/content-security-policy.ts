@@ -1,9 +1,9 @@
-// Puts the app's Content-Security-Policy (app/content-security-policy.ts) into the build: a <meta>
+// Puts the app's Content-Security-Policy (app/security-policy/content-security-policy.ts) into the build: a <meta>
 // tag in index.html, so the page holds it on any static host, and dist/_headers, so a host that
 // reads that file (Cloudflare Pages) sends it as a header with every file, which is the only way a
 // worker started before the service worker takes over gets a policy at all.
 import type { Plugin } from 'vite';
-import { builtInEndpoints, contentSecurityPolicy } from '../app/content-security-policy.ts';
+import { builtInEndpoints, contentSecurityPolicy } from '../app/security-policy/content-security-policy.ts';
 
 /** The policy of a build made for `proxyUrl` (if any): the endpoints a new stack may use, no more. */
 export function buildPolicy(proxyUrl: string | undefined, header: boolean): string {

@@ -1,6 +1,6 @@
 // The heartbeat: the agent's own check-in every few minutes, when the user turned it on. Each beat
 // reads the stack's checklist (`.os/HEARTBEAT.md`, the user's to write) and either does what it
-// asks or answers exactly HEARTBEAT_OK, which leaves no trace in the chat (app/events.ts) nor in
+// asks or answers exactly HEARTBEAT_OK, which leaves no trace in the chat (app/connection/events.ts) nor in
 // the model's conversation (missions.ts): only the transcript keeps it. No beat in the user's
 // quiet hours, none behind a running mission, none while no model can answer (offline, with no
 // local model).

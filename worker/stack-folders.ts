@@ -17,7 +17,7 @@ import type { CheckpointStore } from './checkpoints/store.ts';
 /** A stack's checkpoints: never copied with it (a duplicate or a kiosk starts its own). */
 const CHECKPOINTS_PATH = '.os/checkpoints';
 const DEFAULT_NAME = 'My stack';
-/** A stack id is a folder name: a safe alphabet (app/stacks.ts and storage.ts agree). */
+/** A stack id is a folder name: a safe alphabet (app/stacks/stacks.ts and storage.ts agree). */
 const STACK_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 export class StackFolderError extends Error {

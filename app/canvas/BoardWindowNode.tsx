@@ -6,10 +6,10 @@ import { memo } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
 import { tokensOf, type SubagentInfo, type SubagentStep } from '../../protocol/missions.ts';
 import { formatDuration, formatSpend } from '../chat/format.ts';
-import type { BoardEntry } from '../events.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
+import type { BoardEntry } from '../connection/events.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
 import type { BoardWindowNodeType } from './window-nodes.ts';
 import { WindowFrame } from './WindowFrame.tsx';
 

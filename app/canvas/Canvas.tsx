@@ -10,8 +10,8 @@ import {
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { TERMINAL_HIDDEN } from '../kiosk.ts';
-import { useAppStore } from '../store.ts';
+import { TERMINAL_HIDDEN } from '../kiosk/kiosk.ts';
+import { useAppStore } from '../connection/store.ts';
 import { ChartWindowNode } from './ChartWindowNode.tsx';
 import { DocumentWindowNode } from './DocumentWindowNode.tsx';
 import { NotesWindowNode } from './NotesWindowNode.tsx';

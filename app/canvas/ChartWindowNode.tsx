@@ -5,7 +5,7 @@ import type { Chart, ChartConfiguration, ChartOptions } from 'chart.js';
 import { memo } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ChartType } from '../../protocol/windows.ts';
-import { useAppStore } from '../store.ts';
+import { useAppStore } from '../connection/store.ts';
 import { chartData, type ChartData } from './chart-data.ts';
 import { loadChart } from './chart-lib.ts';
 import type { ChartWindowNodeType } from './window-nodes.ts';

@@ -4,10 +4,10 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import type { ComputerStatus } from '../../protocol/computer.ts';
 import { assertNever } from '../../protocol/errors.ts';
-import { percent } from '../computer-status.ts';
-import { Spinner } from '../Spinner.tsx';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
+import { percent } from '../computer/computer-status.ts';
+import { Spinner } from '../common/Spinner.tsx';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
 
 type Action = 'start' | 'reboot';
 

@@ -3,9 +3,9 @@
 import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Markdown } from '../Markdown.tsx';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
+import { Markdown } from '../common/Markdown.tsx';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
 import type { NotesWindowNodeType } from './window-nodes.ts';
 import { WindowFrame } from './WindowFrame.tsx';
 

@@ -2,10 +2,10 @@
 // close — and + to open a new notes window (the agent hears of it and can fill it), the terminal,
 // the scheduled tasks or the task board (the agent's subagents).
 import { useState } from 'preact/hooks';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { PAGE_KIOSK, TERMINAL_HIDDEN } from '../kiosk.ts';
-import { useAppStore } from '../store.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { PAGE_KIOSK, TERMINAL_HIDDEN } from '../kiosk/kiosk.ts';
+import { useAppStore } from '../connection/store.ts';
 import { AddWindowMenu } from './AddWindowMenu.tsx';
 import { useOpenTerminal } from './useOpenTerminal.ts';
 import { KIND_ICONS } from './WindowFrame.tsx';

@@ -3,8 +3,8 @@
 import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
 import { useRef } from 'preact/hooks';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
 import { ComputerOverlay } from './ComputerOverlay.tsx';
 import { useXterm } from './useXterm.ts';
 import type { TerminalWindowNodeType } from './window-nodes.ts';

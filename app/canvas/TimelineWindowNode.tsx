@@ -7,14 +7,15 @@ import type { NodeProps } from '@xyflow/react';
 import { memo } from 'preact/compat';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CheckpointInfo, CheckpointList } from '../../protocol/checkpoints.ts';
+import type { TimelineWindow } from '../../protocol/windows.ts';
 import { formatBytes } from '../../protocol/wording.ts';
-import { PAGE_KIOSK } from '../kiosk.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { StackClosedError } from '../stack-actions.ts';
-import { layoutOf, listStacks, openStack } from '../stacks.ts';
-import { useAppStore } from '../store.ts';
-import { useStackActions } from '../useStackActions.ts';
+import { PAGE_KIOSK } from '../kiosk/kiosk.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { StackClosedError } from '../stacks/stack-actions.ts';
+import { layoutOf, listStacks, openStack } from '../stacks/stacks.ts';
+import { useAppStore } from '../connection/store.ts';
+import { useStackActions } from '../stacks/useStackActions.ts';
 import { changedPaths, changesSummary, checkpointTime, checkpointTitle } from './checkpoint-text.ts';
 import type { TimelineWindowNodeType } from './window-nodes.ts';
 import { WindowFrame } from './WindowFrame.tsx';
@@ -93,93 +94,17 @@ export const TimelineWindowNode = memo(function TimelineWindowNode({ data, selec
     </div>
   );
 
-  const row = (checkpoint: CheckpointInfo) => {
-    const isProposed = proposed?.checkpoint_id === checkpoint.id;
-    const when = checkpointTime(checkpoint.created_at);
-    const title = checkpointTitle(checkpoint);
-    const paths = changedPaths(checkpoint.changes);
-    return (
-      <li key={checkpoint.id} class={`task checkpoint${isProposed ? ' checkpoint--proposed' : ''}`} aria-label={`${when}: ${title}`}>
-        <div class="task-head">
-          <strong class="task-title">{title}</strong>
-          <span class="task-status">{when}</span>
-        </div>
-        <p class="task-schedule" title={paths.join('\n') || undefined}>
-          {changesSummary(checkpoint.changes)} · {formatBytes(checkpoint.added_bytes)} added
-        </p>
-        {paths.length > 0 && (
-          <details class="checkpoint-files">
-            <summary>Which files</summary>
-            <pre>{paths.join('\n')}</pre>
-          </details>
-        )}
-        {isProposed && <p class="checkpoint-proposal">The agent proposes going back here: {proposed.reason}</p>}
-        {!readOnly && (asking?.id !== checkpoint.id ? rowActions(checkpoint, when) : asking.kind === 'restore' ? restoreConfirm(checkpoint, when) : openPrompt(checkpoint, asking))}
-      </li>
-    );
+  const controls: RowControls = {
+    idle,
+    asking,
+    setAsking,
+    stackName,
+    restore: (id) => void act('Restoring… the stack opens again when it is done.', () => actions.restoreCheckpoint(id), true),
+    openAsStack: (id, name) => void act('Making the new stack…', () => actions.openCheckpoint(id, name), true),
+    remove: (id, when) => {
+      if (confirm(`Delete the checkpoint of ${when}? What only it holds is gone for good.`)) void act('Deleting…', () => client.call('delete_checkpoint', { checkpoint_id: id }).then(setList));
+    },
   };
-
-  const restoreConfirm = (checkpoint: CheckpointInfo, when: string) => (
-    <div class="checkpoint-confirm" role="group" aria-label="Restore this checkpoint?">
-      <p>
-        Bring the whole stack back to {when}? Files, the computer, chat and tables return to how they were then. The stack as it is now is kept as a checkpoint first,
-        so you can come back.
-      </p>
-      <div class="task-actions">
-        <button type="button" class="window-tool window-tool--primary" disabled={!idle} onClick={() => void act('Restoring… the stack opens again when it is done.', () => actions.restoreCheckpoint(checkpoint.id), true)}>
-          Restore
-        </button>
-        <button type="button" class="window-tool" disabled={!idle} onClick={() => setAsking(null)}>
-          Cancel
-        </button>
-      </div>
-    </div>
-  );
-
-  const openPrompt = (checkpoint: CheckpointInfo, open: { id: string; name: string }) => (
-    <form
-      class="checkpoint-confirm task-editor"
-      aria-label="Open as a new stack"
-      onSubmit={(event) => {
-        event.preventDefault();
-        if (open.name.trim()) void act('Making the new stack…', () => actions.openCheckpoint(checkpoint.id, open.name.trim()), true);
-      }}
-    >
-      <label>
-        Name of the new stack
-        <input value={open.name} maxLength={200} required autoFocus onInput={(event) => setAsking({ kind: 'open', id: open.id, name: event.currentTarget.value })} />
-      </label>
-      <div class="task-actions">
-        <button type="submit" class="window-tool window-tool--primary" disabled={!idle || !open.name.trim()}>
-          Open
-        </button>
-        <button type="button" class="window-tool" disabled={!idle} onClick={() => setAsking(null)}>
-          Cancel
-        </button>
-      </div>
-    </form>
-  );
-
-  const rowActions = (checkpoint: CheckpointInfo, when: string) => (
-    <div class="task-actions" role="group" aria-label={`${when}: actions`}>
-      <button type="button" class="window-tool" disabled={!idle} onClick={() => setAsking({ kind: 'restore', id: checkpoint.id })}>
-        Restore…
-      </button>
-      <button type="button" class="window-tool" disabled={!idle} onClick={() => setAsking({ kind: 'open', id: checkpoint.id, name: `${stackName} at ${when}`.slice(0, 200) })}>
-        Open as new stack
-      </button>
-      <button
-        type="button"
-        class="window-tool"
-        disabled={!idle}
-        onClick={() => {
-          if (confirm(`Delete the checkpoint of ${when}? What only it holds is gone for good.`)) void act('Deleting…', () => client.call('delete_checkpoint', { checkpoint_id: checkpoint.id }).then(setList));
-        }}
-      >
-        Delete
-      </button>
-    </div>
-  );
 
   const proposalGone = proposed && list && !list.checkpoints.some((checkpoint) => checkpoint.id === proposed.checkpoint_id);
   return (
@@ -207,9 +132,123 @@ export const TimelineWindowNode = memo(function TimelineWindowNode({ data, selec
         <p class="tasks-empty">No checkpoints yet. One is taken before each request that changes something, or now with “Checkpoint now”.</p>
       ) : (
         <ul class="tasks-list nodrag" aria-label="Checkpoints">
-          {list.checkpoints.map(row)}
+          {list.checkpoints.map((checkpoint) => (
+            <CheckpointRow key={checkpoint.id} checkpoint={checkpoint} proposed={proposed} readOnly={readOnly} controls={controls} />
+          ))}
         </ul>
       )}
     </WindowFrame>
   );
 });
+
+/** What a checkpoint's row may do, through the window (which shows what is under way). */
+interface RowControls {
+  idle: boolean;
+  asking: Asking;
+  setAsking(asking: Asking): void;
+  /** The stack's name, which a new stack from a checkpoint starts from. */
+  stackName: string;
+  restore(id: string): void;
+  openAsStack(id: string, name: string): void;
+  /** Asks first, naming the checkpoint by `when`. */
+  remove(id: string, when: string): void;
+}
+
+/** One checkpoint: when, what it was taken before, what changed, and its actions or the question under way. */
+function CheckpointRow({ checkpoint, proposed, readOnly, controls }: { checkpoint: CheckpointInfo; proposed: TimelineWindow['proposed']; readOnly: boolean; controls: RowControls }) {
+  const isProposed = proposed?.checkpoint_id === checkpoint.id;
+  const when = checkpointTime(checkpoint.created_at);
+  const title = checkpointTitle(checkpoint);
+  const paths = changedPaths(checkpoint.changes);
+  const asking = controls.asking;
+  return (
+    <li class={`task checkpoint${isProposed ? ' checkpoint--proposed' : ''}`} aria-label={`${when}: ${title}`}>
+      <div class="task-head">
+        <strong class="task-title">{title}</strong>
+        <span class="task-status">{when}</span>
+      </div>
+      <p class="task-schedule" title={paths.join('\n') || undefined}>
+        {changesSummary(checkpoint.changes)} · {formatBytes(checkpoint.added_bytes)} added
+      </p>
+      {paths.length > 0 && (
+        <details class="checkpoint-files">
+          <summary>Which files</summary>
+          <pre>{paths.join('\n')}</pre>
+        </details>
+      )}
+      {isProposed && <p class="checkpoint-proposal">The agent proposes going back here: {proposed.reason}</p>}
+      {!readOnly &&
+        (asking?.id !== checkpoint.id ? (
+          <RowActions checkpoint={checkpoint} when={when} controls={controls} />
+        ) : asking.kind === 'restore' ? (
+          <RestoreConfirm checkpoint={checkpoint} when={when} controls={controls} />
+        ) : (
+          <OpenPrompt checkpoint={checkpoint} open={asking} controls={controls} />
+        ))}
+    </li>
+  );
+}
+
+function RestoreConfirm({ checkpoint, when, controls }: { checkpoint: CheckpointInfo; when: string; controls: RowControls }) {
+  const { idle } = controls;
+  return (
+    <div class="checkpoint-confirm" role="group" aria-label="Restore this checkpoint?">
+      <p>
+        Bring the whole stack back to {when}? Files, the computer, chat and tables return to how they were then. The stack as it is now is kept as a checkpoint first,
+        so you can come back.
+      </p>
+      <div class="task-actions">
+        <button type="button" class="window-tool window-tool--primary" disabled={!idle} onClick={() => controls.restore(checkpoint.id)}>
+          Restore
+        </button>
+        <button type="button" class="window-tool" disabled={!idle} onClick={() => controls.setAsking(null)}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function OpenPrompt({ checkpoint, open, controls }: { checkpoint: CheckpointInfo; open: { id: string; name: string }; controls: RowControls }) {
+  const { idle } = controls;
+  return (
+    <form
+      class="checkpoint-confirm task-editor"
+      aria-label="Open as a new stack"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (open.name.trim()) controls.openAsStack(checkpoint.id, open.name.trim());
+      }}
+    >
+      <label>
+        Name of the new stack
+        <input value={open.name} maxLength={200} required autoFocus onInput={(event) => controls.setAsking({ kind: 'open', id: open.id, name: event.currentTarget.value })} />
+      </label>
+      <div class="task-actions">
+        <button type="submit" class="window-tool window-tool--primary" disabled={!idle || !open.name.trim()}>
+          Open
+        </button>
+        <button type="button" class="window-tool" disabled={!idle} onClick={() => controls.setAsking(null)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function RowActions({ checkpoint, when, controls }: { checkpoint: CheckpointInfo; when: string; controls: RowControls }) {
+  const { idle, setAsking } = controls;
+  return (
+    <div class="task-actions" role="group" aria-label={`${when}: actions`}>
+      <button type="button" class="window-tool" disabled={!idle} onClick={() => setAsking({ kind: 'restore', id: checkpoint.id })}>
+        Restore…
+      </button>
+      <button type="button" class="window-tool" disabled={!idle} onClick={() => setAsking({ kind: 'open', id: checkpoint.id, name: `${controls.stackName} at ${when}`.slice(0, 200) })}>
+        Open as new stack
+      </button>
+      <button type="button" class="window-tool" disabled={!idle} onClick={() => controls.remove(checkpoint.id, when)}>
+        Delete
+      </button>
+    </div>
+  );
+}

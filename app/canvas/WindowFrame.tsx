@@ -5,8 +5,8 @@ import { NodeResizer } from '@xyflow/react';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { CanvasWindow } from '../../protocol/windows.ts';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
 
 export const KIND_ICONS: Record<CanvasWindow['kind'], string> = { notes: '✎', table: '▦', chart: '◔', document: '▤', terminal: '❯', tasks: '◷', board: '☷', timeline: '↺' };
 const KIND_NAMES: Record<CanvasWindow['kind'], string> = { notes: 'Notes', table: 'Table', chart: 'Chart', document: 'Document', terminal: 'Terminal', tasks: 'Tasks', board: 'Task board', timeline: 'Timeline' };

@@ -7,8 +7,8 @@ import { userEvent } from 'vitest/browser';
 import type { ComputerStatus } from '../../protocol/computer.ts';
 import { AddWindowMenu } from './AddWindowMenu.tsx';
 import { ComputerOverlay } from './ComputerOverlay.tsx';
-import type { StackClient } from '../stack-client.ts';
-import { StackClientContext } from '../stack-context.ts';
+import type { StackClient } from '../connection/stack-client.ts';
+import { StackClientContext } from '../connection/stack-context.ts';
 
 const root = document.createElement('div');
 document.body.append(root);

@@ -5,7 +5,7 @@
 import { useReactFlow } from '@xyflow/react';
 import type { RefObject } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
-import { useAppStore } from '../store.ts';
+import { useAppStore } from '../connection/store.ts';
 import { isInside, visibleArea, zoomToShow, type WindowNode } from './window-nodes.ts';
 
 /** The canvas's farthest zoom out (Canvas passes it to xyflow). */

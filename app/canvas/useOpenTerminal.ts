@@ -1,8 +1,8 @@
 // Shows the terminal window: the open one if there is one (the serial console is a single shell),
 // else a new one the agent hears of.
 import { useCallback } from 'preact/hooks';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
 
 /** The returned function rejects (with a StackCallError) when the window could not be opened. */
 export function useOpenTerminal(): () => Promise<void> {

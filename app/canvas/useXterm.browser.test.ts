@@ -4,7 +4,7 @@ import { h, render } from 'preact';
 import { useRef } from 'preact/hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { userEvent } from 'vitest/browser';
-import type { TerminalLink } from '../stack-client.ts';
+import type { TerminalLink } from '../connection/stack-client.ts';
 import { useXterm } from './useXterm.ts';
 
 function fakeLink() {

@@ -3,8 +3,8 @@
 import type { Terminal } from '@xterm/xterm';
 import type { RefObject } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { TerminalLink } from '../stack-client.ts';
-import { useAppStore } from '../store.ts';
+import type { TerminalLink } from '../connection/stack-client.ts';
+import { useAppStore } from '../connection/store.ts';
 import { loadTerminal } from './terminal-lib.ts';
 
 const encoder = new TextEncoder();

@@ -3,11 +3,11 @@
 import { memo } from 'preact/compat';
 import { useState } from 'preact/hooks';
 import { assertNever } from '../../protocol/errors.ts';
-import type { ChatEntry } from '../events.ts';
-import { Markdown } from '../Markdown.tsx';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
+import type { ChatEntry } from '../connection/events.ts';
+import { Markdown } from '../common/Markdown.tsx';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
 import { DownloadLink } from './DownloadLink.tsx';
 import { formatSpend } from './format.ts';
 import { HookActivity } from './HookActivity.tsx';

@@ -1,8 +1,8 @@
 // The chat: the conversation with streaming replies and tool activity, and the composer below it.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { visibleChat } from '../events.ts';
-import { useAppStore } from '../store.ts';
-import type { Uploader } from '../useUploads.ts';
+import { visibleChat } from '../connection/events.ts';
+import { useAppStore } from '../connection/store.ts';
+import type { Uploader } from '../connection/useUploads.ts';
 import { ModelBanner } from './ModelBanner.tsx';
 import { ChatItem } from './ChatItem.tsx';
 import { Composer, type Suggestion } from './Composer.tsx';

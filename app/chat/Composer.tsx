@@ -2,10 +2,10 @@
 // refusals. Its own component, so a key typed redraws the composer alone, never the conversation
 // above it (hundreds of entries after a big upload).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
-import { useUploadProgress, type Uploader } from '../useUploads.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
+import { useUploadProgress, type Uploader } from '../connection/useUploads.ts';
 import { MissionStatus } from './MissionStatus.tsx';
 
 /** A message offered to the user (a getting-started question): it fills the box, to send or edit. Each one a new object. */

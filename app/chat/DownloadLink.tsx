@@ -1,9 +1,9 @@
 // A file the agent made (an export), offered as a download: the bytes come from the stack worker.
 import { useState } from 'preact/hooks';
-import type { ChatEntry } from '../events.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { saveBytes } from '../save-bytes.ts';
+import type { ChatEntry } from '../connection/events.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { saveBytes } from '../common/save-bytes.ts';
 
 type DownloadEntry = Extract<ChatEntry, { kind: 'download' }>;
 

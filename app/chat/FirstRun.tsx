@@ -1,8 +1,8 @@
 // The first thing a new stack shows: an offer to try it with the project's own sample invoices,
 // then a few first requests to make. Dismissable; never shown once the stack has documents.
 import { useState } from 'preact/hooks';
-import { currentStackId } from '../stacks.ts';
-import type { Uploader } from '../useUploads.ts';
+import { currentStackId } from '../stacks/stacks.ts';
+import type { Uploader } from '../connection/useUploads.ts';
 import { addSampleDocuments } from './samples.ts';
 
 export const SUGGESTIONS = ['Extract these invoices into a table', 'Chart totals by vendor', 'Open the terminal and list my files'] as const;

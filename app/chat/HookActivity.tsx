@@ -1,6 +1,6 @@
 // One run of a user's hook in the chat: which event, what it decided; opened, the command, what it
 // printed and how long it took. Quiet when it simply ran; marked when it blocked or failed.
-import type { ChatEntry } from '../events.ts';
+import type { ChatEntry } from '../connection/events.ts';
 import { formatDuration } from './format.ts';
 
 type HookEntry = Extract<ChatEntry, { kind: 'hook' }>;

@@ -1,9 +1,9 @@
 // While the agent works: what it has spent so far on the running mission, and how many messages
 // wait their turn (the stack runs one mission at a time).
-import { addSpend, type Spend } from '../events.ts';
-import { useAppStore } from '../store.ts';
+import { addSpend, type Spend } from '../connection/events.ts';
+import { useAppStore } from '../connection/store.ts';
 import { formatSpend } from './format.ts';
-import { Spinner } from '../Spinner.tsx';
+import { Spinner } from '../common/Spinner.tsx';
 
 export function MissionStatus() {
   const active = useAppStore((state) => state.view.activeMissions.length);

@@ -2,11 +2,11 @@
 // instead (never while a model answers: the stack refuses it then too). A kiosk's visitor has no
 // Settings: they are told to ask the staff.
 import { useState } from 'preact/hooks';
-import { PAGE_KIOSK } from '../kiosk.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
-import type { Uploader } from '../useUploads.ts';
+import { PAGE_KIOSK } from '../kiosk/kiosk.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
+import type { Uploader } from '../connection/useUploads.ts';
 import { addSampleDocuments } from './samples.ts';
 
 export function ModelBanner({ uploader }: { uploader: Uploader }) {

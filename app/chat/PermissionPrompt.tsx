@@ -1,6 +1,6 @@
 // Asks the user before a tool call that a permission rule marks "ask" (e.g. deleting many files).
-import type { ChatEntry } from '../events.ts';
-import { useStackClient } from '../stack-context.ts';
+import type { ChatEntry } from '../connection/events.ts';
+import { useStackClient } from '../connection/stack-context.ts';
 
 type PermissionEntry = Extract<ChatEntry, { kind: 'permission' }>;
 

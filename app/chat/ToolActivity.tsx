@@ -1,10 +1,10 @@
 // One tool call in the chat: its human title and status; opened, which tool ran and with what, what
 // it printed as it ran, how long it took and what it returned (`.tool-detail`: the summary).
 import { useLayoutEffect, useRef } from 'preact/hooks';
-import type { ChatEntry } from '../events.ts';
-import { outputText } from '../tool-output.ts';
+import type { ChatEntry } from '../connection/events.ts';
+import { outputText } from '../connection/tool-output.ts';
 import { formatDuration } from './format.ts';
-import { Spinner } from '../Spinner.tsx';
+import { Spinner } from '../common/Spinner.tsx';
 
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
 

@@ -1,5 +1,5 @@
 // How the chat words amounts: tokens, dollars, durations. Pure, so it is unit tested.
-import type { Spend } from '../events.ts';
+import type { Spend } from '../connection/events.ts';
 
 export function formatTokens(tokens: number): string {
   return `${new Intl.NumberFormat('en-US').format(tokens)} token${tokens === 1 ? '' : 's'}`;

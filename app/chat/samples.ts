@@ -1,7 +1,7 @@
 // The project's sample documents, shipped in the build under samples/: fetched and added to the
 // stack through the same upload path as a file the user drops.
 import { SAMPLE_DOCUMENTS } from '../../protocol/documents.ts';
-import type { Uploader } from '../useUploads.ts';
+import type { Uploader } from '../connection/useUploads.ts';
 
 /** Adds the samples the stack does not have yet (`present`: the paths of its documents). Throws when one cannot be fetched. */
 export async function addSampleDocuments(uploader: Uploader, present: (path: string) => boolean = () => false): Promise<void> {

@@ -1,9 +1,9 @@
 // This browser and the proxy: paired (under which name), or how to pair it with the one-time code
 // the proxy's owner gives (`npm run pair`). The browser keeps a revocable device token, never a key.
 import { useState } from 'preact/hooks';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
 
 export function DevicePairing() {
   const client = useStackClient();

@@ -1,8 +1,8 @@
 // The heartbeat's checklist: what the agent looks at on each of its own check-ins (e.g. "unpaid
 // invoices due this week"). With nothing to do it answers HEARTBEAT_OK, which the chat does not show.
 import { useEffect, useState } from 'preact/hooks';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
 import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';
 
 export function HeartbeatChecklist() {

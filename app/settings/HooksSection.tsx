@@ -2,8 +2,8 @@
 // on each message and before a mission stops. Edited as their JSON file; checked before saving.
 import { useEffect, useState } from 'preact/hooks';
 import type { HooksInfo } from '../../protocol/hooks.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
 import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';
 
 const EXAMPLE = `{

@@ -4,9 +4,9 @@
 // as the JSON file users know from other agents.
 import { useEffect, useState } from 'preact/hooks';
 import type { McpInfo, McpServerInfo } from '../../protocol/mcp.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
 import { splitCommandLine } from './command-line.ts';
 import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';
 
@@ -25,6 +25,19 @@ function serversOf(text: string): Servers {
   if (!text.trim()) return {};
   const parsed = JSON.parse(text) as { mcpServers?: Servers };
   return { ...(parsed.mcpServers ?? {}) };
+}
+
+/** A server's entry in the file from what the user typed (a URL, or a command line), or why it cannot be one. */
+function entryOf(target: string): Record<string, unknown> | string {
+  if (/^https?:\/\//i.test(target)) return { url: target };
+  let words: string[];
+  try {
+    words = splitCommandLine(target);
+  } catch (error) {
+    return `The command cannot be read: ${(error as Error).message}.`;
+  }
+  if (!words.length) return 'Give the command that starts the server, or its URL.';
+  return { command: words[0], ...(words.length > 1 ? { args: words.slice(1) } : {}) };
 }
 
 export function McpSection() {
@@ -80,19 +93,8 @@ export function McpSection() {
 
   const add = async () => {
     const name = draft.name.trim();
-    const target = draft.target.trim();
-    let entry: Record<string, unknown>;
-    if (/^https?:\/\//i.test(target)) entry = { url: target };
-    else {
-      let words: string[];
-      try {
-        words = splitCommandLine(target);
-      } catch (error) {
-        return setMessage({ error: true, text: `The command cannot be read: ${(error as Error).message}.` });
-      }
-      if (!words.length) return setMessage({ error: true, text: 'Give the command that starts the server, or its URL.' });
-      entry = { command: words[0], ...(words.length > 1 ? { args: words.slice(1) } : {}) };
-    }
+    const entry = entryOf(draft.target.trim());
+    if (typeof entry === 'string') return setMessage({ error: true, text: entry });
     if (info?.servers.some((server) => server.name === name)) return setMessage({ error: true, text: `There is already a server named "${name}".` });
     if (await change((servers) => void (servers[name] = entry), `Added ${name}: it starts now.`)) setDraft({ name: '', target: '' });
   };
@@ -116,43 +118,14 @@ export function McpSection() {
       {shown && shown.servers.length > 0 && (
         <ul class="rules-list mcp-servers" aria-label="MCP servers">
           {shown.servers.map((server) => (
-            <li key={server.name} class={`mcp-server mcp-server--${server.state}`} aria-label={`MCP server ${server.name}`}>
-              <div class="rule">
-                <span class="rule-effect">{server.name}</span>
-                <span class="rule-text">
-                  <code>{server.target}</code> · <span class="mcp-state">{server.enabled ? STATE[server.state] : 'Turned off'}</span>
-                  {server.transport === 'http' && <small> (remote)</small>}
-                </span>
-              </div>
-              {server.error && server.enabled && (
-                <p class="settings-error mcp-error">
-                  {server.error}
-                  {server.retry_at && server.state === 'failed' ? ` Tried again at ${new Date(server.retry_at).toLocaleTimeString()}.` : ''}
-                </p>
-              )}
-              {server.tools.length > 0 && (
-                <ul class="mcp-tools" aria-label={`Tools of ${server.name}`}>
-                  {server.tools.map((tool) => (
-                    <li key={tool.qualified}>
-                      <code>{tool.name}</code> {tool.description && <small>— {tool.description}</small>}
-                    </li>
-                  ))}
-                </ul>
-              )}
-              <div class="mcp-actions">
-                <button type="button" class="button" disabled={busy} onClick={() => void change((servers) => void (servers[server.name] = { ...servers[server.name], disabled: server.enabled || undefined }), server.enabled ? `Turned ${server.name} off.` : `Turned ${server.name} on.`)}>
-                  {server.enabled ? 'Turn off' : 'Turn on'}
-                </button>
-                {server.enabled && (
-                  <button type="button" class="button" disabled={busy} onClick={() => void restart(server.name)}>
-                    Restart
-                  </button>
-                )}
-                <button type="button" class="button" aria-label={`Remove ${server.name}`} disabled={busy} onClick={() => void change((servers) => void delete servers[server.name], `Removed ${server.name}.`)}>
-                  Remove
-                </button>
-              </div>
-            </li>
+            <McpServerItem
+              key={server.name}
+              server={server}
+              busy={busy}
+              toggle={() => void change((servers) => void (servers[server.name] = { ...servers[server.name], disabled: server.enabled || undefined }), server.enabled ? `Turned ${server.name} off.` : `Turned ${server.name} on.`)}
+              restart={() => void restart(server.name)}
+              remove={() => void change((servers) => void delete servers[server.name], `Removed ${server.name}.`)}
+            />
           ))}
         </ul>
       )}
@@ -181,5 +154,48 @@ export function McpSection() {
       </details>
       <SectionMessage message={message} />
     </section>
+  );
+}
+
+/** One server: its command or URL, its state, its tools, and its buttons. */
+function McpServerItem({ server, busy, toggle, restart, remove }: { server: McpServerInfo; busy: boolean; toggle(): void; restart(): void; remove(): void }) {
+  return (
+    <li class={`mcp-server mcp-server--${server.state}`} aria-label={`MCP server ${server.name}`}>
+      <div class="rule">
+        <span class="rule-effect">{server.name}</span>
+        <span class="rule-text">
+          <code>{server.target}</code> · <span class="mcp-state">{server.enabled ? STATE[server.state] : 'Turned off'}</span>
+          {server.transport === 'http' && <small> (remote)</small>}
+        </span>
+      </div>
+      {server.error && server.enabled && (
+        <p class="settings-error mcp-error">
+          {server.error}
+          {server.retry_at && server.state === 'failed' ? ` Tried again at ${new Date(server.retry_at).toLocaleTimeString()}.` : ''}
+        </p>
+      )}
+      {server.tools.length > 0 && (
+        <ul class="mcp-tools" aria-label={`Tools of ${server.name}`}>
+          {server.tools.map((tool) => (
+            <li key={tool.qualified}>
+              <code>{tool.name}</code> {tool.description && <small>— {tool.description}</small>}
+            </li>
+          ))}
+        </ul>
+      )}
+      <div class="mcp-actions">
+        <button type="button" class="button" disabled={busy} onClick={toggle}>
+          {server.enabled ? 'Turn off' : 'Turn on'}
+        </button>
+        {server.enabled && (
+          <button type="button" class="button" disabled={busy} onClick={restart}>
+            Restart
+          </button>
+        )}
+        <button type="button" class="button" aria-label={`Remove ${server.name}`} disabled={busy} onClick={remove}>
+          Remove
+        </button>
+      </div>
+    </li>
   );
 }

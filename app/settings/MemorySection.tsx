@@ -1,7 +1,7 @@
 // Memory: the agent learns from finished turns in batches; "Learn now" runs a batch at once.
 import { useState } from 'preact/hooks';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
 
 export function MemorySection() {
   const client = useStackClient();

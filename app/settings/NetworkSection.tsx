@@ -4,9 +4,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { ComputerNetworkUse } from '../../protocol/computer.ts';
 import type { ModelStatus, ProxyNetwork } from '../../protocol/settings.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
-import { useAppStore } from '../store.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
+import { useAppStore } from '../connection/store.ts';
 import { describePorts, describeTraffic, pendingSwitch } from './network-words.ts';
 
 /** How often the traffic is read while Settings is open. */

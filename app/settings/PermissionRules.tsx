@@ -2,8 +2,8 @@
 // the user only). The user adds rules here; the agent can only add.
 import { useEffect, useState } from 'preact/hooks';
 import type { NewPermissionRule, PermissionRule, RuleMatch } from '../../protocol/permissions.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
 
 type MatchType = RuleMatch['type'];
 

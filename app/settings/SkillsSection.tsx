@@ -3,8 +3,8 @@
 // before it is installed, and it never changes the permission rules.
 import { useEffect, useState } from 'preact/hooks';
 import type { SkillDetail, SkillInfo } from '../../protocol/skills.ts';
-import { StackCallError } from '../stack-client.ts';
-import { useStackClient } from '../stack-context.ts';
+import { StackCallError } from '../connection/stack-client.ts';
+import { useStackClient } from '../connection/stack-context.ts';
 import { SectionMessage, type SectionMessageState } from './SectionMessage.tsx';
 
 type Picked = { path: string; text: string }[];

@@ -3,10 +3,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { StacksReport } from '../../protocol/stacks-api.ts';
 import { formatBytes } from '../../protocol/wording.ts';
-import { askToKeep, persistence, persistenceWords, type Persistence } from '../persistence.ts';
-import { stacksClient } from '../stacks-client.ts';
-import { listStacks } from '../stacks.ts';
-import { useAppStore } from '../store.ts';
+import { askToKeep, persistence, persistenceWords, type Persistence } from '../stacks/persistence.ts';
+import { stacksClient } from '../stacks/stacks-client.ts';
+import { listStacks } from '../stacks/stacks.ts';
+import { useAppStore } from '../connection/store.ts';
 
 export function StorageSection() {
   const open = useAppStore((state) => state.settingsOpen);

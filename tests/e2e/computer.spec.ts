@@ -17,7 +17,7 @@ import { bundleTestServer } from '../mcp/bundle.ts';
 import { makeBulkFiles } from '../support/bulk-files.ts';
 import { hideTab, showTab } from '../support/hide-tab.ts';
 import { savedState } from '../support/saved-state.ts';
-import { REST_AFTER_HIDDEN_MS } from '../../app/hidden-tab.ts';
+import { REST_AFTER_HIDDEN_MS } from '../../app/computer/hidden-tab.ts';
 
 // The build copies the image into dist/vm/ when it exists (vite.config.ts).
 const IMAGE = join(import.meta.dirname, '..', '..', 'vm-images', 'out', 'latest', 'manifest.json');

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page, Worker } from '@playwright/test';
-import { contentSecurityPolicy } from '../../app/content-security-policy.ts';
+import { contentSecurityPolicy } from '../../app/security-policy/content-security-policy.ts';
 import { expect, test } from './test.ts';
 import { fakeState, loadScript } from './fake.ts';
 import { assistant, openApp, send } from './app.ts';
