@@ -4,39 +4,30 @@ import { DEFAULT_PROCESSOR_MODEL } from '../memory/index.ts';
 import type { ComputerStatus } from '../protocol/computer.ts';
 import type { ErrorShape } from '../protocol/errors.ts';
 import type { EventListener } from '../protocol/events.ts';
-import type { MissionKind, MissionStatus } from '../protocol/missions.ts';
 import type { StackApi } from '../protocol/stack-api.ts';
 import { toErrorShape } from './agent/errors.ts';
 import { startAgentMemory } from './agent-memory.ts';
 import { loadCanvas } from './canvas.ts';
-import { checkpointBefore, createCheckpoints, type Checkpoints } from './checkpoints/checkpoints.ts';
-import { ComputerUnavailableError } from './computer.ts';
+import { createCheckpoints, type Checkpoints } from './checkpoints/checkpoints.ts';
 import { loadConversation } from './conversation.ts';
-import { recordedDemoStream } from './demo/demo.ts';
 import { deviceCredentials } from './device.ts';
-import { attachmentIndex } from './documents/find-document.ts';
 import { createPipeline } from './documents/pipeline.ts';
 import { openEventLog, type EventLog, type EventStore } from './event-log.ts';
 import type { StackContext } from './handlers/context.ts';
 import { toDocumentInfo } from './handlers/documents.ts';
 import { stackHandlers } from './handlers/index.ts';
-import { createHeartbeat, HEARTBEAT_FILE } from './heartbeat.ts';
-import { loadHooks } from './hooks.ts';
 import { closeInterruptedMissions } from './interrupted-missions.ts';
-import { loadMcpServers } from './mcp/servers.ts';
-import { createMissions } from './missions.ts';
 import { createModelSession, type ModelSession } from './model-session.ts';
 import { loadPermissionGate } from './permissions/gate.ts';
 import { RequestError } from './request-error.ts';
 import { loadSettings } from './settings.ts';
 import { createSkills, parseSkill } from './skills.ts';
 import type { StackDeps } from './stack-deps.ts';
+import { mountAgent } from './stack-agent.ts';
 import { serveRequests } from './stack-requests.ts';
 import { createStackTools } from './stack-tools.ts';
 import { isStorageFull, storageFullMessage } from './storage-full.ts';
 import { createMemoryStorage } from './storage.ts';
-import { createSubagents } from './subagents.ts';
-import { createScheduler, scheduledPrompt } from './tasks.ts';
 import { createOutputCoalescer } from './tools/output-coalescer.ts';
 import { loadTrust } from './trust.ts';
 import { notifyingFiles } from './user-files.ts';
@@ -44,9 +35,6 @@ import { notifyingFiles } from './user-files.ts';
 /** The computer's states in which its VM worker runs an emulator. */
 const COMPUTER_RUNNING: ReadonlySet<ComputerStatus['state']> = new Set(['downloading', 'booting', 'waking', 'ready']);
 const computerRunning = (status: ComputerStatus | undefined) => status !== undefined && COMPUTER_RUNNING.has(status.state);
-
-/** How long a mission's first change waits for the checkpoint before it to hold the stack. */
-const CHECKPOINT_WAIT_MS = 15_000;
 
 export async function createStack(deps: StackDeps): Promise<StackApi> {
   const newId = deps.newId ?? ((prefix: string) => `${prefix}_${crypto.randomUUID().slice(0, 12)}`);
@@ -117,92 +105,8 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     tasks: () => tasks,
     mission: () => missions.current,
   });
-  // The user's hooks run in the computer, like the bash tool's commands.
-  const hooks = await loadHooks({
-    storage: deps.storage,
-    emit,
-    exec: async (request, signal) => {
-      if (!computer) throw new ComputerUnavailableError('this stack has no computer to run hooks on');
-      return computer.exec(request, { signal });
-    },
-  });
-  // The user's MCP servers: stdio ones run in the computer, remote ones are reached through the proxy.
-  const mcp = await loadMcpServers({
-    storage: deps.storage,
-    emit,
-    computer: computer ? { service: (request, options) => computer.service(request, options) } : null,
-    remote: session.remoteMcp,
-  });
-  // Subagents work with the stack's tools (a few of them each); the task board opens with the first.
-  const subagents = createSubagents({
-    emit: (event) => {
-      emit(event);
-      if (event.type === 'subagent_changed' && event.subagent.status === 'waiting' && !canvas.windows().some((win) => win.kind === 'board')) {
-        void canvas.openWindow({ kind: 'board', title: 'Task board' }).catch(() => {});
-      }
-    },
-    newId,
-    tools,
-    stream,
-    model: () => settings.model,
-    ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
-  });
-  const beforeChange = async (mission: { mission_id: string; kind: MissionKind; text: string }) => {
-    // The mission goes on: a checkpoint that could not be taken is said, not fatal.
-    await checkpointBefore(checkpoints!, mission.kind === 'scheduled' ? 'scheduled' : 'mission', mission.text, CHECKPOINT_WAIT_MS, (error) => {
-      console.warn('a checkpoint could not be taken', error);
-      emit({ type: 'checkpoint_failed', mission_id: mission.mission_id, error: isStorageFull(error) ? { code: 'storage', message: storageFullMessage('No checkpoint was taken before this') } : toErrorShape(error) });
-    });
-  };
-  const missions = createMissions({
-    emit,
-    newId,
-    tools,
-    ...(checkpoints ? { beforeChange } : {}),
-    subagents,
-    // A server still starting gets a moment; one not up by then joins at a later mission.
-    moreTools: () => mcp.tools(20_000),
-    budget: () => settings.mission_token_budget ?? 0,
-    canvas,
-    gate,
-    hooks,
-    memory,
-    conversation,
-    stream,
-    model: () => settings.model,
-    attachments: () => attachmentIndex(deps.memory),
-    skills: () => skills.promptList(),
-    onModelTrouble: () => void session.checkModel(),
-    heldHosts: () => trust.heldHosts(),
-    // The demo reads the samples once the pipeline has read them (an OCR may still be running).
-    demo: { stream: deps.demoStream ?? (() => recordedDemoStream()), ready: () => pipeline.idle() },
-    ...(deps.maxRetries !== undefined ? { maxRetries: deps.maxRetries } : {}),
-    ...(deps.compaction ? { compaction: deps.compaction } : {}),
-  });
-
-  // The heartbeat wakes the agent on its own every few minutes, when the user turned it on.
-  const heartbeat = createHeartbeat({
-    settings: () => settings,
-    checklist: () => deps.memory.stackFiles.readText(HEARTBEAT_FILE),
-    busy: () => missions.active > 0,
-    // Offline with no local model, a beat could only fail: ask again only when the last check said no.
-    modelReady: async () => session.model.state === 'ready' || (await session.checkModel()).state === 'ready',
-    beat: (prompt) => void missions.start(newId('hb'), prompt, 'heartbeat'),
-  });
-
-  // Scheduled tasks: each run a mission of its own, tried up to three times.
-  const tasks = createScheduler({
-    store: deps.memory.tasks,
-    emit,
-    newId,
-    run: (task, info) => {
-      let settle: (outcome: { status: MissionStatus; error?: ErrorShape }) => void = () => {};
-      const finished = new Promise<{ status: MissionStatus; error?: ErrorShape }>((resolve) => (settle = resolve));
-      const missionId = missions.start(newId('task'), scheduledPrompt(task, info), 'scheduled', { task: info.task, onFinished: settle });
-      return { missionId, finished };
-    },
-    busy: () => missions.active > 0,
-    idleSince: () => missions.idleSince,
+  const { hooks, mcp, subagents, missions, heartbeat, tasks } = await mountAgent({
+    deps, emit, newId, settings: () => settings, session, trust, canvas, gate, conversation, memory, computer, tools, skills, checkpoints, pipeline, stream,
   });
 
   const context: StackContext = {
