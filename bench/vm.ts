@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SyncFileDisk, type SyncFile } from '../vm/disk.ts';
 import { Machine, type MachineStore, type MachineWorkspace } from '../vm/machine.ts';
-import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/node-file.ts';
+import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/testing/node-file.ts';
 import { nodeWorkspaceFs } from '../vm/node-workspace-fs.ts';
 import type { Workspace9pSnapshot } from '../vm/workspace-9p.ts';
 import { percentile, report, round, summarise } from './stats.ts';

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFully, SyncFileDisk, type MachineDisk, type SyncFile } from '../../vm/disk.ts';
 import { Machine, type MachineStore, type MachineWorkspace } from '../../vm/machine.ts';
-import { openNodeSyncFile } from '../../vm/node-file.ts';
+import { openNodeSyncFile } from '../../vm/testing/node-file.ts';
 import { nodeWorkspaceFs } from '../../vm/node-workspace-fs.ts';
 import type { Workspace9pSnapshot } from '../../vm/workspace-9p.ts';
 

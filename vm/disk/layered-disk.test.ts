@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { SyncFile } from '../disk.ts';
 import { isPackedState, type ImageManifest } from '../image.ts';
 import { BaseChunks, type ChunkFiles } from './base-chunks.ts';
-import { useArrayBufferTransfer } from '../test-transfer.ts';
+import { useArrayBufferTransfer } from '../testing/test-transfer.ts';
 import { LayeredDisk } from './layered-disk.ts';
 import { BLOCK_SIZE, Overlay, OverlayError } from './overlay.ts';
 
