@@ -6,7 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SyncFileDisk, type SyncFile } from '../vm/disk.ts';
-import { Machine, type MachineStore, type MachineWorkspace } from '../vm/machine.ts';
+import { Machine } from '../vm/machine.ts';
+import type { MachineStore, MachineWorkspace } from '../vm/machine-contract.ts';
 import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/testing/node-file.ts';
 import { nodeWorkspaceFs } from '../vm/node-workspace-fs.ts';
 import type { Workspace9pSnapshot } from '../vm/workspace-9p.ts';

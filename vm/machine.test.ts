@@ -2,7 +2,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SyncFileDisk, type SyncFile } from './disk.ts';
 import { fakeEmulatorFactory, type FakeEmulator } from './testing/fake-guest.ts';
-import { Machine, type MachineBootFiles, type MachineStatus, type MachineStore } from './machine.ts';
+import { Machine } from './machine.ts';
+import type { MachineBootFiles, MachineStatus, MachineStore } from './machine-contract.ts';
 import { useArrayBufferTransfer } from './testing/test-transfer.ts';
 
 function memoryFile(size: number): SyncFile {

@@ -2,7 +2,7 @@
 // network card the way the Wisp adapter does) and summed over several emulators.
 import { describe, expect, it } from 'vitest';
 import { fakeEmulatorFactory, type FakeEmulator } from './testing/fake-guest.ts';
-import type { EmulatorLike } from './machine.ts';
+import type { EmulatorLike } from './emulator.ts';
 import { netDevice } from './emulator-options.ts';
 import { loadedEmulator } from './testing/v86-emulator.ts';
 import { createTrafficCounter } from './traffic.ts';

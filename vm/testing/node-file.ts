@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { SyncFile } from '../disk.ts';
 import { fetchImageFile, fetchManifest, fetchSavedState, fillDisk, type FetchLike, type ImageManifest } from '../image.ts';
 import type { WasmInstantiate } from '../fresh-memory.ts';
-import type { MachineBootFiles, MachineStore } from '../machine.ts';
+import type { MachineBootFiles, MachineStore } from '../machine-contract.ts';
 
 /** Opens (creating when absent) a file for positional IO. */
 export function openNodeSyncFile(path: string): SyncFile {
