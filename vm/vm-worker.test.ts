@@ -8,7 +8,8 @@ import { fakeEmulatorFactory, type FakeEmulator } from './testing/fake-guest.ts'
 import { BaseChunks } from './disk/base-chunks.ts';
 import { ImageError, sha256Hex } from './image.ts';
 import type { VmStatus } from './protocol.ts';
-import { createVmApi, toVmError } from './vm-worker.ts';
+import { toVmError } from './api/errors.ts';
+import { createVmApi } from './vm-worker.ts';
 
 class MemFile {
   data = new Uint8Array(0);
