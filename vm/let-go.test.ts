@@ -11,7 +11,8 @@ import { unpackSavedState, type ImageManifest } from './image.ts';
 import { letGo, letGoOfCopies, v86Cpu, type V86MemoryCopies } from './let-go.ts';
 import { nodeV86Wasm, openNodeSyncFile } from './testing/node-file.ts';
 import { useArrayBufferTransfer } from './testing/test-transfer.ts';
-import { emptyWorkspaceFs, Workspace9p } from './workspace-9p.ts';
+import { Workspace9p } from './workspace-9p.ts';
+import { emptyWorkspaceFs } from './workspace-fs.ts';
 import { V86_WASM_PATH } from './testing/v86-emulator.ts';
 
 useArrayBufferTransfer();

@@ -5,7 +5,8 @@ import type { EmulatorLike } from './emulator.ts';
 import type { WasmInstantiate } from './fresh-memory.ts';
 import type { NetworkLink } from './network-link.ts';
 import type { TrafficCounter } from './traffic.ts';
-import type { Workspace9pSnapshot, WorkspaceFs } from './workspace-9p.ts';
+import type { Workspace9pSnapshot } from './workspace-9p-snapshot.ts';
+import type { WorkspaceFs } from './workspace-fs.ts';
 
 /** Boot files and settings, as fetched from the image (see image.ts). */
 export interface MachineBootFiles {

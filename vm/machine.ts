@@ -14,7 +14,8 @@ import { MachineError, type MachineOptions, type MachineStatus } from './machine
 import { RELAY_NETWORK } from './network-link.ts';
 import { restorable, type RestorableState } from './restorable-state.ts';
 import { yieldLessOften } from './v86-yield.ts';
-import { emptyWorkspaceFs, Workspace9p } from './workspace-9p.ts';
+import { Workspace9p } from './workspace-9p.ts';
+import { emptyWorkspaceFs } from './workspace-fs.ts';
 
 /** On the kernel command line, holds the initramfs before it mounts the root disk (vm-images/initramfs/init). */
 export const HOLD_ARG = 'stackdocs.hold';

@@ -2,7 +2,7 @@
 // sight), as the 9p server reads and writes them. Bytes go through sync access handles, opened
 // when first used and closed once the file has been idle a moment: the stack worker replaces a
 // user file by moving a new one over it, which an open handle would refuse.
-import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, errnosOf, FsError, isHidden, MODES_FILE, type FsStat, type WorkspaceFs } from './workspace-9p.ts';
+import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, errnosOf, FsError, isHidden, MODES_FILE, type FsStat, type WorkspaceFs } from './workspace-fs.ts';
 import { isPartialWrite, sweepPartialWrites } from './opfs-write.ts';
 
 /** The permission bits the guest set are a few bytes a path; a file past this is not the share's. */

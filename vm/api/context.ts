@@ -9,7 +9,7 @@ import type { LinkScope } from '../network-link.ts';
 import type { OpfsMachineFiles } from '../opfs-store.ts';
 import type { VmStartOptions, VmStatus } from '../protocol.ts';
 import { isStoredImageUrl, storedImageFetch } from '../stored-image.ts';
-import type { Workspace9pSnapshot } from '../workspace-9p.ts';
+import type { Workspace9pSnapshot } from '../workspace-9p-snapshot.ts';
 
 export interface VmWorkerDeps {
   storageRoot: () => Promise<FileSystemDirectoryHandle>;
