@@ -2,7 +2,8 @@
 // (its overlay over the image's shared chunks, made anew on a first start or an image change),
 // and the Machine wired to the worker's status, terminal, network and saves.
 import wasmUrl from 'v86/build/v86.wasm?url';
-import { BaseChunks, opfsChunkFiles } from '../disk/base-chunks.ts';
+import { BaseChunks } from '../disk/base-chunks.ts';
+import { opfsChunkFiles } from '../disk/chunk-files.ts';
 import { LayeredDisk } from '../disk/layered-disk.ts';
 import { Overlay, OverlayError } from '../disk/overlay.ts';
 import { fetchImageFile, fetchManifest, fetchPristineState, joinUrl, type ImageManifest } from '../image.ts';
