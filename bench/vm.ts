@@ -32,7 +32,7 @@ export async function benchVm(): Promise<void> {
   const workspaceDir = join(dir, 'workspace');
   mkdirSync(join(workspaceDir, 'documents'), { recursive: true });
   mkdirSync(join(workspaceDir, 'artifacts'), { recursive: true });
-  // As the VM worker wires it (vm/vm-worker.ts): /workspace served from the folder, the guest's
+  // As the VM worker wires it (vm/api/machine-setup.ts): /workspace served from the folder, the guest's
   // fids kept beside each saved state.
   let journal: Workspace9pSnapshot | null = null;
   const workspace: MachineWorkspace = {
