@@ -6,10 +6,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SyncFileDisk, type SyncFile } from '../vm/disk.ts';
-import { Machine, type MachineStore, type MachineWorkspace } from '../vm/machine.ts';
-import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/node-file.ts';
+import { Machine } from '../vm/machine.ts';
+import type { MachineStore, MachineWorkspace } from '../vm/machine-contract.ts';
+import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/testing/node-file.ts';
 import { nodeWorkspaceFs } from '../vm/node-workspace-fs.ts';
-import type { Workspace9pSnapshot } from '../vm/workspace-9p.ts';
+import type { Workspace9pSnapshot } from '../vm/workspace-9p-snapshot.ts';
 import { percentile, report, round, summarise } from './stats.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -31,7 +32,7 @@ export async function benchVm(): Promise<void> {
   const workspaceDir = join(dir, 'workspace');
   mkdirSync(join(workspaceDir, 'documents'), { recursive: true });
   mkdirSync(join(workspaceDir, 'artifacts'), { recursive: true });
-  // As the VM worker wires it (vm/vm-worker.ts): /workspace served from the folder, the guest's
+  // As the VM worker wires it (vm/api/machine-setup.ts): /workspace served from the folder, the guest's
   // fids kept beside each saved state.
   let journal: Workspace9pSnapshot | null = null;
   const workspace: MachineWorkspace = {

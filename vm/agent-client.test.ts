@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AgentClient, AgentError } from './agent-client.ts';
-import { FakeGuest } from './fake-guest.ts';
+import { FakeGuest } from './testing/fake-guest.ts';
 
 function setup(options: { ackDelayMs?: number } = {}) {
   const guest = new FakeGuest();

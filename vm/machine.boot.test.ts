@@ -6,10 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFully, SyncFileDisk, type SyncFile } from './disk.ts';
-import { Machine, type MachineBootFiles, type MachineStore, type MachineWorkspace } from './machine.ts';
-import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
+import { Machine } from './machine.ts';
+import type { MachineBootFiles, MachineStore, MachineWorkspace } from './machine-contract.ts';
+import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from './testing/node-file.ts';
 import { nodeWorkspaceFs } from './node-workspace-fs.ts';
-import type { Workspace9pSnapshot } from './workspace-9p.ts';
+import type { Workspace9pSnapshot } from './workspace-9p-snapshot.ts';
 import { V86_WASM_PATH } from './testing/v86-emulator.ts';
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');

@@ -1,9 +1,10 @@
 // The lifecycle decisions (wake or cold boot, generations, watchdog) over a fake emulator.
 import { describe, expect, it, vi } from 'vitest';
 import { SyncFileDisk, type SyncFile } from './disk.ts';
-import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
-import { Machine, type MachineBootFiles, type MachineStatus, type MachineStore } from './machine.ts';
-import { useArrayBufferTransfer } from './test-transfer.ts';
+import { fakeEmulatorFactory, type FakeEmulator } from './testing/fake-guest.ts';
+import { Machine } from './machine.ts';
+import type { MachineBootFiles, MachineStatus, MachineStore } from './machine-contract.ts';
+import { useArrayBufferTransfer } from './testing/test-transfer.ts';
 
 function memoryFile(size: number): SyncFile {
   const data = new Uint8Array(size);

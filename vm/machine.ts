@@ -3,34 +3,19 @@
 // watchdog.
 import { V86 } from 'v86';
 import { AgentClient, AgentError, type AgentInfo, type AgentTransport, type ExecOptions, type ExecRequest, type ExecResult } from './agent-client.ts';
-import type { MachineDisk } from './disk.ts';
+import type { EmulatorLike } from './emulator.ts';
 import { emulatorOptions } from './emulator-options.ts';
-import { RELAY_NETWORK, type NetworkLink } from './network-link.ts';
-import { freshMemoryRestore, type WasmInstantiate } from './fresh-memory.ts';
+import { waitEvent, waitSerialOutput, waitSerialText } from './emulator-waits.ts';
+import { freshMemoryRestore } from './fresh-memory.ts';
+import { setClockAndSeed, settle, TERMINAL_JOBS } from './guest-upkeep.ts';
 import { compileOnePagePerModule } from './jit.ts';
 import { letGo, letGoOfCopies, v86Cpu } from './let-go.ts';
-import type { TrafficCounter } from './traffic.ts';
+import { MachineError, type MachineOptions, type MachineStatus } from './machine-contract.ts';
+import { RELAY_NETWORK } from './network-link.ts';
+import { restorable, type RestorableState } from './restorable-state.ts';
 import { yieldLessOften } from './v86-yield.ts';
-import { emptyWorkspaceFs, Workspace9p, type Workspace9pSnapshot, type WorkspaceFs } from './workspace-9p.ts';
-
-/** Boot files and settings, as fetched from the image (see image.ts). */
-export interface MachineBootFiles {
-  bios: ArrayBuffer;
-  vgaBios: ArrayBuffer;
-  /** The kernel and initrd, or a loader for them: only a cold boot needs them, a wake does not. */
-  kernel: ArrayBuffer | (() => Promise<{ kernel: ArrayBuffer; initrd: ArrayBuffer }>);
-  initrd?: ArrayBuffer;
-  cmdline: string;
-  memoryMiB: number;
-  agentPort: number;
-  /**
-   * The image's boot state, or a loader for it (null when the image has none): the kernel held in
-   * its initramfs with the disk drivers loaded and the root disk not yet mounted (see
-   * captureBootState). A cold boot restores it and lets it go on, rather than starting the BIOS
-   * and the kernel.
-   */
-  bootState?: ArrayBuffer | (() => Promise<ArrayBuffer | null>);
-}
+import { Workspace9p } from './workspace-9p.ts';
+import { emptyWorkspaceFs } from './workspace-fs.ts';
 
 /** On the kernel command line, holds the initramfs before it mounts the root disk (vm-images/initramfs/init). */
 export const HOLD_ARG = 'stackdocs.hold';
@@ -39,64 +24,6 @@ export const HOLD_MARKER = 'stackdocs: held before mounting the root disk';
 /** After the newline, the held initramfs's terminal echoes it at once: a boot state that is not answering by then is not used. */
 const RELEASE_ECHO_MS = 10_000;
 
-/**
- * Durable state beside the disk. The generation rule: a saved state may be restored only when
- * the disk still matches it, i.e. readGeneration().disk === readGeneration().state.
- */
-export interface MachineStore {
-  /** The saved state, in a buffer of the machine's own: dropped once restored. */
-  readState(): Promise<ArrayBuffer | null>;
-  /**
-   * Writes the state atomically and records `generation` as the state's and as the disk's, unless
-   * `diskMovedOn` (asked when the record is written) says the disk was written since. The store
-   * keeps a copy, if any: the machine lets the buffer go (detaches it) once it is written.
-   */
-  writeState(state: ArrayBuffer, generation: string, diskMovedOn?: () => boolean): Promise<void>;
-  readGeneration(): Promise<{ state: string | null; disk: string | null }>;
-  /** Records that the disk moved on from any saved state. Synchronous: called from a disk write. */
-  markDiskDirty(): void;
-  /** Forgets the saved state (e.g. after a reset). */
-  clearState(): Promise<void>;
-}
-
-export type MachineStatus =
-  | { state: 'off' }
-  | { state: 'booting'; detail: string }
-  | { state: 'waking' }
-  /** `phases`: where the last wake or boot spent its time (ms), for measurements. */
-  | { state: 'ready'; bootId: string; woke: boolean; phases?: Record<string, number> }
-  | { state: 'suspended' }
-  | { state: 'error'; message: string; canReboot: boolean };
-
-/** The part of a V86 instance used here (the published typings miss the bus and some events). */
-export interface EmulatorLike {
-  add_listener(event: string, listener: (value: never) => void): void;
-  remove_listener(event: string, listener: (value: never) => void): void;
-  bus: { send(event: string, value: unknown): void };
-  save_state(): Promise<ArrayBuffer>;
-  stop(): Promise<void>;
-  run(): Promise<void>;
-  destroy(): Promise<void>;
-  serial0_send(data: string): void;
-  serial_send_bytes(port: number, data: Uint8Array): void;
-  /** What is behind the network card (v86's Wisp adapter, when it was given a relay). */
-  network_adapter?: unknown;
-}
-
-/** Points in the lifecycle where the owner keeps other state in step. */
-export interface MachineHooks {
-  /** After a boot or wake, before the machine is ready: the guest is running. */
-  started?(emulator: EmulatorLike, how: 'booted' | 'woke'): Promise<void>;
-  /** The emulator is stopped and about to be saved. */
-  beforeSave?(): Promise<void>;
-  /**
-   * The state of `generation` was just taken, the emulator still stopped: what belongs with it
-   * must be taken before the hook's first await, for the guest may run on while its promise (the
-   * writing) is pending. Written after the state or not at all is safe; it is not awaited to wake.
-   */
-  saving?(generation: string): Promise<void>;
-}
-
 interface Taken {
   generation: string;
   state: ArrayBuffer;
@@ -104,102 +31,6 @@ interface Taken {
   recorded: Promise<void>;
   /** The guest's uses the state holds (Machine.uses when it was stopped for it). */
   uses: number;
-}
-
-export interface MachineOptions {
-  files: MachineBootFiles;
-  disk: MachineDisk;
-  store: MachineStore;
-  /** Where v86.wasm is (a file path in Node, a URL in the browser). */
-  wasmPath: string;
-  /**
-   * Instantiates v86's wasm, e.g. from a module compiled ahead of time (keeps compiling off the
-   * wake). Without it v86 loads `wasmPath` itself, and a wake zeroes all of the guest's RAM.
-   */
-  wasmFn?: WasmInstantiate;
-  bootTimeoutMs?: number;
-  /** How long a restored boot state has to echo the newline that lets it go on (default 10 s). */
-  releaseEchoMs?: number;
-  /** Ping the agent every intervalMs while idle; no answer within timeoutMs is an error. */
-  watchdog?: { intervalMs: number; timeoutMs: number } | false;
-  createEmulator?: (options: Record<string, unknown>) => EmulatorLike;
-  hooks?: MachineHooks;
-  /**
-   * /workspace: the files the guest's 9p share serves, and where the guest's hold on them (its
-   * fids) is kept beside each saved state. Absent: an empty, read-only /workspace.
-   */
-  workspace?: MachineWorkspace;
-  /**
-   * What is behind the network card, changed while the computer runs (network-link.ts). Absent:
-   * nothing is (the image build); the card is there either way, as saved states need it.
-   */
-  link?: NetworkLink;
-  /** Counts the network card's frames of every emulator this machine creates. */
-  traffic?: TrafficCounter;
-}
-
-export interface MachineWorkspace {
-  fs: WorkspaceFs;
-  /** The snapshot kept with the saved state of `generation` (null: none, or another state's). */
-  read(generation: string): Promise<Workspace9pSnapshot | null>;
-  /** Keeps a state's snapshot (taken with the guest stopped; written while it runs on). */
-  write(snapshot: Workspace9pSnapshot): Promise<void>;
-}
-
-export class MachineError extends Error {
-  override readonly name = 'MachineError';
-  constructor(readonly code: 'boot_failed' | 'not_running' | 'unresponsive' | 'save_failed' | 'save_abandoned', message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}
-
-const SYNC_AND_DROP = 'sync; echo 3 > /proc/sys/vm/drop_caches';
-
-/**
- * Prints `busy` while a program started in the terminal runs, in the foreground or the
- * background, else `idle`: a process on ttyS0 (tty_nr 1088: major 4, minor 64) in a process group
- * of its own. The terminal's bash leads its session (busybox init starts it with setsid), and with
- * job control each command it runs gets a group of its own.
- */
-export const TERMINAL_JOBS = 'for f in /proc/[0-9]*/stat; do read -r l < "$f" 2>/dev/null || continue; set -- ${l##*) }; if [ "$5" = 1088 ] && [ "$3" != "$4" ]; then echo busy; exit 0; fi; done; echo idle';
-
-const SEED_BYTES = 64;
-/** The agent's reseed (vm-images/agent/agent.py) in a python3 of its own: the seed on stdin. */
-const RESEED_PY = [
-  'import fcntl, os, struct, sys',
-  'data = sys.stdin.buffer.read()',
-  'fd = os.open("/dev/urandom", os.O_WRONLY)',
-  'fcntl.ioctl(fd, 0x40085203, struct.pack("ii", len(data) * 8, len(data)) + data)',
-  'fcntl.ioctl(fd, 0x5207)',
-].join('\n');
-
-/**
- * Sets the guest clock (it stands still while saved) and reseeds the guest kernel's random
- * generator with the host's bytes. Every wake of one saved state -- every user's first start wakes
- * the same image, a checkpoint can be restored twice -- would otherwise draw the same "random"
- * bytes: TLS secrets, keys, temporary names. An agent older than the seed, still running in a
- * stack's saved state, ignores it: the same reseed then runs in a python3 of its own.
- */
-async function setClockAndSeed(client: AgentClient): Promise<void> {
-  const seed = crypto.getRandomValues(new Uint8Array(SEED_BYTES));
-  const { reseeded } = await client.settime(Date.now(), 30_000, seed);
-  if (reseeded) return;
-  const result = await client.exec({ argv: ['python3', '-S', '-c', RESEED_PY], input: seed, timeout: 60 });
-  if (result.code !== 0) throw new MachineError('boot_failed', `the computer's random generator could not be reseeded: ${result.stderr?.trim() ?? ''}`);
-}
-
-/**
- * The guest's disk synced and its caches dropped before a save, by the agent itself (one round
- * trip); an agent from an older image, still running in a stack's saved state, does it on a shell.
- */
-async function settle(client: AgentClient): Promise<void> {
-  try {
-    await client.settle(60_000);
-  } catch (error) {
-    if (error instanceof AgentError && error.code === 'settle_failed') return; // synced; the caches stay in the state
-    if (!(error instanceof AgentError) || error.code !== 'unknown_type') throw error;
-    await client.exec({ command: SYNC_AND_DROP, timeout: 60 });
-  }
 }
 
 export class Machine {
@@ -716,86 +547,3 @@ class Phases {
   }
 }
 
-/** Resolves on the guest's next byte on its serial console. */
-function waitSerialOutput(emulator: EmulatorLike, timeoutMs: number): Promise<void> {
-  return waitSerial(emulator, () => true, timeoutMs, 'the held computer did not answer on its console');
-}
-
-/** Resolves once the guest's serial console has written `text`. */
-function waitSerialText(emulator: EmulatorLike, text: string, timeoutMs: number): Promise<void> {
-  let seen = '';
-  return waitSerial(emulator, (byte) => {
-    seen = (seen + String.fromCharCode(byte)).slice(-text.length);
-    return seen === text;
-  }, timeoutMs, `the console never said "${text}"`);
-}
-
-function waitSerial(emulator: EmulatorLike, done: (byte: number) => boolean, timeoutMs: number, message: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const handler = ((byte: number) => {
-      if (!done(byte)) return;
-      clearTimeout(timer);
-      emulator.remove_listener('serial0-output-byte', handler);
-      resolve();
-    }) as (value: never) => void;
-    const timer = setTimeout(() => {
-      emulator.remove_listener('serial0-output-byte', handler);
-      reject(new MachineError('boot_failed', message));
-    }, timeoutMs);
-    emulator.add_listener('serial0-output-byte', handler);
-  });
-}
-
-function waitEvent(emulator: EmulatorLike, event: string, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new MachineError('boot_failed', `${event} did not come`)), timeoutMs);
-    const handler = () => {
-      clearTimeout(timer);
-      emulator.remove_listener(event, handler);
-      resolve();
-    };
-    emulator.add_listener(event, handler);
-  });
-}
-
-/**
- * A saved state as v86 loads a file of its own kind (it tells one by `get`, `set` and `load`, and
- * takes a state's `buffer` once loaded), which can let go of the bytes.
- */
-interface RestorableState {
-  buffer: ArrayBuffer | undefined;
-  onload: ((event: { buffer: ArrayBuffer | undefined }) => void) | undefined;
-  load(): void;
-  get(start: number, length: number, done: (bytes: Uint8Array) => void): void;
-  set(): void;
-  /** Drops the bytes, once the emulator has restored them. */
-  release(): void;
-  /** Called as v86 loads it (its CPU made, the state not yet restored). */
-  loading?: () => void;
-}
-
-/**
- * A state to restore that the emulator does not keep: v86 holds on to the files it loaded (and a
- * `{ buffer }` state with them) for as long as it runs, 50-60 MB of a tab's memory for nothing once
- * the state is in the guest's RAM. Released when the emulator starts (createEmulator): dropped, not
- * let go of (a state read from storage is the browser's buffer, see let-go.ts).
- */
-function restorable(state: ArrayBuffer): RestorableState {
-  return {
-    buffer: state,
-    onload: undefined,
-    load() {
-      this.loading?.();
-      this.onload?.({ buffer: this.buffer });
-    },
-    get(start, length, done) {
-      done(new Uint8Array(this.buffer!, start, length));
-    },
-    set() {
-      throw new Error('a saved state is not written to');
-    },
-    release() {
-      this.buffer = undefined;
-    },
-  };
-}

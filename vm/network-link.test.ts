@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dnsQuery, REASON } from './guest-frames.ts';
-import type { EmulatorLike } from './machine.ts';
+import { dnsQuery, REASON } from './testing/guest-frames.ts';
+import type { EmulatorLike } from './emulator.ts';
 import type { DnsNotice, VmNetwork } from './network.ts';
 import { installNetworkLink, RELAY_NETWORK, type LinkScope } from './network-link.ts';
 

@@ -10,8 +10,9 @@
 // the new relay. Offline, the adapter's frames are answered by offline-network.ts (lookups
 // refused, connections reset, each with its reason) instead of reaching the relay at all.
 import { DOH_SENTINEL } from './emulator-options.ts';
-import type { EmulatorLike } from './machine.ts';
-import { installDnsBridge, type DnsNotice, type VmNetwork } from './network.ts';
+import type { EmulatorLike } from './emulator.ts';
+import { installDnsBridge } from './dns-bridge.ts';
+import type { DnsNotice, VmNetwork } from './network.ts';
 import { answer } from './offline-network.ts';
 import { deliverReopeningWindows, type FakeTcpHost } from './tcp-window.ts';
 

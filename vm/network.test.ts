@@ -1,7 +1,8 @@
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
 import { DOH_SENTINEL, netDevice } from './emulator-options.ts';
-import { installDnsBridge, type DnsNotice } from './network.ts';
+import { installDnsBridge } from './dns-bridge.ts';
+import type { DnsNotice } from './network.ts';
 
 const query = (name: string) => new Uint8Array(dnsPacket.encode({ type: 'query', id: 42, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name }] }));
 const NETWORK = { relayUrl: 'ws://proxy.test/v1/wisp?ticket=t1', dnsUrl: 'http://proxy.test/dns-query', ticket: 't1' };

@@ -3,7 +3,7 @@
 import { open, mkdir, readdir, readFile, rename, rm, rmdir, stat, statfs, truncate, writeFile } from 'node:fs/promises';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { EEXIST, EIO, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EISDIR, errnosOf, FsError, isHidden, MODES_FILE, type WorkspaceFs } from './workspace-9p.ts';
+import { EEXIST, EIO, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, EISDIR, errnosOf, FsError, isHidden, MODES_FILE, type WorkspaceFs } from './workspace-fs.ts';
 
 const ERRNO: Record<string, number> = { ENOENT, EEXIST, ENOTDIR, ENOTEMPTY, EISDIR, ENOSPC };
 

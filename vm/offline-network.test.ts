@@ -1,6 +1,6 @@
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
-import { bytes, dnsQuery, GUEST_IP, GUEST_MAC, REASON, ROUTER_MAC, tcpSyn, u16 } from './guest-frames.ts';
+import { bytes, dnsQuery, GUEST_IP, GUEST_MAC, REASON, ROUTER_MAC, tcpSyn, u16 } from './testing/guest-frames.ts';
 import type { DnsNotice } from './network.ts';
 import { answer, checksum } from './offline-network.ts';
 

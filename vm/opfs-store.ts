@@ -5,7 +5,7 @@
 // machine.json is held open through a sync handle so a disk write can mark the saved state stale
 // synchronously.
 import { opfsSyncFile, type SyncAccessHandleLike, type SyncFile } from './disk.ts';
-import type { MachineStore } from './machine.ts';
+import type { MachineStore } from './machine-contract.ts';
 import { sweepPartialWrites, writeWholeFile } from './opfs-write.ts';
 
 export interface MachineMeta {

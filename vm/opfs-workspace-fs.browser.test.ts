@@ -5,7 +5,7 @@ import * as Comlink from 'comlink';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { whenLetGo, writeWholeFile } from './opfs-write.ts';
 import type { OpfsWorkspaceFsWorker } from './testing/opfs-workspace-fs.worker.ts';
-import { EEXIST, EISDIR, ENOENT, ENOTEMPTY, type WorkspaceFs } from './workspace-9p.ts';
+import { EEXIST, EISDIR, ENOENT, ENOTEMPTY, type WorkspaceFs } from './workspace-fs.ts';
 
 const folder = `workspace-fs-${crypto.randomUUID()}`;
 let worker: Worker;

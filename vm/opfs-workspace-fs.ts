@@ -2,22 +2,15 @@
 // sight), as the 9p server reads and writes them. Bytes go through sync access handles, opened
 // when first used and closed once the file has been idle a moment: the stack worker replaces a
 // user file by moving a new one over it, which an open handle would refuse.
-import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, errnosOf, FsError, isHidden, MODES_FILE, type FsStat, type WorkspaceFs } from './workspace-9p.ts';
+import { folderHandles, named, type DirEntries, type FolderHandles } from './opfs-folder-handles.ts';
+import { readAt, syncHandles, writeAt, type SyncHandles } from './opfs-sync-handles.ts';
 import { isPartialWrite, sweepPartialWrites } from './opfs-write.ts';
+import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, errnosOf, FsError, isHidden, MODES_FILE, type FsStat, type WorkspaceFs } from './workspace-fs.ts';
 
 /** The permission bits the guest set are a few bytes a path; a file past this is not the share's. */
 const MODES_MAX_BYTES = 4 * 1024 * 1024;
 
-type DirEntries = FileSystemDirectoryHandle & { entries(): AsyncIterable<[string, FileSystemHandle]> };
 type Movable = FileSystemHandle & { move(dir: FileSystemDirectoryHandle, name: string): Promise<void> };
-
-/** A handle unused this long is closed (ms). */
-const IDLE_CLOSE_MS = 300;
-/** How long an open waits for another worker (the stack worker's move) to let the file go. */
-const HELD_WAIT_MS = 3000;
-
-const named = (error: unknown, ...names: string[]) => error instanceof DOMException && names.includes(error.name);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A storage failure as the errno the guest should see. */
 function toFsError(error: unknown, path: string): FsError {
@@ -28,13 +21,6 @@ function toFsError(error: unknown, path: string): FsError {
   if (named(error, 'InvalidModificationError')) return new FsError(ENOTEMPTY, `"${path}" is not empty`);
   if (error instanceof TypeError) return new FsError(22, `"${path}": ${error.message}`);
   return new FsError(EIO, `"${path}": ${(error as Error)?.message ?? String(error)}`);
-}
-
-interface Open {
-  handle: FileSystemSyncAccessHandle;
-  timer: ReturnType<typeof setTimeout> | null;
-  /** When it was last written (a sync handle's writes do not show in getFile() until it closes). */
-  writtenAt: number | null;
 }
 
 /**
@@ -51,144 +37,11 @@ async function moveFolder(source: FileSystemDirectoryHandle, into: FileSystemDir
   }
 }
 
-/** Reads into `into` from `offset` until it is full or the file ends; the bytes read. */
-function readAt(handle: FileSystemSyncAccessHandle, offset: number, into: Uint8Array): number {
-  const wanted = Math.max(0, Math.min(into.byteLength, handle.getSize() - offset));
-  let done = 0;
-  while (done < wanted) {
-    const n = handle.read(into.subarray(done, wanted), { at: offset + done });
-    if (n <= 0) break;
-    done += n;
-  }
-  return done;
-}
-
-function writeAt(handle: FileSystemSyncAccessHandle, offset: number, bytes: Uint8Array): void {
-  let done = 0;
-  while (done < bytes.byteLength) {
-    const n = handle.write(bytes.subarray(done), { at: offset + done });
-    if (n <= 0) throw new FsError(ENOSPC, "the browser's storage is full");
-    done += n;
-  }
-}
-
 export function opfsWorkspaceFs(stackDir: FileSystemDirectoryHandle): WorkspaceFs {
-  const dirs = new Map<string, FileSystemDirectoryHandle>([['', stackDir]]);
-  const open = new Map<string, Open>();
-  const opening = new Map<string, Promise<Open>>();
-
-  const split = (path: string): [string, string] => {
-    const at = path.lastIndexOf('/');
-    return [path.slice(0, Math.max(0, at)), path.slice(at + 1)];
-  };
-
-  async function dir(path: string): Promise<FileSystemDirectoryHandle> {
-    const known = dirs.get(path);
-    if (known) return known;
-    const [parent, name] = split(path);
-    const handle = await (await dir(parent)).getDirectoryHandle(name);
-    dirs.set(path, handle);
-    return handle;
-  }
-
-  /** Forgets folder handles at or under `path` (it moved or went). */
-  function forgetDirs(path: string) {
-    for (const key of [...dirs.keys()]) if (key !== '' && (key === path || key.startsWith(`${path}/`))) dirs.delete(key);
-  }
-
-  async function fileHandle(path: string): Promise<FileSystemFileHandle> {
-    const [parent, name] = split(path);
-    return (await dir(parent)).getFileHandle(name);
-  }
-
-  async function entry(path: string): Promise<FileSystemHandle | null> {
-    if (path === '') return stackDir;
-    const [parent, name] = split(path);
-    let folder: FileSystemDirectoryHandle;
-    try {
-      folder = await dir(parent);
-    } catch (error) {
-      if (named(error, 'NotFoundError', 'TypeMismatchError')) return null;
-      throw error;
-    }
-    try {
-      return await folder.getFileHandle(name);
-    } catch (error) {
-      if (!named(error, 'TypeMismatchError', 'NotFoundError')) throw error;
-      if (named(error, 'NotFoundError')) {
-        // A cached folder handle of a folder that was removed and made again finds nothing.
-        if (parent !== '' && !(await stillThere(parent))) return entry(path);
-        return null;
-      }
-    }
-    return folder.getDirectoryHandle(name).catch((error: unknown) => {
-      if (named(error, 'NotFoundError', 'TypeMismatchError')) return null;
-      throw error;
-    });
-  }
-
-  /** Whether the cached handle of `path` is still the folder at that path (else it is forgotten). */
-  async function stillThere(path: string): Promise<boolean> {
-    const cached = dirs.get(path);
-    if (!cached) return true;
-    dirs.delete(path);
-    try {
-      const fresh = await dir(path);
-      if (await fresh.isSameEntry(cached)) return true;
-    } catch {
-      // gone
-    }
-    forgetDirs(path);
-    return false;
-  }
-
-  function scheduleClose(path: string, o: Open) {
-    if (o.timer) clearTimeout(o.timer);
-    o.timer = setTimeout(() => close(path), IDLE_CLOSE_MS);
-  }
-
-  function close(path: string) {
-    const o = open.get(path);
-    if (!o) return;
-    open.delete(path);
-    if (o.timer) clearTimeout(o.timer);
-    try {
-      o.handle.flush();
-    } finally {
-      o.handle.close();
-    }
-  }
-
-  async function handleOf(path: string): Promise<Open> {
-    const existing = open.get(path);
-    if (existing) {
-      scheduleClose(path, existing);
-      return existing;
-    }
-    let pending = opening.get(path);
-    if (!pending) {
-      pending = (async () => {
-        const file = await fileHandle(path);
-        const began = Date.now();
-        for (;;) {
-          try {
-            const o: Open = { handle: await file.createSyncAccessHandle(), timer: null, writtenAt: null };
-            open.set(path, o);
-            return o;
-          } catch (error) {
-            // Another worker has it for a moment (the stack worker replacing it).
-            if (!named(error, 'NoModificationAllowedError') || Date.now() - began > HELD_WAIT_MS) throw error;
-            await sleep(20);
-          }
-        }
-      })().finally(() => opening.delete(path));
-      opening.set(path, pending);
-    }
-    const o = await pending;
-    scheduleClose(path, o);
-    return o;
-  }
-
+  const folders = folderHandles(stackDir);
+  const files = syncHandles(folders.fileHandle);
+  const { dirs, split, dir, forgetDirs, entry } = folders;
+  const { open, scheduleClose, close, handleOf } = files;
   const guarded = errnosOf(toFsError);
 
   return {
@@ -269,33 +122,7 @@ export function opfsWorkspaceFs(stackDir: FileSystemDirectoryHandle): WorkspaceF
       await (await dir(parent)).removeEntry(name); // a folder only when empty
       forgetDirs(path);
     }),
-    rename: guarded(async (from, to) => {
-      const source = await entry(from);
-      if (!source) throw new FsError(ENOENT, `"${from}" is not there`);
-      const target = await entry(to);
-      const [toParent, toName] = split(to);
-      if (target) {
-        if (source.kind === 'directory' && target.kind !== 'directory') throw new FsError(ENOTDIR, `"${to}" is not a folder`);
-        if (source.kind !== 'directory' && target.kind === 'directory') throw new FsError(EISDIR, `"${to}" is a folder`);
-        if (target.kind === 'directory') {
-          // POSIX: a folder replaces only an empty one.
-          for await (const _ of (target as DirEntries).entries()) throw new FsError(ENOTEMPTY, `"${to}" is not empty`);
-        }
-        close(to);
-        await (await dir(toParent)).removeEntry(toName);
-        forgetDirs(to);
-      }
-      // Open handles on what moves are closed first (a move of an open file is refused).
-      for (const path of [...open.keys()]) if (path === from || path.startsWith(`${from}/`)) close(path);
-      const into = await dir(toParent);
-      if (source.kind === 'file') await (source as Movable).move(into, toName);
-      else {
-        await moveFolder(source as FileSystemDirectoryHandle, into, toName);
-        const [fromParent, fromName] = split(from);
-        await (await dir(fromParent)).removeEntry(fromName, { recursive: true });
-      }
-      forgetDirs(from);
-    }),
+    rename: guarded((from, to) => rename(folders, files, from, to)),
     flush: guarded(async (path) => {
       open.get(path)?.handle.flush();
     }),
@@ -313,23 +140,59 @@ export function opfsWorkspaceFs(stackDir: FileSystemDirectoryHandle): WorkspaceF
       const { quota = 0, usage = 0 } = await navigator.storage.estimate();
       return { total: quota, free: Math.max(0, quota - usage) };
     },
-    async readModes() {
-      try {
-        const file = await (await (await stackDir.getDirectoryHandle('.os')).getFileHandle(MODES_FILE)).getFile();
-        // It may have come in a stack file: one far larger than any guest's chmods make is not read.
-        if (file.size > MODES_MAX_BYTES) return {};
-        const value = JSON.parse(await file.text()) as unknown;
-        if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
-        return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, number] => Number.isInteger(entry[1])));
-      } catch {
-        return {}; // none yet, or torn: the defaults
-      }
-    },
-    async writeModes(modes) {
-      const os = await stackDir.getDirectoryHandle('.os', { create: true });
-      const writable = await (await os.getFileHandle(MODES_FILE, { create: true })).createWritable();
-      await writable.write(JSON.stringify(modes));
-      await writable.close();
-    },
+    readModes: () => readModes(stackDir),
+    writeModes: (modes) => writeModes(stackDir, modes),
   };
+}
+
+/** Moves a file or a folder, replacing a file or an empty folder at `to` (see moveFolder). */
+async function rename(folders: FolderHandles, files: SyncHandles, from: string, to: string): Promise<void> {
+  const { dir, entry, split, forgetDirs } = folders;
+  const { open, close } = files;
+  const source = await entry(from);
+  if (!source) throw new FsError(ENOENT, `"${from}" is not there`);
+  const target = await entry(to);
+  const [toParent, toName] = split(to);
+  if (target) {
+    if (source.kind === 'directory' && target.kind !== 'directory') throw new FsError(ENOTDIR, `"${to}" is not a folder`);
+    if (source.kind !== 'directory' && target.kind === 'directory') throw new FsError(EISDIR, `"${to}" is a folder`);
+    if (target.kind === 'directory') {
+      // POSIX: a folder replaces only an empty one.
+      for await (const _ of (target as DirEntries).entries()) throw new FsError(ENOTEMPTY, `"${to}" is not empty`);
+    }
+    close(to);
+    await (await dir(toParent)).removeEntry(toName);
+    forgetDirs(to);
+  }
+  // Open handles on what moves are closed first (a move of an open file is refused).
+  for (const path of [...open.keys()]) if (path === from || path.startsWith(`${from}/`)) close(path);
+  const into = await dir(toParent);
+  if (source.kind === 'file') await (source as Movable).move(into, toName);
+  else {
+    await moveFolder(source as FileSystemDirectoryHandle, into, toName);
+    const [fromParent, fromName] = split(from);
+    await (await dir(fromParent)).removeEntry(fromName, { recursive: true });
+  }
+  forgetDirs(from);
+}
+
+/** The permission bits the guest set, as kept in `.os/` (none, torn or too large: the defaults). */
+async function readModes(stackDir: FileSystemDirectoryHandle): Promise<Record<string, number>> {
+  try {
+    const file = await (await (await stackDir.getDirectoryHandle('.os')).getFileHandle(MODES_FILE)).getFile();
+    // It may have come in a stack file: one far larger than any guest's chmods make is not read.
+    if (file.size > MODES_MAX_BYTES) return {};
+    const value = JSON.parse(await file.text()) as unknown;
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+    return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, number] => Number.isInteger(entry[1])));
+  } catch {
+    return {}; // none yet, or torn: the defaults
+  }
+}
+
+async function writeModes(stackDir: FileSystemDirectoryHandle, modes: Record<string, number>): Promise<void> {
+  const os = await stackDir.getDirectoryHandle('.os', { create: true });
+  const writable = await (await os.getFileHandle(MODES_FILE, { create: true })).createWritable();
+  await writable.write(JSON.stringify(modes));
+  await writable.close();
 }

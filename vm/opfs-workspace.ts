@@ -1,6 +1,6 @@
 // Beside the machine's saved state (.os/vm/workspace.json): the /workspace share's snapshot (the
 // guest's fids) taken with it. A checkpoint and a stack file carry it with the state.
-import { snapshotProblem, type Workspace9pSnapshot } from './workspace-9p.ts';
+import { snapshotProblem, type Workspace9pSnapshot } from './workspace-9p-snapshot.ts';
 
 /** In the machine's folder: what the guest held of /workspace at the last save. */
 export const JOURNAL = 'workspace.json';

@@ -1,7 +1,7 @@
 // The contract between the stack worker and the VM worker (comlink): what VmApi offers and the
 // plain data that crosses. Errors cross as {code, message, retryable}, never as thrown classes.
 import type { ExecRequest, ExecResult } from './agent-client.ts';
-import type { MachineStatus } from './machine.ts';
+import type { MachineStatus } from './machine-contract.ts';
 import type { VmNetwork } from './network.ts';
 import type { NetTraffic } from './traffic.ts';
 

@@ -6,7 +6,7 @@
 // sha256 of its manifest, so two images that merely claim the same recipe never share a folder,
 // and `complete` is written last. The VM worker reads such an image through `storedImageFetch`
 // and `packedChunkFiles` exactly as it reads a served one; it never enters the shared `base/`.
-import type { ChunkFiles } from './disk/base-chunks.ts';
+import type { ChunkFiles } from './disk/chunk-files.ts';
 import type { DiskChunk, FetchLike, ImageManifest } from './image.ts';
 
 export const IMAGES_DIR = 'images';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { netDevice } from './emulator-options.ts';
-import { TCP, tcpFrame } from './guest-frames.ts';
-import type { EmulatorLike } from './machine.ts';
+import { TCP, tcpFrame } from './testing/guest-frames.ts';
+import type { EmulatorLike } from './emulator.ts';
 import type { VmNetwork } from './network.ts';
 import { installNetworkLink, RELAY_NETWORK, type LinkScope } from './network-link.ts';
 import { loadedEmulator } from './testing/v86-emulator.ts';

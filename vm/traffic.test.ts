@@ -1,8 +1,8 @@
 // The traffic counter on v86's own bus (a real emulator, no guest: frames are delivered to its
 // network card the way the Wisp adapter does) and summed over several emulators.
 import { describe, expect, it } from 'vitest';
-import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
-import type { EmulatorLike } from './machine.ts';
+import { fakeEmulatorFactory, type FakeEmulator } from './testing/fake-guest.ts';
+import type { EmulatorLike } from './emulator.ts';
 import { netDevice } from './emulator-options.ts';
 import { loadedEmulator } from './testing/v86-emulator.ts';
 import { createTrafficCounter } from './traffic.ts';

@@ -1,6 +1,6 @@
 // The computer's network traffic since this worker started: the bytes of the Ethernet frames its
 // card sent and received, summed over every emulator attached to it (boots, wakes, reboots).
-import type { EmulatorLike } from './machine.ts';
+import type { EmulatorLike } from './emulator.ts';
 
 /** Frame bytes: `sent` by the guest, `received` by it (both since this worker started). */
 export interface NetTraffic {

@@ -4,11 +4,12 @@ import { gzipSync } from 'node:zlib';
 import * as Comlink from 'comlink';
 import { describe, expect, it, vi } from 'vitest';
 import type { SyncAccessHandleLike } from './disk.ts';
-import { fakeEmulatorFactory, type FakeEmulator } from './fake-guest.ts';
+import { fakeEmulatorFactory, type FakeEmulator } from './testing/fake-guest.ts';
 import { BaseChunks } from './disk/base-chunks.ts';
 import { ImageError, sha256Hex } from './image.ts';
 import type { VmStatus } from './protocol.ts';
-import { createVmApi, toVmError } from './vm-worker.ts';
+import { toVmError } from './api/errors.ts';
+import { createVmApi } from './vm-worker.ts';
 
 class MemFile {
   data = new Uint8Array(0);

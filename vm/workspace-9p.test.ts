@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { nodeWorkspaceFs } from './node-workspace-fs.ts';
-import { EACCES, EBADF, EEXIST, EISDIR, ENOENT, ENOTEMPTY, EPERM, EPROTO, MAX_MSIZE, snapshotProblem, Workspace9p } from './workspace-9p.ts';
+import { Workspace9p } from './workspace-9p.ts';
+import { MAX_MSIZE, snapshotProblem } from './workspace-9p-snapshot.ts';
+import { EACCES, EBADF, EEXIST, EISDIR, ENOENT, ENOTEMPTY, EPERM, EPROTO } from './workspace-fs.ts';
 
 const enc = new TextEncoder();
 

@@ -12,108 +12,13 @@
 //   others are refused (EPERM), as on a FAT drive.
 // Protocol: https://github.com/chaos/diod/blob/master/protocol.md (9P2000.L).
 
-import { isPartialWrite } from './opfs-write.ts';
-
-export const EPERM = 1;
-export const ENOENT = 2;
-export const EIO = 5;
-export const EBADF = 9;
-export const EACCES = 13;
-export const EBUSY = 16;
-export const EEXIST = 17;
-export const ENOTDIR = 20;
-export const EISDIR = 21;
-export const EINVAL = 22;
-export const ENOSPC = 28;
-export const EROFS = 30;
-export const ENAMETOOLONG = 36;
-export const ENOTEMPTY = 39;
-export const EPROTO = 71;
-export const EOPNOTSUPP = 95;
-
-/** An error the guest sees as this errno. */
-export class FsError extends Error {
-  override readonly name = 'FsError';
-  constructor(
-    readonly errno: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Wraps a WorkspaceFs method so that whatever it throws reaches the server as an FsError. */
-export function errnosOf(toFsError: (error: unknown, path: string) => FsError) {
-  return <A extends unknown[], R>(fn: (path: string, ...rest: A) => Promise<R>) =>
-    async (path: string, ...rest: A): Promise<R> => {
-      try {
-        return await fn(path, ...rest);
-      } catch (error) {
-        throw toFsError(error, path);
-      }
-    };
-}
-
-export interface FsStat {
-  kind: 'file' | 'dir';
-  size: number;
-  /** ms since the epoch. */
-  mtimeMs: number;
-}
-
-/**
- * The stack's folder as the server needs it. Paths are relative ('' is /workspace itself), made
- * of names the server checked. Failures throw FsError (anything else is EIO to the guest).
- */
-export interface WorkspaceFs {
-  stat(path: string): Promise<FsStat | null>;
-  /** The folder's entries, without what the guest must not see (the system space, partial writes). */
-  list(path: string): Promise<{ name: string; kind: 'file' | 'dir' }[]>;
-  read(path: string, offset: number, length: number): Promise<Uint8Array>;
-  write(path: string, offset: number, bytes: Uint8Array): Promise<void>;
-  /**
-   * The same at once, where the file can be read or written without waiting (it is open): the
-   * bytes read into `into` (its length is the most wanted), or null when it would have to wait.
-   */
-  readNow?(path: string, offset: number, into: Uint8Array): number | null;
-  /** True once written, false when it would have to wait. */
-  writeNow?(path: string, offset: number, bytes: Uint8Array): boolean;
-  truncate(path: string, size: number): Promise<void>;
-  /** Creates an empty file; EEXIST when something is there. */
-  createFile(path: string): Promise<void>;
-  /** EEXIST when something is there. */
-  mkdir(path: string): Promise<void>;
-  /** A file, or an empty folder (ENOTEMPTY otherwise). */
-  remove(path: string): Promise<void>;
-  /** Replaces a file at `to`, or an empty folder when `from` is one. */
-  rename(from: string, to: string): Promise<void>;
-  /** The file's bytes reach storage. */
-  flush(path: string): Promise<void>;
-  /** Whatever the server no longer uses (open handles) can be let go: `path` or everything. */
-  release(path?: string): Promise<void>;
-  space(): Promise<{ total: number; free: number }>;
-  /** Permission bits the guest set, by path (only those that differ from the defaults). */
-  readModes(): Promise<Record<string, number>>;
-  writeModes(modes: Record<string, number>): Promise<void>;
-}
-
-/** What a saved state's guest holds of the server: its fids (by path) and the message size. */
-export interface Workspace9pSnapshot {
-  generation: string | null;
-  msize: number;
-  fids: [number, string][];
-}
+import { EBADF, EBUSY, EEXIST, EINVAL, EIO, EISDIR, ENOENT, ENOTDIR, EOPNOTSUPP, EPERM, EPROTO, checkName, FsError, join, NAME_MAX, parentOf, type FsStat, type WorkspaceFs } from './workspace-fs.ts';
+import { encoder, Reader, RLERROR, T, Writer } from './workspace-9p-wire.ts';
+import { MAX_MSIZE, MIN_MSIZE, snapshotProblem, type Workspace9pSnapshot } from './workspace-9p-snapshot.ts';
 
 const VERSION = '9P2000.L';
-/** Largest message accepted (rc.sysinit mounts with msize=512000). */
-export const MAX_MSIZE = 512 * 1024;
-const MIN_MSIZE = 4096;
-/** More fids than a guest holds by far (a few hundred at most): a snapshot with more is not one of ours. */
-const MAX_SNAPSHOT_FIDS = 65_536;
 /** Bytes of a read or write message that are not data (P9_IOHDRSZ). */
 const IO_HEADER = 24;
-const QTDIR = 0x80;
-const QTFILE = 0;
 const S_IFDIR = 0o040000;
 const S_IFREG = 0o100000;
 const DIR_MODE = 0o755;
@@ -128,226 +33,8 @@ const SETATTR_SIZE = 0x8;
 const GETATTR_BASIC = 0x7ff;
 const V9FS_MAGIC = 0x01021997;
 const BLOCK = 4096;
-const NAME_MAX = 255;
-/** In the stack's system space (.os/): the permission bits the guest set, by path. */
-export const MODES_FILE = 'workspace-modes.json';
-
-/** Names the guest never sees nor makes: the stack's system space, and writes in progress. */
-export function isHidden(dir: string, name: string): boolean {
-  return (dir === '' && name === '.os') || isPartialWrite(name);
-}
-
-/**
- * Why `value` cannot be a snapshot this server made, or null. It comes from the stack's folder,
- * which a stack file fills: every fid must name a path inside /workspace the guest could have
- * walked to (never the system space `.os/`, never `..`), and msize must be one this server
- * agrees to.
- */
-export function snapshotProblem(value: unknown): string | null {
-  const v = value as Partial<Workspace9pSnapshot> | null;
-  if (!v || typeof v !== 'object' || Array.isArray(v)) return 'it is not an object';
-  if (v.generation !== null && (typeof v.generation !== 'string' || v.generation.length > 200)) return 'its generation is not one';
-  if (!Number.isInteger(v.msize) || v.msize! < MIN_MSIZE || v.msize! > MAX_MSIZE) return `its message size ${String(v.msize)} is not between ${MIN_MSIZE} and ${MAX_MSIZE}`;
-  if (!Array.isArray(v.fids)) return 'it has no list of fids';
-  if (v.fids.length > MAX_SNAPSHOT_FIDS) return `it holds ${v.fids.length} fids (at most ${MAX_SNAPSHOT_FIDS})`;
-  const seen = new Set<number>();
-  for (const entry of v.fids as unknown[]) {
-    if (!Array.isArray(entry) || entry.length !== 2) return 'a fid is not [number, path]';
-    const [fid, path] = entry as [unknown, unknown];
-    if (!Number.isInteger(fid) || (fid as number) < 0 || (fid as number) > 0xffffffff) return `fid ${String(fid)} is not a 32-bit number`;
-    if (seen.has(fid as number)) return `fid ${String(fid)} is listed twice`;
-    seen.add(fid as number);
-    if (typeof path !== 'string') return `fid ${String(fid)} has no path`;
-    if (path === '') continue;
-    let dir = '';
-    for (const name of path.split('/')) {
-      try {
-        dir = checkName(dir, name);
-      } catch (error) {
-        return `fid ${String(fid)} names "${path.slice(0, 100)}", outside what the guest may see of /workspace (${(error as Error).message})`;
-      }
-    }
-  }
-  return null;
-}
 
 type Fid = { path: string; listing?: { name: string; kind: 'file' | 'dir' }[] };
-
-/** Request types (the reply is type + 1). */
-const T = {
-  statfs: 8,
-  lopen: 12,
-  lcreate: 14,
-  symlink: 16,
-  mknod: 18,
-  rename: 20,
-  readlink: 22,
-  getattr: 24,
-  setattr: 26,
-  xattrwalk: 30,
-  xattrcreate: 32,
-  readdir: 40,
-  fsync: 50,
-  lock: 52,
-  getlock: 54,
-  link: 70,
-  mkdir: 72,
-  renameat: 74,
-  unlinkat: 76,
-  version: 100,
-  auth: 102,
-  attach: 104,
-  flush: 108,
-  walk: 110,
-  read: 116,
-  write: 118,
-  clunk: 120,
-  remove: 122,
-} as const;
-const RLERROR = 7;
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder('utf-8', { fatal: true });
-
-/** Reads a request's fields in order. */
-class Reader {
-  private at = 7;
-  private readonly view: DataView;
-  constructor(private readonly bytes: Uint8Array) {
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }
-  private need(n: number) {
-    if (this.at + n > this.bytes.byteLength) throw new FsError(EPROTO, 'a 9p request ended early');
-  }
-  u8() {
-    this.need(1);
-    return this.view.getUint8(this.at++);
-  }
-  u16() {
-    this.need(2);
-    const v = this.view.getUint16(this.at, true);
-    this.at += 2;
-    return v;
-  }
-  u32() {
-    this.need(4);
-    const v = this.view.getUint32(this.at, true);
-    this.at += 4;
-    return v;
-  }
-  u64() {
-    this.need(8);
-    const v = this.view.getBigUint64(this.at, true);
-    this.at += 8;
-    if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new FsError(EINVAL, 'an offset or size beyond 2^53');
-    return Number(v);
-  }
-  str() {
-    const n = this.u16();
-    this.need(n);
-    const s = this.bytes.subarray(this.at, this.at + n);
-    this.at += n;
-    try {
-      return decoder.decode(s);
-    } catch {
-      throw new FsError(EINVAL, 'a name that is not UTF-8');
-    }
-  }
-  bytesOf(n: number) {
-    this.need(n);
-    const s = this.bytes.subarray(this.at, this.at + n);
-    this.at += n;
-    return s;
-  }
-}
-
-/** Builds a reply: header first (its size written at the end). */
-class Writer {
-  private buf = new Uint8Array(256);
-  private view = new DataView(this.buf.buffer);
-  private at = 7;
-  constructor(
-    private readonly type: number,
-    readonly tag: number,
-  ) {}
-  private room(n: number) {
-    if (this.at + n <= this.buf.byteLength) return;
-    const next = new Uint8Array(Math.max(this.buf.byteLength * 2, this.at + n));
-    next.set(this.buf);
-    this.buf = next;
-    this.view = new DataView(next.buffer);
-  }
-  u8(v: number) {
-    this.room(1);
-    this.view.setUint8(this.at++, v);
-    return this;
-  }
-  u16(v: number) {
-    this.room(2);
-    this.view.setUint16(this.at, v, true);
-    this.at += 2;
-    return this;
-  }
-  u32(v: number) {
-    this.room(4);
-    this.view.setUint32(this.at, v >>> 0, true);
-    this.at += 4;
-    return this;
-  }
-  u64(v: number | bigint) {
-    this.room(8);
-    this.view.setBigUint64(this.at, BigInt(v), true);
-    this.at += 8;
-    return this;
-  }
-  str(s: string) {
-    const b = encoder.encode(s);
-    this.u16(b.byteLength);
-    return this.bytes(b);
-  }
-  bytes(b: Uint8Array) {
-    this.room(b.byteLength);
-    this.buf.set(b, this.at);
-    this.at += b.byteLength;
-    return this;
-  }
-  qid(kind: 'file' | 'dir', path: string) {
-    return this.u8(kind === 'dir' ? QTDIR : QTFILE)
-      .u32(0)
-      .u64(qidPath(path));
-  }
-  get length() {
-    return this.at;
-  }
-  done(): Uint8Array {
-    this.view.setUint32(0, this.at, true);
-    this.view.setUint8(4, this.type);
-    this.view.setUint16(5, this.tag, true);
-    return this.buf.slice(0, this.at);
-  }
-}
-
-/** A stable inode number for a path (FNV-1a, 64 bits); /workspace itself is 1. */
-function qidPath(path: string): bigint {
-  if (path === '') return 1n;
-  let hash = 0xcbf29ce484222325n;
-  for (const byte of encoder.encode(path)) {
-    hash ^= BigInt(byte);
-    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
-  }
-  return hash < 2n ? hash + 2n : hash;
-}
-
-const join = (dir: string, name: string) => (dir ? `${dir}/${name}` : name);
-const parentOf = (path: string) => path.slice(0, Math.max(0, path.lastIndexOf('/')));
-
-/** A name the guest may use in `dir`: one component, not hidden, not too long. */
-function checkName(dir: string, name: string): string {
-  if (!name || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) throw new FsError(EINVAL, `"${name}" is not a name`);
-  if (encoder.encode(name).byteLength > NAME_MAX) throw new FsError(ENAMETOOLONG, 'a name over 255 bytes');
-  if (isHidden(dir, name)) throw new FsError(EACCES, `"${name}" is reserved for the stack`);
-  return join(dir, name);
-}
 
 export class Workspace9p {
   private fids = new Map<number, Fid>();
@@ -547,6 +234,24 @@ export class Workspace9p {
 
   private async dispatch(type: number, r: Reader, w: Writer): Promise<Uint8Array> {
     switch (type) {
+      case T.version: case T.attach: case T.auth: case T.xattrwalk: case T.xattrcreate: case T.flush: case T.walk: case T.clunk:
+        return this.session(type, r, w);
+      case T.getattr: case T.setattr: case T.statfs:
+        return this.attributes(type, r, w);
+      case T.lopen: case T.lcreate: case T.mkdir: case T.read: case T.write: case T.readdir: case T.fsync:
+        return this.files(type, r, w);
+      case T.rename: case T.renameat: case T.unlinkat: case T.remove:
+        return this.names(type, r, w);
+      case T.lock: case T.getlock: case T.readlink: case T.symlink: case T.mknod: case T.link:
+        return this.locksAndRefusals(type, r, w);
+      default:
+        throw new FsError(EOPNOTSUPP, `request ${type} is not supported`);
+    }
+  }
+
+  /** The session: version, attach, walk, clunk, flush (and what is refused of auth and xattrs). */
+  private async session(type: number, r: Reader, w: Writer): Promise<Uint8Array> {
+    switch (type) {
       case T.version: {
         const msize = r.u32();
         const version = r.str();
@@ -605,6 +310,14 @@ export class Workspace9p {
         if (![...this.fids.values()].some((other) => other.path === fid.path)) await this.fs.release(fid.path);
         return w.done();
       }
+      default:
+        throw new FsError(EOPNOTSUPP, `request ${type} is not supported`);
+    }
+  }
+
+  /** A file's attributes and the storage's: getattr, setattr, statfs. */
+  private async attributes(type: number, r: Reader, w: Writer): Promise<Uint8Array> {
+    switch (type) {
       case T.getattr: {
         const fid = this.fid(r.u32());
         const stat = await this.statOf(fid.path);
@@ -659,6 +372,14 @@ export class Workspace9p {
           .u32(NAME_MAX)
           .done();
       }
+      default:
+        throw new FsError(EOPNOTSUPP, `request ${type} is not supported`);
+    }
+  }
+
+  /** Files and folders opened, made, read and written: lopen, lcreate, mkdir, read, write, readdir, fsync. */
+  private async files(type: number, r: Reader, w: Writer): Promise<Uint8Array> {
+    switch (type) {
       case T.lopen: {
         const fid = this.fid(r.u32());
         const flags = r.u32();
@@ -736,6 +457,14 @@ export class Workspace9p {
         if ((await this.statOf(fid.path)).kind === 'file') await this.fs.flush(fid.path);
         return w.done();
       }
+      default:
+        throw new FsError(EOPNOTSUPP, `request ${type} is not supported`);
+    }
+  }
+
+  /** Names moved and removed: rename, renameat, unlinkat, remove. */
+  private async names(type: number, r: Reader, w: Writer): Promise<Uint8Array> {
+    switch (type) {
       case T.rename: {
         const fid = this.fid(r.u32());
         const dir = this.fid(r.u32());
@@ -766,6 +495,14 @@ export class Workspace9p {
         await this.removePath(fid.path);
         return w.done();
       }
+      default:
+        throw new FsError(EOPNOTSUPP, `request ${type} is not supported`);
+    }
+  }
+
+  /** Locks (granted: one guest) and what /workspace does not keep: links, device nodes. */
+  private async locksAndRefusals(type: number, r: Reader, w: Writer): Promise<Uint8Array> {
+    switch (type) {
       case T.lock: {
         this.fid(r.u32());
         return w.u8(0).done(); // granted: one guest, its own kernel keeps the locks between its processes
@@ -827,25 +564,3 @@ export class Workspace9p {
   }
 }
 
-/** A /workspace with nothing in it that takes nothing (a machine given no folder: tests, tools). */
-export function emptyWorkspaceFs(): WorkspaceFs {
-  const refuse = async (): Promise<never> => {
-    throw new FsError(EROFS, '/workspace is not connected to any folder');
-  };
-  return {
-    stat: async (path) => (path === '' ? { kind: 'dir', size: 0, mtimeMs: 0 } : null),
-    list: async () => [],
-    read: refuse,
-    write: refuse,
-    truncate: refuse,
-    createFile: refuse,
-    mkdir: refuse,
-    remove: refuse,
-    rename: refuse,
-    flush: async () => {},
-    release: async () => {},
-    space: async () => ({ total: 0, free: 0 }),
-    readModes: async () => ({}),
-    writeModes: refuse,
-  };
-}

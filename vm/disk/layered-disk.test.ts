@@ -4,8 +4,9 @@ import { compress as zstdCompress, init as zstdInit } from '@bokuweb/zstd-wasm';
 import { describe, expect, it } from 'vitest';
 import type { SyncFile } from '../disk.ts';
 import { isPackedState, type ImageManifest } from '../image.ts';
-import { BaseChunks, type ChunkFiles } from './base-chunks.ts';
-import { useArrayBufferTransfer } from '../test-transfer.ts';
+import { BaseChunks } from './base-chunks.ts';
+import type { ChunkFiles } from './chunk-files.ts';
+import { useArrayBufferTransfer } from '../testing/test-transfer.ts';
 import { LayeredDisk } from './layered-disk.ts';
 import { BLOCK_SIZE, Overlay, OverlayError } from './overlay.ts';
 

@@ -2,7 +2,7 @@
 // folder, for browser tests: `open(folder)` then the fs's own methods over Comlink.
 import * as Comlink from 'comlink';
 import { opfsWorkspaceFs } from '../opfs-workspace-fs.ts';
-import { FsError, type WorkspaceFs } from '../workspace-9p.ts';
+import { FsError, type WorkspaceFs } from '../workspace-fs.ts';
 
 let fs: WorkspaceFs | null = null;
 

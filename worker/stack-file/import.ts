@@ -29,7 +29,7 @@ import { openFileSink, type FileSink } from './file-sink.ts';
 import { STACK_IMAGE_FILE } from '../../vm/stored-image.ts';
 import { sha256Hex } from '../../vm/image.ts';
 import { JOURNAL, JOURNAL_MAX_BYTES } from '../../vm/opfs-workspace.ts';
-import { snapshotProblem } from '../../vm/workspace-9p.ts';
+import { snapshotProblem } from '../../vm/workspace-9p-snapshot.ts';
 
 export interface ImportOptions {
   file: Blob;

@@ -1,9 +1,10 @@
 // An in-process stand-in for the guest agent, for unit tests: it speaks the frame protocol,
 // acknowledges frames, enforces the receive window (drops frames like v86 does when the guest
 // has no buffer) and runs a few canned commands. Test-only: nothing in the product imports it.
-import type { AgentTransport } from './agent-client.ts';
-import { TERMINAL_JOBS, type EmulatorLike } from './machine.ts';
-import { encodeFrame, FrameDecoder, type FrameHeader } from './frames.ts';
+import type { AgentTransport } from '../agent-client.ts';
+import type { EmulatorLike } from '../emulator.ts';
+import { TERMINAL_JOBS } from '../guest-upkeep.ts';
+import { encodeFrame, FrameDecoder, type FrameHeader } from '../frames.ts';
 
 interface FakeExec {
   id: string;

@@ -2,10 +2,10 @@
 // OPFS sync handle's role) and a MachineStore over a directory. Only tests import this.
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SyncFile } from './disk.ts';
-import { fetchImageFile, fetchManifest, fetchSavedState, fillDisk, type FetchLike, type ImageManifest } from './image.ts';
-import type { WasmInstantiate } from './fresh-memory.ts';
-import type { MachineBootFiles, MachineStore } from './machine.ts';
+import type { SyncFile } from '../disk.ts';
+import { fetchImageFile, fetchManifest, fetchSavedState, fillDisk, type FetchLike, type ImageManifest } from '../image.ts';
+import type { WasmInstantiate } from '../fresh-memory.ts';
+import type { MachineBootFiles, MachineStore } from '../machine-contract.ts';
 
 /** Opens (creating when absent) a file for positional IO. */
 export function openNodeSyncFile(path: string): SyncFile {

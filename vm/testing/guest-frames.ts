@@ -1,6 +1,6 @@
 // Ethernet frames as the guest's network card sends them, for the network tests.
 import dnsPacket from 'dns-packet';
-import { checksum } from './offline-network.ts';
+import { checksum } from '../offline-network.ts';
 
 export const GUEST_MAC = [0x00, 0x22, 0x15, 0xaa, 0xbb, 0xcc];
 export const GUEST_IP = [192, 168, 86, 100];
