@@ -13,7 +13,7 @@ import { SyncFileDisk } from '../vm/disk.ts';
 import { Machine } from '../vm/machine.ts';
 import type { VmNetwork } from '../vm/network.ts';
 import { installNetworkLink } from '../vm/network-link.ts';
-import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/testing/node-file.ts';
+import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/node-file.ts';
 import { report, round, summarise } from './stats.ts';
 
 const ROOT = join(import.meta.dirname, '..');

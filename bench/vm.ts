@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { SyncFileDisk, type SyncFile } from '../vm/disk.ts';
 import { Machine } from '../vm/machine.ts';
 import type { MachineStore, MachineWorkspace } from '../vm/machine-contract.ts';
-import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/testing/node-file.ts';
+import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from '../vm/node-file.ts';
 import { nodeWorkspaceFs } from '../vm/node-workspace-fs.ts';
 import type { Workspace9pSnapshot } from '../vm/workspace-9p-snapshot.ts';
 import { percentile, report, round, summarise } from './stats.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { opfsSyncFile, SyncFileDisk, type SyncAccessHandleLike } from './disk.ts';
-import { openNodeSyncFile } from './testing/node-file.ts';
+import { openNodeSyncFile } from './node-file.ts';
 
 describe('SyncFileDisk', () => {
   it('reads and writes through to the file, tracking dirtiness', () => {

@@ -8,7 +8,7 @@ import { SyncFileDisk } from './disk.ts';
 import { emulatorOptions } from './emulator-options.ts';
 import { freshMemoryRestore, INIT_WRITTEN_BYTES, type WasmInstantiate } from './fresh-memory.ts';
 import { unpackSavedState, type ImageManifest } from './image.ts';
-import { nodeV86Wasm, openNodeSyncFile } from './testing/node-file.ts';
+import { nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
 import { Workspace9p } from './workspace-9p.ts';
 import { emptyWorkspaceFs } from './workspace-fs.ts';
 import { V86_WASM_PATH } from './testing/v86-emulator.ts';

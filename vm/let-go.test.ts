@@ -9,7 +9,7 @@ import { emulatorOptions } from './emulator-options.ts';
 import { freshMemoryRestore } from './fresh-memory.ts';
 import { unpackSavedState, type ImageManifest } from './image.ts';
 import { letGo, letGoOfCopies, v86Cpu, type V86MemoryCopies } from './let-go.ts';
-import { nodeV86Wasm, openNodeSyncFile } from './testing/node-file.ts';
+import { nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
 import { useArrayBufferTransfer } from './testing/test-transfer.ts';
 import { Workspace9p } from './workspace-9p.ts';
 import { emptyWorkspaceFs } from './workspace-fs.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFully, SyncFileDisk, type SyncFile } from './disk.ts';
 import { Machine } from './machine.ts';
 import type { MachineBootFiles, MachineStore, MachineWorkspace } from './machine-contract.ts';
-import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from './testing/node-file.ts';
+import { createNodeMachineStore, loadNodeImage, nodeV86Wasm, openNodeSyncFile } from './node-file.ts';
 import { nodeWorkspaceFs } from './node-workspace-fs.ts';
 import type { Workspace9pSnapshot } from './workspace-9p-snapshot.ts';
 import { V86_WASM_PATH } from './testing/v86-emulator.ts';

@@ -11,6 +11,9 @@ import { setClockAndSeed, settle, TERMINAL_JOBS } from './guest-upkeep.ts';
 import { compileOnePagePerModule } from './jit.ts';
 import { letGo, letGoOfCopies, v86Cpu } from './let-go.ts';
 import { MachineError, type MachineOptions, type MachineStatus } from './machine-contract.ts';
+// What a Machine is given, named with it for the image build (vm-images/lib/prestate.ts, whose
+// bytes are part of the image's recipe).
+export type { MachineStore, MachineWorkspace } from './machine-contract.ts';
 import { RELAY_NETWORK } from './network-link.ts';
 import { restorable, type RestorableState } from './restorable-state.ts';
 import { yieldLessOften } from './v86-yield.ts';

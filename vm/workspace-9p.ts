@@ -15,6 +15,8 @@
 import { EBADF, EBUSY, EEXIST, EINVAL, EIO, EISDIR, ENOENT, ENOTDIR, EOPNOTSUPP, EPERM, EPROTO, checkName, FsError, join, NAME_MAX, parentOf, type FsStat, type WorkspaceFs } from './workspace-fs.ts';
 import { encoder, Reader, RLERROR, T, Writer } from './workspace-9p-wire.ts';
 import { MAX_MSIZE, MIN_MSIZE, snapshotProblem, type Workspace9pSnapshot } from './workspace-9p-snapshot.ts';
+// The server's snapshot, named with it for the image build (vm-images/lib/prestate.ts).
+export type { Workspace9pSnapshot } from './workspace-9p-snapshot.ts';
 
 const VERSION = '9P2000.L';
 /** Bytes of a read or write message that are not data (P9_IOHDRSZ). */

@@ -11,7 +11,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { writeFully } from '../../vm/disk.ts';
 import { BLOCK_SIZE, Overlay } from '../../vm/disk/overlay.ts';
 import type { ImageManifest } from '../../vm/image.ts';
-import { openNodeSyncFile } from '../../vm/testing/node-file.ts';
+import { openNodeSyncFile } from '../../vm/node-file.ts';
 import { chromiumArgs, chromiumPath } from '../support/chromium.ts';
 
 export interface Browser {

@@ -19,11 +19,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFully, SyncFileDisk, type MachineDisk, type SyncFile } from '../../vm/disk.ts';
-import { Machine } from '../../vm/machine.ts';
-import type { MachineStore, MachineWorkspace } from '../../vm/machine-contract.ts';
-import { openNodeSyncFile } from '../../vm/testing/node-file.ts';
+import { Machine, type MachineStore, type MachineWorkspace } from '../../vm/machine.ts';
+import { openNodeSyncFile } from '../../vm/node-file.ts';
 import { nodeWorkspaceFs } from '../../vm/node-workspace-fs.ts';
-import type { Workspace9pSnapshot } from '../../vm/workspace-9p-snapshot.ts';
+import type { Workspace9pSnapshot } from '../../vm/workspace-9p.ts';
 
 const [bootDir, diskPath, outState, memoryMiB, cmdline, wakeSetPath, chunkSizeArg, outBootState] = process.argv.slice(2);
 if (!outBootState) {

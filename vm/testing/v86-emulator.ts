@@ -3,7 +3,7 @@
 // update that renames what they reach into fails here rather than in the app.
 import { join } from 'node:path';
 import { V86 } from 'v86';
-import { nodeV86Wasm } from './node-file.ts';
+import { nodeV86Wasm } from '../node-file.ts';
 
 /** v86's wasm as installed (node_modules/v86/build). */
 export const V86_WASM_PATH = join(import.meta.dirname, '..', '..', 'node_modules', 'v86', 'build', 'v86.wasm');

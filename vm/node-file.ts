@@ -1,11 +1,12 @@
-// Node stand-ins for the browser's storage, for tests: a SyncFile over a file descriptor (the
-// OPFS sync handle's role) and a MachineStore over a directory. Only tests import this.
+// The machine's storage under Node: a SyncFile over a file descriptor (the OPFS sync handle's role)
+// and a MachineStore over a directory. The image build (vm-images/lib/prestate.ts), benchmarks and
+// tests use it; the browser never does.
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SyncFile } from '../disk.ts';
-import { fetchImageFile, fetchManifest, fetchSavedState, fillDisk, type FetchLike, type ImageManifest } from '../image.ts';
-import type { WasmInstantiate } from '../fresh-memory.ts';
-import type { MachineBootFiles, MachineStore } from '../machine-contract.ts';
+import type { SyncFile } from './disk.ts';
+import { fetchImageFile, fetchManifest, fetchSavedState, fillDisk, type FetchLike, type ImageManifest } from './image.ts';
+import type { WasmInstantiate } from './fresh-memory.ts';
+import type { MachineBootFiles, MachineStore } from './machine-contract.ts';
 
 /** Opens (creating when absent) a file for positional IO. */
 export function openNodeSyncFile(path: string): SyncFile {
