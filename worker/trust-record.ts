@@ -2,7 +2,42 @@
 // it brought (held at its first open, trust.ts) and its owner's answers. Apart from trust.ts so
 // the stacks worker can write a new one without the stack's code.
 import type { StackOrigin } from '../protocol/trust.ts';
-import type { Held } from './trust.ts';
+import type { PermissionRule } from '../protocol/permissions.ts';
+import type { Settings } from '../protocol/settings.ts';
+
+/** The settings fields that reach out or run work on their own; held from a stack from elsewhere. */
+export interface HeldSettings {
+  provider?: Settings['provider'];
+  endpoint?: string;
+  ocr_engine?: Settings['ocr_engine'];
+  computer_network?: boolean;
+  heartbeat_minutes?: number;
+}
+
+export interface HeldHook {
+  event: string;
+  matcher?: string;
+  command: string;
+  timeout?: number;
+}
+
+export interface HeldTask {
+  id: string;
+  title: string;
+  prompt: string;
+  schedule: string;
+}
+
+export interface Held {
+  settings: HeldSettings;
+  hooks: HeldHook[];
+  /** MCP servers as their file had them, by name. */
+  mcp: Record<string, Record<string, unknown>>;
+  rules: PermissionRule[];
+  skills: { name: string; description: string }[];
+  tasks: HeldTask[];
+  hosts: string[];
+}
 
 export const TRUST_FILE = 'trust.json';
 

@@ -12,41 +12,7 @@ import type { PermissionRule } from '../protocol/permissions.ts';
 import type { Settings } from '../protocol/settings.ts';
 import type { TrustItem, TrustState } from '../protocol/trust.ts';
 import type { StackStorage } from './storage.ts';
-import { isTrustFile, newTrustRecord, TRUST_FILE, type TrustFile } from './trust-record.ts';
-
-/** The settings fields that reach out or run work on their own; held from a stack from elsewhere. */
-export interface HeldSettings {
-  provider?: Settings['provider'];
-  endpoint?: string;
-  ocr_engine?: Settings['ocr_engine'];
-  computer_network?: boolean;
-  heartbeat_minutes?: number;
-}
-
-export interface HeldHook {
-  event: string;
-  matcher?: string;
-  command: string;
-  timeout?: number;
-}
-
-export interface HeldTask {
-  id: string;
-  title: string;
-  prompt: string;
-  schedule: string;
-}
-
-export interface Held {
-  settings: HeldSettings;
-  hooks: HeldHook[];
-  /** MCP servers as their file had them, by name. */
-  mcp: Record<string, Record<string, unknown>>;
-  rules: PermissionRule[];
-  skills: { name: string; description: string }[];
-  tasks: HeldTask[];
-  hosts: string[];
-}
+import { isTrustFile, newTrustRecord, TRUST_FILE, type Held, type HeldHook, type HeldSettings, type HeldTask, type TrustFile } from './trust-record.ts';
 
 /** What the intake reads and changes in the stack. */
 export interface TrustDeps {

@@ -3,7 +3,8 @@
 import { HooksError } from '../hooks.ts';
 import { McpConfigError } from '../mcp/config.ts';
 import type { SettingsPatch } from '../../protocol/settings.ts';
-import type { HeldHook, Trust } from '../trust.ts';
+import type { Trust } from '../trust.ts';
+import type { HeldHook } from '../trust-record.ts';
 import { hookId } from '../trust.ts';
 import type { Handlers, StackContext } from './context.ts';
 import { RequestError } from '../request-error.ts';

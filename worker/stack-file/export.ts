@@ -10,6 +10,7 @@ import { createSHA256 } from 'hash-wasm';
 import { loadZstd, type ZstdModule } from '../zstd.ts';
 import { sha256Hex } from '../../vm/image.ts';
 import { imageSources, type ImageGathering } from './image-entries.ts';
+import type { Source } from './source.ts';
 import { FRAME_BYTES, packFrames, registerZstd, ZSTD_METHOD } from './zstd-codec.ts';
 import { CANVAS_PATH, inTemplate, MCP_PATH, templateCanvas, templateMcp } from './template.ts';
 import { carriedMcp, leftBehind } from './export-plan.ts';
@@ -52,13 +53,6 @@ export interface ExportOptions {
    */
   includeSecrets?: readonly string[];
 }
-
-/** One entry of the file: a stack file read from OPFS, or a few bytes made here. */
-export type Source =
-  | { path: string; file: File; store?: boolean }
-  | { path: string; bytes: Uint8Array; store?: boolean }
-  /** Made as it is read (the system image's chunks, gathered from this browser or its server). */
-  | { path: string; size: number; stream: () => AsyncIterable<Uint8Array>; store?: boolean };
 
 type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
 const READ_CHUNK = 4 << 20;

@@ -6,7 +6,7 @@
 // import keeps it as a stored image, under a folder named by the checksums of what it holds.
 import { fetchOk, joinUrl, parseManifest, responseBytes, sha256Hex, type FetchLike, type ImageManifest } from '../../vm/image.ts';
 import { DISK_PACK, IMAGE_COMPLETE, IMAGES_DIR, imageFolderName, packOrder, readStackImage } from '../../vm/stored-image.ts';
-import type { Source } from './export.ts';
+import type { Source } from './source.ts';
 import { StackFileError, type ManifestEntry } from './format.ts';
 
 export const IMAGE_PREFIX = 'image/';

@@ -1,6 +1,6 @@
 // The script validator: valid scripts pass untouched, and each malformed one is named by path.
 import { describe, expect, it } from 'vitest';
-import { ScriptError, checkScript, parseScript } from './script.ts';
+import { ScriptError, checkScript, parseScript } from './check.ts';
 
 const ok = { type: 'text', text: 'hi' };
 

@@ -135,4 +135,3 @@ export function isErrorReply(reply: Reply): reply is ErrorReply {
   return 'error' in reply;
 }
 
-export { checkScript, parseScript, ScriptError } from './check.ts';
