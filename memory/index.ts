@@ -14,7 +14,7 @@ export {
   type MemoryHooks,
   type StopResult,
 } from './hooks.ts';
-export { checkStackId, isSystemPath, LAYOUT_VERSION, normalizeStackPath, opfsDatabasePath, opfsSnapshotPath, STACK_DIRECTORIES, STACK_LAYOUT } from './layout.ts';
+export { LAYOUT_VERSION, opfsDatabasePath, opfsSnapshotPath, STACK_DIRECTORIES, STACK_LAYOUT } from './layout.ts';
 export { formatMemoryFile, loadMemoryPrompt, type MemoryPrompt } from './loader.ts';
 export { countLines, MEMORY_FILES, type MemoryFileName, type MemoryFileSpec } from './memory-files.ts';
 export * from './memory-schema.ts';

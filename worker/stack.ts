@@ -34,7 +34,7 @@ import type { StackDeps } from './stack-deps.ts';
 import { serveRequests } from './stack-requests.ts';
 import { createStackTools } from './stack-tools.ts';
 import { isStorageFull, storageFullMessage } from './storage-full.ts';
-import { createMemoryStorage } from './storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 import { createSubagents } from './subagents.ts';
 import { createScheduler, scheduledPrompt } from './tasks.ts';
 import { createOutputCoalescer } from './tools/output-coalescer.ts';
