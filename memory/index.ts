@@ -37,6 +37,7 @@ export { loadSqlite, type LoadSqliteOptions, type SqliteRuntime, type VfsKind } 
 export { createInMemoryStackFiles, memoryFilesOf, type MemoryFiles, type StackFiles } from './stack-files.ts';
 export { openOpfsStackMemory, openStackMemory, type StackMemory } from './stack-memory.ts';
 export { MEMORY_TEMPLATES } from './templates.ts';
+export { TasksStore, type TaskRecord, type TaskRunRecord } from './tasks-store.ts';
 export { TranscriptStore, type LoggedEvent, type NewObservation, type Observation, type SessionRecord, type ToolCallSummary } from './transcript-store.ts';
 export { OBSERVATION_LIMITS, truncateText } from './truncate.ts';
 export { TurnBuffer, type ToolCallInput } from './turn-buffer.ts';
