@@ -33,7 +33,7 @@ export default defineConfig({
           environment: 'node',
           // The generated invoice fixtures, made once before any test file reads them.
           globalSetup: ['tests/fixtures/global-setup.ts'],
-          include: ['{app,protocol,worker,vm,memory,tests,cloudflare-proxy,scripts,bench}/**/*.test.ts'],
+          include: ['{app,protocol,storage,worker,vm,memory,tests,cloudflare-proxy,scripts,bench}/**/*.test.ts'],
           exclude: ['**/node_modules/**', 'tests/e2e/**', '**/*.browser.test.ts'],
           testTimeout: 20_000,
         },
@@ -53,7 +53,7 @@ export default defineConfig({
           name: 'browser',
           // A fresh clone's first run also pre-bundles dependencies and compiles the SQLite wasm.
           testTimeout: 60_000,
-          include: ['{app,protocol,worker,vm,memory,tests}/**/*.browser.test.ts'],
+          include: ['{app,protocol,storage,worker,vm,memory,tests}/**/*.browser.test.ts'],
           browser: {
             enabled: true,
             headless: true,

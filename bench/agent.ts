@@ -6,7 +6,7 @@ import { openTestMemory } from '../memory/test-helpers.ts';
 import type { Message, ModelStreamEvent, StreamFn } from '../worker/agent/types.ts';
 import type { StackEvent } from '../protocol/events.ts';
 import { createStack } from '../worker/stack.ts';
-import { createMemoryStorage } from '../worker/storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 import { openPdfInNode } from '../worker/documents/node-pdf.ts';
 import { createMemoryUserFiles } from '../worker/user-files.ts';
 import { percentile, report, round } from './stats.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bootstrapStack, LayoutTooNewError, readLayoutVersion } from './bootstrap.ts';
-import { isSystemPath, LAYOUT_VERSION, normalizeStackPath, opfsDatabasePath, STACK_LAYOUT } from './layout.ts';
+import { isSystemPath, normalizeStackPath } from '../storage/layout.ts';
+import { LAYOUT_VERSION, opfsDatabasePath, STACK_LAYOUT } from './layout.ts';
 import { MEMORY_FILES } from './memory-files.ts';
 import { createInMemoryStackFiles } from './stack-files.ts';
 import { MEMORY_TEMPLATES } from './templates.ts';

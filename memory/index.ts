@@ -14,7 +14,7 @@ export {
   type MemoryHooks,
   type StopResult,
 } from './hooks.ts';
-export { checkStackId, isSystemPath, LAYOUT_VERSION, normalizeStackPath, opfsDatabasePath, opfsSnapshotPath, STACK_DIRECTORIES, STACK_LAYOUT } from './layout.ts';
+export { LAYOUT_VERSION, opfsDatabasePath, opfsSnapshotPath, STACK_DIRECTORIES, STACK_LAYOUT } from './layout.ts';
 export { formatMemoryFile, loadMemoryPrompt, type MemoryPrompt } from './loader.ts';
 export { countLines, MEMORY_FILES, type MemoryFileName, type MemoryFileSpec } from './memory-files.ts';
 export * from './memory-schema.ts';
@@ -37,6 +37,7 @@ export { loadSqlite, type LoadSqliteOptions, type SqliteRuntime, type VfsKind } 
 export { createInMemoryStackFiles, memoryFilesOf, type MemoryFiles, type StackFiles } from './stack-files.ts';
 export { openOpfsStackMemory, openStackMemory, type StackMemory } from './stack-memory.ts';
 export { MEMORY_TEMPLATES } from './templates.ts';
+export { TasksStore, type TaskRecord, type TaskRunRecord } from './tasks-store.ts';
 export { TranscriptStore, type LoggedEvent, type NewObservation, type Observation, type SessionRecord, type ToolCallSummary } from './transcript-store.ts';
 export { OBSERVATION_LIMITS, truncateText } from './truncate.ts';
 export { TurnBuffer, type ToolCallInput } from './turn-buffer.ts';

@@ -1,5 +1,6 @@
 // File access for memory/, injected: OPFS in the stack worker (opfs-files.ts), a Map in tests.
-import { normalizeStackPath, STACK_LAYOUT } from './layout.ts';
+import { normalizeStackPath } from '../storage/layout.ts';
+import { STACK_LAYOUT } from './layout.ts';
 
 /** Text files relative to one stack's root folder. Paths use `/`; `..` is refused. */
 export interface StackFiles {

@@ -4,7 +4,7 @@
 import { assertNever } from '../protocol/errors.ts';
 import type { StackEventBody } from '../protocol/events.ts';
 import { applyWindowPatch, type CanvasInteraction, type CanvasWindow, type WindowPatch } from '../protocol/windows.ts';
-import type { StackStorage } from './storage.ts';
+import type { StackStorage } from '../storage/json-files.ts';
 import { BadRequestError } from './request-error.ts';
 
 const FILE = 'canvas.json';

@@ -9,7 +9,7 @@ import type { ModelStatus } from '../protocol/settings.ts';
 import type { Method, ParamsOf, ResultOf, StackApi } from '../protocol/stack-api.ts';
 import { createStack } from './stack.ts';
 import type { StackDeps } from './stack-deps.ts';
-import { createMemoryStorage, type StackStorage } from './storage.ts';
+import { createMemoryStorage, type StackStorage } from '../storage/json-files.ts';
 import { testComputer, testStackDeps } from './test-stack.ts';
 
 const PROXY = 'http://proxy.test';

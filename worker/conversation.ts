@@ -2,7 +2,7 @@
 // cut off by a reload is closed with a note, so the model knows it did not finish.
 import type { MessageParam } from './agent/types.ts';
 import { hostsNamedIn } from './permissions/rules.ts';
-import type { StackStorage } from './storage.ts';
+import type { StackStorage } from '../storage/json-files.ts';
 
 const FILE = 'conversation.json';
 

@@ -10,7 +10,7 @@ import { deviceCredentials, deviceLabel } from './device.ts';
 import type { StackEvent } from '../protocol/events.ts';
 import type { StackApi } from '../protocol/stack-api.ts';
 import { createStack } from './stack.ts';
-import { createMemoryStorage } from './storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 import { testStackDeps } from './test-stack.ts';
 
 const OWNER = 'owner-token-for-tests';

@@ -1,7 +1,7 @@
 // This browser's credentials with Stackdocs proxies: a device token per proxy, got by pairing
 // (a one-time code from the proxy's owner, or by itself with the local proxy of `npm start`),
 // kept in the browser's own storage for every stack, revocable by the owner. Never an API key.
-import type { StackStorage } from './storage.ts';
+import type { StackStorage } from '../storage/json-files.ts';
 
 export interface DeviceCredential {
   token: string;

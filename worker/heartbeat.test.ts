@@ -8,7 +8,7 @@ import { createHeartbeat, HEARTBEAT_FILE, inQuietHours } from './heartbeat.ts';
 import type { StackEvent } from '../protocol/events.ts';
 import type { Settings } from '../protocol/settings.ts';
 import { createStack } from './stack.ts';
-import { createMemoryStorage } from './storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 import { modelMessage, testStackDeps } from './test-stack.ts';
 
 const SETTINGS: Settings = { provider: 'proxy', endpoint: 'http://proxy.test', model: 'm', heartbeat_minutes: 30, has_api_key: false, ocr_engine: 'local', computer_network: true };

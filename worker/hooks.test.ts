@@ -9,7 +9,7 @@ import { HooksError, matches, parseHooks } from './hooks.ts';
 import type { StackEvent } from '../protocol/events.ts';
 import type { Method, ParamsOf, ResultOf, StackApi } from '../protocol/stack-api.ts';
 import { createStack } from './stack.ts';
-import { createMemoryStorage, type StackStorage } from './storage.ts';
+import { createMemoryStorage, type StackStorage } from '../storage/json-files.ts';
 import { modelMessage, testComputer, testStackDeps } from './test-stack.ts';
 
 const healthy = (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch;

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import type { ExecRequest, VmExecResult } from '../vm/protocol.ts';
 import type { StackEventBody } from '../protocol/events.ts';
 import type { HookEvent, HookRun, HooksInfo } from '../protocol/hooks.ts';
-import type { StackStorage } from './storage.ts';
+import type { StackStorage } from '../storage/json-files.ts';
 import { configPath } from './config-path.ts';
 
 export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop'] as const satisfies readonly HookEvent[];

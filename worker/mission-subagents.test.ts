@@ -5,7 +5,7 @@ import { openTestMemory } from '../memory/test-helpers.ts';
 import type { ModelRequest, StreamFn } from './agent/types.ts';
 import type { StackEvent } from '../protocol/events.ts';
 import { createStack } from './stack.ts';
-import { createMemoryStorage } from './storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 import { modelMessage, testStackDeps } from './test-stack.ts';
 
 const healthy = (async () => Response.json({ ok: true, anthropic: true })) as typeof fetch;

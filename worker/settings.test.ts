@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Settings } from '../protocol/settings.ts';
 import { loadSettings, mergeSettings, saveSettings, SettingsError } from './settings.ts';
-import { createMemoryStorage } from './storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 
 const DEFAULTS: Settings = {
   provider: 'proxy',

@@ -2,7 +2,7 @@
 import { isOcrLanguage, OCR_LANGUAGES } from './documents/languages.ts';
 import type { OcrEngineChoice } from '../protocol/documents.ts';
 import type { Provider, Settings, SettingsPatch } from '../protocol/settings.ts';
-import type { StackStorage } from './storage.ts';
+import type { StackStorage } from '../storage/json-files.ts';
 import { BadRequestError } from './request-error.ts';
 
 // The newest Sonnet the SDK lists; users pick another in Settings.

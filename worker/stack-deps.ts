@@ -12,7 +12,7 @@ import type { DeviceCredentials } from './device.ts';
 import type { OcrEngine } from './documents/ocr.ts';
 import type { PdfOpener, PdfPageRenderer } from './documents/pdf-text.ts';
 import type { ModelConnection } from './model-health.ts';
-import type { StackStorage } from './storage.ts';
+import type { StackStorage } from '../storage/json-files.ts';
 import type { UserFiles } from './user-files.ts';
 
 export interface StackDeps {

@@ -3,8 +3,10 @@
 // open in another tab, a copy that will not fit, the last stack.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stackLockName } from '../protocol/stacks-api.ts';
-import { copyFolder, createStackFolders, finishRestore, folderSize, webStackLocks, type StackFolders } from './stack-folders.ts';
-import type { StorageEstimateLike } from './storage-full.ts';
+import { copyFolder, folderSize } from '../storage/walk.ts';
+import { createStackFolders, webStackLocks, type StackFolders } from './stack-folders.ts';
+import { finishRestore } from './stack-folders-restore.ts';
+import type { StorageEstimateLike } from '../storage/quota.ts';
 import { checkpointKinds, openCheckpointStore } from './checkpoints/checkpoints.ts';
 import { checkpointSources } from './checkpoints/sources.ts';
 

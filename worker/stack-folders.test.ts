@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { distinctName } from './stack-folders.ts';
+import { distinctName } from './stack-folders-file.ts';
 
 describe('distinctName', () => {
   it('tells an imported stack apart from the stacks already here', () => {

@@ -9,7 +9,8 @@ import { toErrorShape } from './agent/errors.ts';
 import type { EventLog } from './event-log.ts';
 import type { Handlers } from './handlers/context.ts';
 import { RequestError } from './request-error.ts';
-import { isStorageFull, storageFullMessage, storageUsage } from './storage-full.ts';
+import { isStorageFull, storageFullMessage } from './storage-full.ts';
+import { storageUsage } from '../storage/quota.ts';
 
 /** Answers requests with `handlers` until `closed()` says the stack was closed in this tab. */
 export function serveRequests(handlers: Handlers<Method>, log: EventLog, closed: () => boolean) {

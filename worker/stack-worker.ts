@@ -8,7 +8,8 @@ import * as Comlink from 'comlink';
 import wasmUrl from '@journeyapps/wa-sqlite/dist/wa-sqlite.wasm?url';
 import { loadSqlite, openOpfsStackMemory } from '../memory/index.ts';
 import { requestTraits, type StackApi } from '../protocol/stack-api.ts';
-import { openDeviceStorage, openOpfsStorage, openStackDirectory } from './storage.ts';
+import { openDeviceStorage, openOpfsStorage } from '../storage/json-files.ts';
+import { openStackDirectory } from '../storage/opfs.ts';
 import { readMeta } from './stack-meta.ts';
 
 // What the worker's Content-Security-Policy refuses is said where the page's console shows it (the
@@ -26,7 +27,7 @@ const stackId = self.name.startsWith('stack:') ? self.name.slice('stack:'.length
 async function finishPendingRestore(): Promise<void> {
   const dir = await openStackDirectory(stackId);
   if (!(await readMeta(dir))?.restoring) return;
-  const { finishRestore } = await import('./stack-folders.ts');
+  const { finishRestore } = await import('./stack-folders-restore.ts');
   const id = await finishRestore(dir);
   console.info(`checkpoint ${id}: a restore cut short was finished before the stack opened`);
 }

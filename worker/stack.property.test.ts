@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { StreamFn } from './agent/types.ts';
 import type { Method, StackResponse } from '../protocol/stack-api.ts';
 import { createStack } from './stack.ts';
-import { createMemoryStorage } from './storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 import { createMemoryUserFiles } from './user-files.ts';
 import { openPdfInNode } from './documents/node-pdf.ts';
 import { openTestMemory } from '../memory/test-helpers.ts';

@@ -7,7 +7,7 @@ import type { StackApi } from '../protocol/stack-api.ts';
 import { createStack } from './stack.ts';
 import { modelMessage, testComputer, testStackDeps } from './test-stack.ts';
 import { DbFullError } from '../memory/index.ts';
-import { createMemoryStorage } from './storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 import { createMemoryUserFiles } from './user-files.ts';
 import { openTestMemory } from '../memory/test-helpers.ts';
 import { fixture } from '../tests/support/fixtures.ts';

@@ -27,7 +27,7 @@ import { mountAgent } from './stack-agent.ts';
 import { serveRequests } from './stack-requests.ts';
 import { createStackTools } from './stack-tools.ts';
 import { isStorageFull, storageFullMessage } from './storage-full.ts';
-import { createMemoryStorage } from './storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 import { createOutputCoalescer } from './tools/output-coalescer.ts';
 import { loadTrust } from './trust.ts';
 import { notifyingFiles } from './user-files.ts';

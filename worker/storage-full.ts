@@ -1,33 +1,12 @@
 // The browser's storage for this origin is full: telling it apart from other failures, and
-// saying so in words a person can act on.
+// saying so in words a person can act on (what the quota is and how much is left: storage/quota.ts).
 import { DbFullError } from '../memory/index.ts';
-import { isQuotaError } from '../vm/opfs-write.ts';
+import { isQuotaFailure, type StorageEstimateLike } from '../storage/quota.ts';
 import { formatBytes } from '../protocol/wording.ts';
 
 /** A quota failure from OPFS, or SQLite's answer to one (memory/ types those as DbFullError). */
 export function isStorageFull(error: unknown): boolean {
-  if (error instanceof DbFullError) return true;
-  for (let cause: unknown = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
-    if (isQuotaError(cause)) return true;
-  }
-  return false;
-}
-
-/** How much the origin holds now, when the browser says. */
-export async function storageUsage(): Promise<number | undefined> {
-  const estimate = await globalThis.navigator?.storage?.estimate?.().catch(() => undefined);
-  return estimate?.usage;
-}
-
-/** The origin's use and quota, when the browser says (both in bytes). */
-export interface StorageEstimateLike {
-  usage?: number | undefined;
-  quota?: number | undefined;
-}
-
-/** How much the origin holds and may hold, when the browser says; undefined elsewhere (Node). */
-export async function storageEstimate(): Promise<StorageEstimateLike | undefined> {
-  return globalThis.navigator?.storage?.estimate?.().catch(() => undefined);
+  return error instanceof DbFullError || isQuotaFailure(error);
 }
 
 /** "<what>: the browser's storage for Stackdocs is full (it holds 2.2 GB). Delete …" */

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openTestMemory, type TestMemory } from '../memory/test-helpers.ts';
-import { TasksStore } from '../memory/tasks-store.ts';
+import { TasksStore } from '../memory/index.ts';
 import type { ErrorShape } from '../protocol/errors.ts';
 import type { StackEventBody } from '../protocol/events.ts';
 import type { MissionStatus } from '../protocol/missions.ts';

@@ -5,7 +5,7 @@
 // failed with its error. Due times that passed while the app was closed run once when it opens
 // (the stated policy: run once now, then keep the schedule), marked as missed.
 import { Cron } from 'croner';
-import type { TaskRecord, TaskRunRecord, TasksStore } from '../memory/tasks-store.ts';
+import type { TaskRecord, TaskRunRecord, TasksStore } from '../memory/index.ts';
 import type { ErrorShape } from '../protocol/errors.ts';
 import type { StackEventBody } from '../protocol/events.ts';
 import type { MissionStatus, MissionTask } from '../protocol/missions.ts';

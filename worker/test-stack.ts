@@ -6,7 +6,7 @@ import type { ModelStreamEvent } from './agent/types.ts';
 import { ComputerUnavailableError, type Computer } from './computer.ts';
 import { openPdfInNode } from './documents/node-pdf.ts';
 import type { StackDeps } from './stack-deps.ts';
-import { createMemoryStorage } from './storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 import { createMemoryUserFiles } from './user-files.ts';
 
 export function testStackDeps(memory: StackMemory, overrides: Partial<StackDeps> & Pick<StackDeps, 'createStream' | 'fetch'>): StackDeps {

@@ -7,7 +7,7 @@ import type { ModelRequest, StreamFn } from './agent/types.ts';
 import type { StackEvent } from '../protocol/events.ts';
 import type { Method, ParamsOf, ResultOf, StackApi } from '../protocol/stack-api.ts';
 import { createStack } from './stack.ts';
-import { createMemoryStorage } from './storage.ts';
+import { createMemoryStorage } from '../storage/json-files.ts';
 import { modelMessage, testComputer, testStackDeps } from './test-stack.ts';
 import { newTrustRecord, TRUST_FILE } from './trust-record.ts';
 

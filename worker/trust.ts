@@ -11,7 +11,7 @@ import { hostsNamedIn } from './permissions/rules.ts';
 import type { PermissionRule } from '../protocol/permissions.ts';
 import type { Settings } from '../protocol/settings.ts';
 import type { TrustItem, TrustState } from '../protocol/trust.ts';
-import type { StackStorage } from './storage.ts';
+import type { StackStorage } from '../storage/json-files.ts';
 import { isTrustFile, newTrustRecord, TRUST_FILE, type Held, type HeldHook, type HeldSettings, type HeldTask, type TrustFile } from './trust-record.ts';
 
 /** What the intake reads and changes in the stack. */

@@ -1,6 +1,6 @@
 // The stack's user space (documents/, ocr/, extractions/, artifacts/): the files the user and the
 // agent work on, and that the computer sees as /workspace. System files live in `.os/` instead.
-import { isPartialWrite, whenLetGo, writeWholeFile } from '../vm/opfs-write.ts';
+import { isPartialWrite, whenLetGo, writeWholeFile } from '../storage/atomic-write.ts';
 import { sniffMime, SNIFF_BYTES } from './file-kind.ts';
 import { BadRequestError } from './request-error.ts';
 

@@ -29,7 +29,7 @@ function sources(folder: string): SourceFile[] {
 
 describe('dependency direction', () => {
   it('holds for the whole tree', () => {
-    const files = ['app', 'protocol', 'worker', 'vm', 'memory', 'cloudflare-proxy/src'].flatMap(sources);
+    const files = ['app', 'protocol', 'storage', 'worker', 'vm', 'memory', 'cloudflare-proxy/src'].flatMap(sources);
     expect(files.length).toBeGreaterThan(10);
     expect(findViolations(files)).toEqual([]);
   });
@@ -46,6 +46,9 @@ describe('dependency direction', () => {
       { path: 'app/h.ts', source: "const m = await import('../vm/machine.ts');" },
       { path: 'cloudflare-proxy/src/i.ts', source: "import type { Settings } from '../../protocol/settings.ts';" },
       { path: 'protocol/j.ts', source: "import type { StackDeps } from '../worker/stack.ts';\nimport { z } from 'zod';" },
+      { path: 'storage/k.ts', source: "import { isStorageFull } from '../worker/storage-full.ts';\nimport type { Disk } from '../vm/disk.ts';\nimport { x } from '../memory/index.ts';" },
+      { path: 'storage/l.ts', source: "import { formatBytes } from '../protocol/wording.ts';\nconst w = window.name;" },
+      { path: 'app/m.ts', source: "import { fileAt } from '../storage/opfs.ts';" },
     ];
     const problems = findViolations(bad);
     expect(problems).toEqual([
@@ -61,15 +64,25 @@ describe('dependency direction', () => {
       'cloudflare-proxy/src/i.ts:1 cloudflare-proxy/ is its own package and must not import protocol/',
       'protocol/j.ts:1 protocol/ imports nothing but itself: ../worker/stack.ts',
       'protocol/j.ts:2 protocol/ may take only types from a package: zod',
+      'storage/k.ts:1 storage/ is the layer under worker/, vm/ and memory/ and must not import worker/',
+      'storage/k.ts:2 storage/ is the layer under worker/, vm/ and memory/ and must not import vm/',
+      'storage/k.ts:3 storage/ is the layer under worker/, vm/ and memory/ and must not import memory/',
+      'storage/l.ts:2 uses the DOM-only global window',
+      'storage/l.ts:1 storage/ may take only types from protocol/: ../protocol/wording.ts',
+      'app/m.ts:1 app/ must not import storage/ (go through the stack worker)',
     ]);
   });
 
-  it('allows type imports from worker/ and values from protocol/ in app/', () => {
+  it('allows type imports from worker/ and values from protocol/ in app/, and storage/ under worker/, vm/ and memory/', () => {
     const ok: SourceFile[] = [
       { path: 'app/a.ts', source: "import type { StackApi } from '../protocol/stack-api.ts';\nimport { type Settings } from '../worker/settings.ts';" },
       { path: 'app/b.ts', source: "import { assertNever } from '../protocol/errors.ts';" },
       { path: 'vm/c.ts', source: "import type { ComputerStatus } from '../protocol/computer.ts';" },
       { path: 'worker/c.ts', source: "import type { Disk } from '../vm/disk.ts';\nconst win = { id: 1 };" },
+      { path: 'worker/d.ts', source: "import { fileAt } from '../storage/opfs.ts';" },
+      { path: 'vm/e.ts', source: "import { writeWholeFile } from '../storage/atomic-write.ts';" },
+      { path: 'memory/f.ts', source: "import { replaceFile } from '../storage/atomic-write.ts';" },
+      { path: 'storage/g.ts', source: "import type { ErrorShape } from '../protocol/errors.ts';\nimport { entriesOf } from './opfs.ts';" },
     ];
     expect(findViolations(ok)).toEqual([]);
   });

@@ -1,7 +1,8 @@
 // The dependency rules of the codebase, checked on the real source by architecture.test.ts:
-// protocol/ is the vocabulary app/ and worker/ share and imports nothing but itself; app -> protocol
-// and (types of) worker; worker -> protocol, vm, memory; vm and memory import neither app nor each
-// other; no Preact, zustand, xyflow or DOM-only globals outside app/.
+// protocol/ is the vocabulary app/ and worker/ share and imports nothing but itself; storage/ is the
+// layer under worker/, vm/ and memory/ and imports none of them (only types from protocol/); app ->
+// protocol and (types of) worker; worker -> protocol, storage, vm, memory; vm and memory -> storage,
+// and neither app nor each other; no Preact, zustand, xyflow or DOM-only globals outside app/.
 import ts from 'typescript';
 
 export interface SourceFile {
@@ -18,7 +19,7 @@ interface ImportRef {
 
 const UI_PACKAGES = /^(preact|react|react-dom|zustand|@xyflow\/|@preact\/|workbox-window|virtual:pwa)/;
 const DOM_GLOBALS = new Set(['document', 'window', 'localStorage', 'sessionStorage']);
-const HEADLESS = ['protocol', 'worker', 'vm', 'memory'];
+const HEADLESS = ['protocol', 'storage', 'worker', 'vm', 'memory'];
 
 export function topFolder(path: string): string {
   return path.split('/')[0] ?? '';
@@ -105,10 +106,16 @@ export function findViolations(files: SourceFile[]): string[] {
       if (folder === 'protocol' && !ref.specifier.startsWith('.') && !ref.typeOnly && !file.path.endsWith('.test.ts')) {
         problems.push(`${where} protocol/ may take only types from a package: ${ref.specifier}`);
       }
-      if (folder === 'app' && (targetFolder === 'vm' || targetFolder === 'memory')) {
+      if (folder === 'storage' && ['app', 'worker', 'vm', 'memory'].includes(targetFolder)) {
+        problems.push(`${where} storage/ is the layer under worker/, vm/ and memory/ and must not import ${targetFolder}/`);
+      }
+      if (folder === 'storage' && targetFolder === 'protocol' && !ref.typeOnly) {
+        problems.push(`${where} storage/ may take only types from protocol/: ${ref.specifier}`);
+      }
+      if (folder === 'app' && (targetFolder === 'vm' || targetFolder === 'memory' || targetFolder === 'storage')) {
         problems.push(`${where} app/ must not import ${targetFolder}/ (go through the stack worker)`);
       }
-      if (folder === 'cloudflare-proxy' && ['app', 'protocol', 'worker', 'vm', 'memory'].includes(targetFolder)) {
+      if (folder === 'cloudflare-proxy' && ['app', 'protocol', 'storage', 'worker', 'vm', 'memory'].includes(targetFolder)) {
         problems.push(`${where} cloudflare-proxy/ is its own package and must not import ${targetFolder}/`);
       }
     }

@@ -2,7 +2,7 @@
 // record and secrets, the checkpoints themselves and what is made beside the databases; the
 // databases as consistent copies; the computer's four files (disk overlay, its map, the saved
 // state and machine.json) as the VM worker captured them, or as they lie when it is stopped.
-import { isPartialWrite } from '../../vm/opfs-write.ts';
+import { isPartialWrite } from '../../storage/atomic-write.ts';
 import { JOURNAL } from '../../vm/opfs-workspace.ts';
 import type { VmCapture } from '../../vm/protocol.ts';
 import { NEVER_EXPORTED } from '../stack-file/format.ts';

@@ -10,7 +10,7 @@ import type { StreamFn } from '../agent/types.ts';
 import type { DocumentInfo } from '../../protocol/documents.ts';
 import type { StackEvent } from '../../protocol/events.ts';
 import { createStack } from '../stack.ts';
-import { createMemoryStorage } from '../storage.ts';
+import { createMemoryStorage } from '../../storage/json-files.ts';
 import { createMemoryUserFiles } from '../user-files.ts';
 import { openPdfInNode } from './node-pdf.ts';
 import { safeFileName } from './upload.ts';

@@ -4,7 +4,8 @@ import type { DocumentRecord } from '../../memory/index.ts';
 import { isOcrLanguage, OCR_LANGUAGES } from '../documents/languages.ts';
 import { checkUpload, checkUploadSize, safeFileName, uniqueName } from '../documents/upload.ts';
 import type { DocumentInfo } from '../../protocol/documents.ts';
-import { isStorageFull, noRoomMessage, storageEstimate, storageFullMessage, storageUsage } from '../storage-full.ts';
+import { isStorageFull, noRoomMessage, storageFullMessage } from '../storage-full.ts';
+import { storageEstimate, storageUsage } from '../../storage/quota.ts';
 import type { Handlers, StackContext } from './context.ts';
 import { RequestError } from '../request-error.ts';
 

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleTestServer } from '../../tests/mcp/bundle.ts';
 import type { VmExecResult } from '../../vm/protocol.ts';
 import type { StackEventBody } from '../../protocol/events.ts';
-import { createMemoryStorage } from '../storage.ts';
+import { createMemoryStorage } from '../../storage/json-files.ts';
 import type { ServiceRunner } from './computer-transport.ts';
 import { loadMcpServers, type McpServersDeps } from './servers.ts';
 import { LEFT_OUT } from './config.ts';

@@ -14,7 +14,7 @@ import type { AgentTool, ToolResult } from '../agent/types.ts';
 import { MAX_TOOL_OUTPUT_CHARS } from '../tools/define-tool.ts';
 import type { StackEventBody } from '../../protocol/events.ts';
 import type { McpInfo, McpServerInfo, McpToolInfo } from '../../protocol/mcp.ts';
-import type { StackStorage } from '../storage.ts';
+import type { StackStorage } from '../../storage/json-files.ts';
 import type { ComputerStdioTransport, ServiceRunner } from './computer-transport.ts';
 import { DEFAULT_CALL_TIMEOUT_S, describeTarget, isStdio, MCP_FILE, McpConfigError, missingValues, parseMcpFile, qualifiedName, type McpFile, type McpServerConfig } from './config.ts';
 

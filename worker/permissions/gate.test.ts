@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StackEventBody } from '../../protocol/events.ts';
-import { createMemoryStorage } from '../storage.ts';
+import { createMemoryStorage } from '../../storage/json-files.ts';
 import { loadPermissionGate } from './gate.ts';
 import { evaluate, DEFAULT_RULES, MCP_RULE_ID } from './rules.ts';
 

@@ -1,7 +1,7 @@
 // The permission gate: every tool call passes here first. It logs each decision as an event,
 // blocks what a deny rule matches, and waits for the user's answer on an ask rule.
 import type { StackEventBody } from '../../protocol/events.ts';
-import type { StackStorage } from '../storage.ts';
+import type { StackStorage } from '../../storage/json-files.ts';
 import { commandPatternProblem, DEFAULT_RULES, evaluate, hostOf, MCP_RULE_ID, ruleSchema, type PermissionRule } from './rules.ts';
 import { BadRequestError } from '../request-error.ts';
 

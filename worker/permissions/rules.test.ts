@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StackEventBody } from '../../protocol/events.ts';
-import { createMemoryStorage } from '../storage.ts';
+import { createMemoryStorage } from '../../storage/json-files.ts';
 import { loadPermissionGate } from './gate.ts';
 import { DEFAULT_RULES, deletesMany, evaluate, hostsNamedIn, isPrivateUrl, rulePath, type PermissionRule } from './rules.ts';
 

@@ -6,7 +6,8 @@ import { mcpSecrets, withoutSecrets } from '../mcp/config.ts';
 import type { ExportContents, ExportPart } from '../../protocol/stacks-api.ts';
 import { NEVER_EXPORTED } from './format.ts';
 import { MCP_PATH } from './template.ts';
-import { isPartialWrite } from '../../vm/opfs-write.ts';
+import { isPartialWrite } from '../../storage/atomic-write.ts';
+import { listFiles } from '../../storage/walk.ts';
 
 /**
  * The side files SQLite's OPFS VFS keeps beside each database it opens, empty in journal mode
@@ -24,7 +25,6 @@ export function carriedMcp(text: string, keep: readonly string[] = []): string {
   return withoutSecrets(text, new Set(keep));
 }
 
-type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
 const LIVE_DATABASES = ['.os/memory/transcript.db', '.os/memory/memory.db'];
 
 /** A file of the stack: its size, or null when it cannot be read now (held open by the stack's workers). */
@@ -34,19 +34,13 @@ interface Found {
   handle: FileSystemFileHandle;
 }
 
-async function walk(dir: FileSystemDirectoryHandle, prefix = ''): Promise<Found[]> {
-  const found: Found[] = [];
-  for await (const [name, handle] of (dir as unknown as Entries).entries()) {
-    const path = prefix ? `${prefix}/${name}` : name;
-    if (handle.kind === 'directory') {
-      found.push(...(await walk(handle as FileSystemDirectoryHandle, path)));
-      continue;
-    }
-    // The live databases stand for the copies made of them as the stack closes for the export.
-    if ((leftBehind(path) && !LIVE_DATABASES.includes(path)) || isPartialWrite(name)) continue;
-    const file = handle as FileSystemFileHandle;
-    found.push({ path, size: await file.getFile().then((read) => read.size, () => null), handle: file });
-  }
+async function walk(dir: FileSystemDirectoryHandle): Promise<Found[]> {
+  // The live databases stand for the copies made of them as the stack closes for the export.
+  const skip = (path: string, kind: 'file' | 'directory') =>
+    kind === 'file' && ((leftBehind(path) && !LIVE_DATABASES.includes(path)) || isPartialWrite(path.slice(path.lastIndexOf('/') + 1)));
+  const found = await Promise.all(
+    (await listFiles(dir, { skip })).map(async ({ path, handle }) => ({ path, size: await handle.getFile().then((read) => read.size, () => null), handle })),
+  );
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 

@@ -8,14 +8,18 @@ import { Uint8ArrayReader, ZipWriter } from '@zip.js/zip.js';
 import * as Comlink from 'comlink';
 import { createSHA256 } from 'hash-wasm';
 import { loadZstd, type ZstdModule } from '../zstd.ts';
-import { sha256Hex } from '../../vm/image.ts';
+import { sha256Hex } from '../../storage/hash.ts';
 import { imageSources, type ImageGathering } from './image-entries.ts';
 import type { Source } from './source.ts';
 import { FRAME_BYTES, packFrames, registerZstd, ZSTD_METHOD } from './zstd-codec.ts';
 import { CANVAS_PATH, inTemplate, MCP_PATH, templateCanvas, templateMcp } from './template.ts';
 import { carriedMcp, leftBehind } from './export-plan.ts';
 import { CHECKSUMS_NAME, FORMAT, FORMAT_VERSION, LAYOUT_NAME, MANIFEST_NAME, SNAPSHOT_DIR, STACK_PREFIX, StackFileError, type StackManifest } from './format.ts';
-import { isPartialWrite } from '../../vm/opfs-write.ts';
+import { isPartialWrite } from '../../storage/atomic-write.ts';
+import { readJsonAt } from '../../storage/json-files.ts';
+import { STACK_PATHS } from '../../storage/layout.ts';
+import { fileAt } from '../../storage/opfs.ts';
+import { listFiles } from '../../storage/walk.ts';
 import { crc32Combine, crc32Of } from './crc32-combine.ts';
 import type { PackApi, PackedPart } from './pack-worker.ts';
 
@@ -54,7 +58,6 @@ export interface ExportOptions {
   includeSecrets?: readonly string[];
 }
 
-type Entries = { entries(): AsyncIterable<[string, FileSystemHandle]> };
 const READ_CHUNK = 4 << 20;
 /** Bytes written to the file at a time. */
 const WRITE_BATCH = 4 << 20;
@@ -218,7 +221,7 @@ async function collect(options: ExportOptions): Promise<Source[]> {
   if (options.layout !== null) sources.push({ path: LAYOUT_NAME, bytes: new TextEncoder().encode(options.layout) });
   if (options.template) {
     // Only the kept files are opened: the open stack's databases and disk are held by its workers.
-    for (const [path, file] of await walk(options.stack, '', inTemplate)) {
+    for (const [path, file] of await walk(options.stack, inTemplate)) {
       const rewrite = path === CANVAS_PATH ? templateCanvas : path === MCP_PATH ? templateMcp : null;
       sources.push(rewrite ? { path: STACK_PREFIX + path, bytes: new TextEncoder().encode(rewrite(await file.text())) } : { path: STACK_PREFIX + path, file });
     }
@@ -230,7 +233,7 @@ async function collect(options: ExportOptions): Promise<Source[]> {
   // A computer whose first start never finished names no image: its files lie over nothing the
   // file could name, and an importer refuses them beside `image: null`. It starts afresh there.
   const computerCounts = (await imageRecipe(options.stack)) !== null;
-  for (const [path, file] of await walk(options.stack, '')) {
+  for (const [path, file] of await walk(options.stack)) {
     if (leftBehind(path)) continue;
     if (path.startsWith('.os/vm/') && !computerCounts) continue;
     if (path === '.os/vm/state.bin' && !stateCounts) continue;
@@ -252,28 +255,12 @@ async function collect(options: ExportOptions): Promise<Source[]> {
   return sources;
 }
 
-async function walk(dir: FileSystemDirectoryHandle, prefix: string, keep: (path: string) => boolean = () => true): Promise<[string, File][]> {
-  const found: [string, File][] = [];
-  const children: [string, FileSystemHandle][] = [];
-  for await (const entry of (dir as unknown as Entries).entries()) children.push(entry);
-  children.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const [name, handle] of children) {
-    const path = prefix ? `${prefix}/${name}` : name;
-    if (handle.kind === 'directory') found.push(...(await walk(handle as FileSystemDirectoryHandle, path, keep)));
-    else if (keep(path) && !isPartialWrite(name)) found.push([path, await (handle as FileSystemFileHandle).getFile()]);
-  }
-  return found;
-}
-
-async function fileAt(root: FileSystemDirectoryHandle, path: string): Promise<File | null> {
-  const parts = path.split('/');
-  try {
-    let dir = root;
-    for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
-    return await (await dir.getFileHandle(parts.at(-1)!)).getFile();
-  } catch {
-    return null;
-  }
+/** The files under `dir` by path, each folder in name order, without partial writes; `keep` says which files count. */
+async function walk(dir: FileSystemDirectoryHandle, keep: (path: string) => boolean = () => true): Promise<[string, File][]> {
+  const found = await listFiles(dir, { sorted: true, skip: (path, kind) => kind === 'file' && (!keep(path) || isPartialWrite(path.slice(path.lastIndexOf('/') + 1))) });
+  const files: [string, File][] = [];
+  for (const { path, handle } of found) files.push([path, await handle.getFile()]);
+  return files;
 }
 
 interface MachineMeta {
@@ -283,13 +270,7 @@ interface MachineMeta {
 }
 
 async function readMachine(stack: FileSystemDirectoryHandle): Promise<MachineMeta | null> {
-  const file = await fileAt(stack, '.os/vm/machine.json');
-  if (!file) return null;
-  try {
-    return JSON.parse(await file.text()) as MachineMeta;
-  } catch {
-    return null;
-  }
+  return (await readJsonAt(stack, `${STACK_PATHS.vm}/machine.json`)) as MachineMeta | null;
 }
 
 /** The image the stack's disk overlay lies over: only a complete fill records it. */
@@ -437,7 +418,7 @@ async function prepack(stack: FileSystemDirectoryHandle, whenStill: () => Promis
   const keep = (path: string) => !path.startsWith('.os/vm/') && path !== MCP_PATH && !leftBehind(path);
   let held = 0;
   try {
-    for (const [path, file] of await walk(stack, '', keep)) {
+    for (const [path, file] of await walk(stack, keep)) {
       if (settled || signal.aborted || held >= PREPACK_BYTES) break;
       if (file.size > WHOLE_READ) continue;
       // On this thread alone: the tab's closing (its computer being saved) has the other core.

@@ -3,7 +3,8 @@
 // files under `stack/`. The manifest names every other entry with its size and sha256; an
 // importer reads it first and refuses, before writing anything, a file it cannot take whole.
 import { z } from 'zod';
-import { noRoomMessage, type StorageEstimateLike } from '../storage-full.ts';
+import { noRoomMessage } from '../storage-full.ts';
+import type { StorageEstimateLike } from '../../storage/quota.ts';
 import { formatBytes } from '../../protocol/wording.ts';
 
 export const FORMAT = 'stackdocs-stack';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StackFolders } from '../stack-folders.ts';
 import { foldersIn } from './test-folders.ts';
-import type { StorageEstimateLike } from '../storage-full.ts';
+import type { StorageEstimateLike } from '../../storage/quota.ts';
 import { HOSTILE_IMAGE, hostileStacks, plainStackFile, type HostileStack } from '../../tests/fixtures/hostile-stacks.ts';
 
 const ROOMY: StorageEstimateLike = { usage: 1_000_000, quota: 10_000_000_000 };

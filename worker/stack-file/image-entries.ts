@@ -4,7 +4,9 @@
 // whose own image differs. The export gathers it from where this browser has it: a stored image
 // the stack came with, or the app's own (its chunks from OPFS `base/`, the rest fetched). The
 // import keeps it as a stored image, under a folder named by the checksums of what it holds.
-import { fetchOk, joinUrl, parseManifest, responseBytes, sha256Hex, type FetchLike, type ImageManifest } from '../../vm/image.ts';
+import { fetchOk, joinUrl, parseManifest, responseBytes, type FetchLike, type ImageManifest } from '../../vm/image.ts';
+import { replaceFile } from '../../storage/atomic-write.ts';
+import { sha256Hex } from '../../storage/hash.ts';
 import { DISK_PACK, IMAGE_COMPLETE, IMAGES_DIR, imageFolderName, packOrder, readStackImage } from '../../vm/stored-image.ts';
 import type { Source } from './source.ts';
 import { StackFileError, type ManifestEntry } from './format.ts';
@@ -176,9 +178,7 @@ export async function prepareImageImport(options: {
 /** The image is whole: marked complete last. */
 export async function completeImageImport(image: ImageImport): Promise<void> {
   if (!image.target) return;
-  const writable = await (await image.target.getFileHandle(IMAGE_COMPLETE, { create: true })).createWritable();
-  await writable.write(new Date().toISOString());
-  await writable.close();
+  await replaceFile(image.target, IMAGE_COMPLETE, new Date().toISOString());
 }
 
 export async function abandonImageImport(image: ImageImport | null, root: FileSystemDirectoryHandle): Promise<void> {

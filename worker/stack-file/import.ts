@@ -6,7 +6,7 @@
 import { BlobReader, ZipReader, type Entry, type FileEntry } from '@zip.js/zip.js';
 import { createSHA256, type IHasher } from 'hash-wasm';
 import { concatBytes } from '../../vm/bytes.ts';
-import type { StorageEstimateLike } from '../storage-full.ts';
+import type { StorageEstimateLike } from '../../storage/quota.ts';
 import {
   CHECKSUMS_MAX_BYTES,
   CHECKSUMS_NAME,
@@ -27,7 +27,9 @@ import { loadZstd } from '../zstd.ts';
 import { inflating } from './bounded-inflate.ts';
 import { openFileSink, type FileSink } from './file-sink.ts';
 import { STACK_IMAGE_FILE } from '../../vm/stored-image.ts';
-import { sha256Hex } from '../../vm/image.ts';
+import { sha256Hex } from '../../storage/hash.ts';
+import { writeJsonAt } from '../../storage/json-files.ts';
+import { STACK_PATHS } from '../../storage/layout.ts';
 import { JOURNAL, JOURNAL_MAX_BYTES } from '../../vm/opfs-workspace.ts';
 import { snapshotProblem } from '../../vm/workspace-9p-snapshot.ts';
 
@@ -91,10 +93,7 @@ export async function importStackFile(options: ImportOptions): Promise<Imported>
       image = await prepareImageImport({ entries: manifest.entries, manifestBytes: bytes, recipe: manifest.image.recipe, appRecipe: options.appImage, root: options.root });
       if (image.recipe !== options.appImage) {
         // The stack runs on the image it came with (vm/stored-image.ts), from now on.
-        const vm = await (await options.target.getDirectoryHandle('.os', { create: true })).getDirectoryHandle('vm', { create: true });
-        const writable = await (await vm.getFileHandle(STACK_IMAGE_FILE, { create: true })).createWritable();
-        await writable.write(JSON.stringify({ recipe: image.recipe, folder: image.folder }));
-        await writable.close();
+        await writeJsonAt(options.target, `${STACK_PATHS.vm}/${STACK_IMAGE_FILE}`, { recipe: image.recipe, folder: image.folder });
       }
     }
 

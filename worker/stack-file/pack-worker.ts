@@ -2,7 +2,7 @@
 // a large file while this one packs the rest into zstd frames, with its CRC-32, and works out the
 // whole file's SHA-256 (the browser's own, on yet another thread).
 import * as Comlink from 'comlink';
-import { sha256Hex } from '../../vm/image.ts';
+import { sha256Hex } from '../../storage/hash.ts';
 import { loadZstd } from '../zstd.ts';
 import { crc32Of } from './crc32-combine.ts';
 import { packFrames } from './zstd-codec.ts';

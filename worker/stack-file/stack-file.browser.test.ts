@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stackLockName } from '../../protocol/stacks-api.ts';
 import { createStackFolders, type StackFolders } from '../stack-folders.ts';
 import { exportStack } from './export.ts';
-import type { StorageEstimateLike } from '../storage-full.ts';
+import type { StorageEstimateLike } from '../../storage/quota.ts';
 import { unpackStackFile } from '../../tests/support/stack-zip.ts';
 import { sha256Hex } from '../../vm/image.ts';
 import { LEFT_OUT } from '../mcp/config.ts';

@@ -3,7 +3,7 @@ import { openTestMemory } from '../../memory/test-helpers.ts';
 import { loadCanvas } from '../canvas.ts';
 import type { StackEventBody } from '../../protocol/events.ts';
 import type { TableWindow } from '../../protocol/windows.ts';
-import { createMemoryStorage } from '../storage.ts';
+import { createMemoryStorage } from '../../storage/json-files.ts';
 import { createSaveExtractionTool, mergeColumns } from './save-extraction.ts';
 
 const context = { signal: new AbortController().signal, tool_use_id: 't' };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadCanvas } from '../canvas.ts';
 import type { StackEventBody } from '../../protocol/events.ts';
 import type { TableWindow } from '../../protocol/windows.ts';
-import { createMemoryStorage } from '../storage.ts';
+import { createMemoryStorage } from '../../storage/json-files.ts';
 import { createMemoryUserFiles } from '../user-files.ts';
 import { createCloseWindowTool } from './close-window.ts';
 import { createCreateWindowTool } from './create-window.ts';
