@@ -1,31 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findViolations, type SourceFile } from './import-rules.ts';
-
-const root = join(import.meta.dirname, '..', '..');
-
-function sources(folder: string): SourceFile[] {
-  const out: SourceFile[] = [];
-  const walk = (dir: string) => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      if (entry.name === 'node_modules' || entry.name === 'dist') continue;
-      const full = join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (/\.(ts|tsx|mts)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) {
-        out.push({ path: relative(root, full).split('\\').join('/'), source: readFileSync(full, 'utf8') });
-      }
-    }
-  };
-  walk(join(root, folder));
-  return out;
-}
+import { sources } from './sources.ts';
 
 describe('dependency direction', () => {
   it('holds for the whole tree', () => {

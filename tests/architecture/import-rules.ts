@@ -45,6 +45,9 @@ export function listImports(file: SourceFile): ImportRef[] {
       ts.isStringLiteral(node.arguments[0])
     ) {
       refs.push({ specifier: node.arguments[0].text, typeOnly: false, line: line(node) });
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      // `import('./x.ts').T` in a type: an import of types all the same.
+      refs.push({ specifier: node.argument.literal.text, typeOnly: true, line: line(node) });
     }
     ts.forEachChild(node, visit);
   };

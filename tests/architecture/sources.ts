@@ -1,0 +1,34 @@
+// The tree's TypeScript sources under a folder, as the architecture tests read them.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { SourceFile } from './import-rules.ts';
+
+export const root = join(import.meta.dirname, '..', '..');
+
+/** The product folders: what ships or builds what ships (not tests or benchmarks). */
+export const PRODUCT_FOLDERS = ['app', 'protocol', 'storage', 'worker', 'vm', 'memory', 'cloudflare-proxy/src', 'scripts'];
+
+export function sources(folder: string): SourceFile[] {
+  const out: SourceFile[] = [];
+  const walk = (dir: string) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (entry.name === 'node_modules' || entry.name === 'dist') continue;
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/\.(ts|tsx|mts)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+        out.push({ path: relative(root, full).split('\\').join('/'), source: readFileSync(full, 'utf8') });
+      }
+    }
+  };
+  walk(join(root, folder));
+  return out;
+}
+
+/** A product file, not a test of one. */
+export const isProduct = (file: SourceFile) => !/\.(test|browser\.test|property\.test)\.tsx?$/.test(file.path) && !file.path.includes('/testing/');
