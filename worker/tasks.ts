@@ -1,81 +1,26 @@
 // Scheduled tasks: the agent (or the user) asks for work at a time — once, on a cron schedule in
-// the user's time zone, or "backlog" (when the stack has been idle a while). The stack worker owns
-// the timers while the app is open (one owner tab per stack). Each run is a mission marked
-// "scheduled". A run that fails is tried again with backoff, three tries in all, then shows as
-// failed with its error. Due times that passed while the app was closed run once when it opens
-// (the stated policy: run once now, then keep the schedule), marked as missed.
-import { Cron } from 'croner';
+// the user's time zone, or "backlog" (when the stack has been idle a while; task-schedule.ts). The
+// stack worker owns the timers while the app is open (one owner tab per stack; task-timer.ts).
+// Each run is a mission marked "scheduled". A run that fails is tried again with backoff, three
+// tries in all, then shows as failed with its error (task-runs.ts). Due times that passed while
+// the app was closed run once when it opens (the stated policy: run once now, then keep the
+// schedule), marked as missed.
 import type { TaskRecord, TaskRunRecord, TasksStore } from '../memory/index.ts';
 import type { ErrorShape } from '../protocol/errors.ts';
 import type { StackEventBody } from '../protocol/events.ts';
-import type { MissionStatus, MissionTask } from '../protocol/missions.ts';
+import type { MissionStatus } from '../protocol/missions.ts';
 import type { TaskInfo, TaskRunInfo, TaskScheduleInput } from '../protocol/tasks.ts';
-import { BadRequestError } from './request-error.ts';
+import { runTask, type RunInfo, type SchedulerContext } from './task-runs.ts';
+import { checkSchedule, describeSchedule, nextRunOf, TaskError } from './task-schedule.ts';
+import { createTaskTimer } from './task-timer.ts';
+
+export { BACKLOG_IDLE_MS, checkSchedule, describeSchedule, localTimeZone, nextRunOf, TaskError } from './task-schedule.ts';
+export type { RunInfo } from './task-runs.ts';
 
 /** The waits before the second and third tries of a failed run. */
 export const RETRY_DELAYS_MS = [10_000, 30_000];
-/** A backlog task runs once nothing has run for this long. */
-export const BACKLOG_IDLE_MS = 60_000;
-/** The timer wakes at least this often, so a changed clock or a sleeping laptop is caught up. */
-const MAX_TIMER_MS = 30_000;
 const MAX_TITLE = 120;
 const MAX_PROMPT = 20_000;
-
-export class TaskError extends BadRequestError {}
-
-type Schedule = Pick<TaskRecord, 'kind' | 'at' | 'cron' | 'timezone'>;
-
-/** The user's time zone, as this browser knows it. */
-export function localTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-}
-
-/** A schedule as given (by the tool or the Tasks window), checked; throws TaskError saying what is wrong. */
-export function checkSchedule(input: TaskScheduleInput, now: number): Schedule {
-  switch (input?.kind) {
-    case 'once': {
-      const at = typeof input.at === 'number' ? input.at : Date.parse(String(input.at ?? ''));
-      if (!Number.isFinite(at)) throw new TaskError(`"${String(input.at)}" is not a date and time; give one like 2026-12-01T09:00 (local time) or with its offset.`);
-      if (at < now - 60_000) throw new TaskError(`${new Date(at).toISOString()} has passed; a one-off task needs a time to come.`);
-      return { kind: 'once', at, cron: null, timezone: null };
-    }
-    case 'cron': {
-      const timezone = input.timezone?.trim() || localTimeZone();
-      const cron = String(input.cron ?? '').trim();
-      let next: Date | null;
-      try {
-        next = new Cron(cron, { timezone, paused: true }).nextRun(new Date(now));
-      } catch (error) {
-        throw new TaskError(`"${cron}" in ${timezone} is not a schedule this can run: ${(error as Error).message}`);
-      }
-      if (!next) throw new TaskError(`"${cron}" never comes again.`);
-      return { kind: 'cron', at: null, cron, timezone };
-    }
-    case 'backlog':
-      return { kind: 'backlog', at: null, cron: null, timezone: null };
-    default:
-      throw new TaskError('A schedule is once (with a time), cron (with an expression and a time zone) or backlog.');
-  }
-}
-
-/** When a task with this schedule runs next after `after`; null when never (backlog runs when idle). */
-export function nextRunOf(schedule: Schedule, after: number): number | null {
-  if (schedule.kind === 'once') return schedule.at;
-  if (schedule.kind === 'backlog') return null;
-  return new Cron(schedule.cron!, { timezone: schedule.timezone!, paused: true }).nextRun(new Date(after))?.getTime() ?? null;
-}
-
-/** How the tool and the window say a schedule. */
-export function describeSchedule(task: Schedule): string {
-  if (task.kind === 'once') return `once, at ${new Date(task.at!).toISOString()}`;
-  if (task.kind === 'backlog') return 'backlog (when the stack is idle)';
-  return `cron "${task.cron}" in ${task.timezone}`;
-}
-
-export interface RunInfo {
-  task: MissionTask;
-  dueAt: number;
-}
 
 export interface SchedulerDeps {
   store: TasksStore;
@@ -120,15 +65,24 @@ export interface Scheduler {
 }
 
 export function createScheduler(deps: SchedulerDeps): Scheduler {
-  const now = deps.now ?? Date.now;
-  const delays = deps.retryDelays ?? RETRY_DELAYS_MS;
   const { store } = deps;
-  /** Tasks with a run going on (between its tries too): a due time then is skipped, not piled up. */
-  const inFlight = new Map<string, Promise<void>>();
-  const waits = new Map<string, () => void>();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let stopped = false;
-  let ticking: Promise<void> = Promise.resolve();
+  const now = deps.now ?? Date.now;
+  const ctx: SchedulerContext = {
+    store,
+    now,
+    delays: deps.retryDelays ?? RETRY_DELAYS_MS,
+    run: (task, info) => deps.run(task, info),
+    busy: () => deps.busy(),
+    idleSince: () => deps.idleSince(),
+    inFlight: new Map(),
+    waits: new Map(),
+    stopped: false,
+    changed,
+    arm: () => timer.arm(),
+  };
+  const { inFlight, waits } = ctx;
+  const timer = createTaskTimer(ctx);
+  const arm = timer.arm;
 
   async function info(task: TaskRecord): Promise<TaskInfo> {
     return toInfo(task, await store.runs(task.id, 10), inFlight.has(task.id));
@@ -145,100 +99,6 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     return task;
   }
 
-  function arm(): void {
-    clearTimeout(timer);
-    timer = undefined;
-    if (stopped) return;
-    void store
-      .list()
-      .then((tasks) => {
-        if (stopped) return;
-        const active = tasks.filter((task) => task.status === 'active' && !inFlight.has(task.id));
-        const soonest = Math.min(...active.filter((task) => task.nextRunAt !== null).map((task) => task.nextRunAt!));
-        let wait = Number.isFinite(soonest) ? soonest - now() : MAX_TIMER_MS;
-        if (active.some((task) => task.kind === 'backlog')) wait = Math.min(wait, Math.max(1_000, deps.idleSince() + BACKLOG_IDLE_MS - now()));
-        clearTimeout(timer);
-        timer = setTimeout(() => void tick(), Math.max(0, Math.min(wait, MAX_TIMER_MS)));
-      })
-      .catch(() => {
-        timer = setTimeout(() => void tick(), MAX_TIMER_MS);
-      });
-  }
-
-  function tick(): Promise<void> {
-    ticking = ticking.then(async () => {
-      if (stopped) return;
-      const at = now();
-      const tasks = await store.list();
-      for (const task of tasks) {
-        if (task.status !== 'active' || task.kind === 'backlog' || task.nextRunAt === null || task.nextRunAt > at) continue;
-        // The schedule moves on at the due time, whether or not this occurrence runs.
-        const next = task.kind === 'cron' ? nextRunOf(task, Math.max(at, task.nextRunAt)) : null;
-        await store.update(task.id, { nextRunAt: next });
-        if (inFlight.has(task.id)) continue;
-        execute({ ...task, nextRunAt: next }, task.nextRunAt, false);
-      }
-      const backlog = tasks.find((task) => task.status === 'active' && task.kind === 'backlog' && !inFlight.has(task.id));
-      if (backlog && !deps.busy() && ![...inFlight.keys()].length && at - deps.idleSince() >= BACKLOG_IDLE_MS) execute(backlog, at, false);
-    }).catch(() => {}).finally(arm);
-    return ticking;
-  }
-
-  function sleep(id: string, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(handle);
-        waits.delete(id);
-        resolve();
-      };
-      const handle = setTimeout(wake, ms);
-      waits.set(id, wake);
-    });
-  }
-
-  function execute(task: TaskRecord, dueAt: number, missed: boolean): void {
-    const work = (async () => {
-      let run = await store.startRun(task.id, dueAt, missed);
-      await changed(task.id);
-      const tries = delays.length + 1;
-      let ended: { status: 'succeeded' | 'failed' | 'stopped'; error: string | null } = { status: 'stopped', error: null };
-      for (let attempt = 1; attempt <= tries; attempt++) {
-        const current = await store.get(task.id);
-        if (!current || stopped) {
-          ended = { status: 'stopped', error: current ? 'The stack was closed before this ran.' : 'The task was deleted.' };
-          break;
-        }
-        const { missionId, finished } = deps.run(current, { dueAt, task: { id: current.id, title: current.title, attempt, of: tries, missed } });
-        run = (await store.addAttempt(run.id, missionId)) ?? run;
-        await changed(task.id);
-        const outcome = await finished;
-        if (outcome.status === 'completed') {
-          ended = { status: 'succeeded', error: null };
-          break;
-        }
-        const error = outcome.error?.message ?? (outcome.status === 'aborted' ? 'Stopped.' : 'It did not finish.');
-        // Stopped by the user, or by a closing page: not tried again.
-        if (outcome.status !== 'failed' || attempt === tries) {
-          ended = { status: outcome.status === 'failed' ? 'failed' : 'stopped', error };
-          break;
-        }
-        ended = { status: 'failed', error };
-        await changed(task.id);
-        await sleep(task.id, delays[attempt - 1]!);
-      }
-      await store.finishRun(run.id, ended.status, ended.error);
-      const after = await store.get(task.id);
-      // A one-off, or a backlog item, is done once it ran; one that failed says so.
-      if (after && after.kind !== 'cron' && after.status === 'active') await store.update(task.id, { status: ended.status === 'succeeded' ? 'done' : 'failed' });
-    })()
-      .catch(() => {})
-      .finally(() => {
-        inFlight.delete(task.id);
-        void changed(task.id).finally(arm);
-      });
-    inFlight.set(task.id, work);
-  }
-
   return {
     async start() {
       await store.closeInterruptedRuns();
@@ -248,14 +108,14 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
         // Missed while the app was closed: once now, then the schedule as before.
         const next = task.kind === 'cron' ? nextRunOf(task, at) : null;
         await store.update(task.id, { nextRunAt: next });
-        execute({ ...task, nextRunAt: next }, task.nextRunAt, true);
+        runTask(ctx, { ...task, nextRunAt: next }, task.nextRunAt, true);
       }
       arm();
     },
 
     stop() {
-      stopped = true;
-      clearTimeout(timer);
+      ctx.stopped = true;
+      timer.stop();
       for (const wake of waits.values()) wake();
     },
 
@@ -292,7 +152,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     async runNow(id) {
       const task = await require(id);
       if (inFlight.has(id)) throw new TaskError(`"${task.title}" is running now.`);
-      execute(task, now(), false);
+      runTask(ctx, task, now(), false);
       return info(task);
     },
 
