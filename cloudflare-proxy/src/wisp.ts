@@ -124,36 +124,12 @@ export function serveWisp(ws: WispSocket, policy: WispPolicy): WispRelay {
   }
 
   async function pump(id: number, stream: Stream, socket: RelaySocket) {
-    // The socket hands over its reads 4 KB at a time. Each DATA frame becomes one TCP segment in
-    // the guest's emulated network stack, and the guest's work per segment (an interrupt, an ACK)
-    // is what bounds a download; so reads that are already there when one arrives go out with it,
-    // in one frame of up to MAX_DATA_PAYLOAD, and nothing waits longer than a turn of the loop.
     const reader = socket.readable.getReader();
-    let next = reader.read();
     try {
-      for (;;) {
-        const first = await next;
-        if (first.done || stream.closed) break;
-        const parts = [first.value];
-        let size = first.value.length;
-        let ended = false;
-        next = reader.read();
-        while (size < MAX_DATA_PAYLOAD) {
-          const more = await Promise.race([next, nextTurn()]);
-          if (more === null) break;
-          if (more.done) {
-            ended = true;
-            break;
-          }
-          parts.push(more.value);
-          size += more.value.length;
-          next = reader.read();
-        }
-        policy.onBytes?.(size);
-        const data = parts.length === 1 ? parts[0]! : concat(parts, size);
+      await relayReads(reader, stream, (data) => {
+        policy.onBytes?.(data.length);
         for (let at = 0; at < data.length; at += MAX_DATA_PAYLOAD) send(frame(DATA, id, data.subarray(at, at + MAX_DATA_PAYLOAD)));
-        if (ended || stream.closed) break;
-      }
+      });
       end(id, REASON.voluntary);
     } catch {
       end(id, REASON.networkError);
@@ -235,6 +211,38 @@ export function serveWisp(ws: WispSocket, policy: WispPolicy): WispRelay {
       }
     },
   };
+}
+
+/**
+ * Reads a socket until it ends or its stream is closed, handing `deliver` what it read. The
+ * socket hands over its reads 4 KB at a time. Each DATA frame becomes one TCP segment in the guest's
+ * emulated network stack, and the guest's work per segment (an interrupt, an ACK) is what bounds
+ * a download; so reads that are already there when one arrives go out with it, up to
+ * MAX_DATA_PAYLOAD, and nothing waits longer than a turn of the loop. Rejects when a read fails.
+ */
+async function relayReads(reader: ReadableStreamDefaultReader<Uint8Array>, stream: Pick<Stream, 'closed'>, deliver: (data: Uint8Array) => void): Promise<void> {
+  let next = reader.read();
+  for (;;) {
+    const first = await next;
+    if (first.done || stream.closed) break;
+    const parts = [first.value];
+    let size = first.value.length;
+    let ended = false;
+    next = reader.read();
+    while (size < MAX_DATA_PAYLOAD) {
+      const more = await Promise.race([next, nextTurn()]);
+      if (more === null) break;
+      if (more.done) {
+        ended = true;
+        break;
+      }
+      parts.push(more.value);
+      size += more.value.length;
+      next = reader.read();
+    }
+    deliver(parts.length === 1 ? parts[0]! : concat(parts, size));
+    if (ended || stream.closed) break;
+  }
 }
 
 function truncateUtf8(text: string, bytes: number): string {
