@@ -9,17 +9,18 @@
 // - Tests need no line: `*.test.ts(x)` (which covers `.browser.test.ts`, `.property.test.ts` and
 //   `.boot.test.ts`), vitest's `__snapshots__/` and `__screenshots__/`, and the README itself are
 //   skipped. Everything else counts: code, a tool's `.md` description, a skill, a fixture, a config.
-// - A name in backticks that ends like code (.ts, .tsx, .mts, .mjs, .js, .css, .py, .sh) and is no
-//   URL, absolute path, build output (`dist/`) or path in another top folder (`worker/trust.ts`
-//   written in vm/README) is a claim that the file is here (`vm/x.ts` in vm/README is `x.ts`): it must exist, in the folder or in the sub-folder its line opens
-//   with. A glob must match a file. (Names of stack files, such as `stack.json` or `SKILL.md`, are
-//   not code and are not taken as claims, nor are the package names of "May import".)
+// - A name in backticks that ends like code (.ts, .tsx, .mts, .mjs, .js, .css, .py, .sh) claims the
+//   file is here: it must exist, in the folder or in the sub-folder its line opens with (`vm/x.ts`
+//   in vm/README reads as `x.ts`); a glob ending so must match a file. Not claims: URLs, absolute
+//   paths, build outputs (`dist/`), paths in another top folder (`worker/trust.ts` in vm/README),
+//   names that are not code (stack files such as `stack.json` or `SKILL.md`), and the package
+//   names of "May import" (`chart.js`).
 // - Imports: every package a product file (not a test, not under `test/` or `testing/`) imports is
 //   written in the "May import" paragraph by its package name (`@modelcontextprotocol/sdk/client/index.js`
 //   is `@modelcontextprotocol/sdk`; `x?url` is `x`). Node's builtins need `node:` written there.
-//   A relative import into another top folder needs that folder written there (`storage/`), one of
-//   a file at the top its name (`package.json`); which
-//   way such imports may point is import-rules.ts's.
+//   A relative import into another top folder needs that folder written there (`storage/`), and
+//   one of a file at the top its name (`package.json`); which way such imports may point is
+//   import-rules.ts's.
 import picomatch from 'picomatch';
 import { listImports, resolveSpecifier, topFolder, type SourceFile } from './import-rules.ts';
 
