@@ -13,8 +13,16 @@ import { root } from './sources.ts';
  */
 const CHECKED = ['app', 'protocol', 'storage', 'worker', 'vm', 'memory', 'cloudflare-proxy', 'scripts'];
 
+/** Folders .gitignore names at the top (node_modules/, dist/, test-results/…): made here, never in the tree. */
+const ignored = new Set(
+  readFileSync(join(root, '.gitignore'), 'utf8')
+    .split('\n')
+    .map((line) => line.trim().replace(/^\//, ''))
+    .filter((line) => /^[\w.-]+\/$/.test(line))
+    .map((line) => line.slice(0, -1)),
+);
 const topFolders = readdirSync(root, { withFileTypes: true })
-  .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== 'node_modules')
+  .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && !ignored.has(entry.name))
   .map((entry) => entry.name);
 
 /** Every file under a folder (no dependencies, builds or hidden folders), code read. */
