@@ -6,7 +6,8 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFully } from './disk.ts';
 import { compress as zstdCompress, init as zstdInit } from '@bokuweb/zstd-wasm';
-import { fetchImageFile, fetchManifest, fetchPristineState, fillDisk, ImageError, parseManifest, responseBytes, sha256Hex, unpackSavedState, type FetchLike, type ImageManifest } from './image.ts';
+import { fetchImageFile, fetchManifest, fetchPristineState, fillDisk, ImageError, parseManifest, responseBytes, unpackSavedState, type FetchLike, type ImageManifest } from './image.ts';
+import { sha256Hex } from '../storage/hash.ts';
 import { openNodeSyncFile } from './node-file.ts';
 
 const IMAGE_DIR = join(import.meta.dirname, '..', 'vm-images', 'out', 'latest');

@@ -5,6 +5,7 @@ import { Gunzip } from 'fflate';
 import { Decompress as Unzstd } from 'fzstd';
 import { concatBytes } from './bytes.ts';
 import { writeFully, type SyncFile } from './disk.ts';
+import { sha256Hex } from '../storage/hash.ts';
 
 export interface ImageFile {
   file: string;
@@ -306,11 +307,6 @@ export async function responseBytes(response: Response): Promise<Uint8Array> {
 export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
   return (whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) as ArrayBuffer;
-}
-
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 async function verify(bytes: Uint8Array, expected: string, what: string): Promise<void> {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SyncAccessHandleLike } from './disk.ts';
 import { machineMeta, openOpfsMachine } from './opfs-store.ts';
-import { PARTIAL_PREFIX } from './opfs-write.ts';
+import { PARTIAL_PREFIX } from '../storage/atomic-write.ts';
 
 class ExclusiveFile {
   data = new Uint8Array(0);

@@ -6,7 +6,7 @@
 // synchronously.
 import { opfsSyncFile, type SyncAccessHandleLike, type SyncFile } from './disk.ts';
 import type { MachineStore } from './machine-contract.ts';
-import { sweepPartialWrites, writeWholeFile } from './opfs-write.ts';
+import { sweepPartialWrites, writeWholeFile } from '../storage/atomic-write.ts';
 
 export interface MachineMeta {
   /** The image recipe the overlay was made over; null while the first start is incomplete. */

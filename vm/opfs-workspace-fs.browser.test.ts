@@ -3,7 +3,7 @@
 // of files and folders, and errors as the guest's errnos.
 import * as Comlink from 'comlink';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { whenLetGo, writeWholeFile } from './opfs-write.ts';
+import { whenLetGo, writeWholeFile } from '../storage/atomic-write.ts';
 import type { OpfsWorkspaceFsWorker } from './testing/opfs-workspace-fs.worker.ts';
 import { EEXIST, EISDIR, ENOENT, ENOTEMPTY, type WorkspaceFs } from './workspace-fs.ts';
 

@@ -4,7 +4,7 @@
 // user file by moving a new one over it, which an open handle would refuse.
 import { folderHandles, named, type DirEntries, type FolderHandles } from './opfs-folder-handles.ts';
 import { readAt, syncHandles, writeAt, type SyncHandles } from './opfs-sync-handles.ts';
-import { isPartialWrite, sweepPartialWrites } from './opfs-write.ts';
+import { isPartialWrite, sweepPartialWrites } from '../storage/atomic-write.ts';
 import { EEXIST, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, errnosOf, FsError, isHidden, MODES_FILE, type FsStat, type WorkspaceFs } from './workspace-fs.ts';
 
 /** The permission bits the guest set are a few bytes a path; a file past this is not the share's. */

@@ -1,6 +1,6 @@
 // What the /workspace server needs of a folder (`WorkspaceFs`), the errnos its failures carry
 // (`FsError`), and the names the guest never sees: the contract the OPFS and Node folders meet.
-import { isPartialWrite } from './opfs-write.ts';
+import { isPartialWrite } from '../storage/atomic-write.ts';
 
 export const EPERM = 1;
 export const ENOENT = 2;

@@ -3,7 +3,8 @@
 // the first time any stack reads it (or by the background download). Reads inflate a chunk and
 // keep the last few inflated in memory.
 import { gunzipSync } from 'fflate';
-import { fetchOk, ImageError, isPackedState, joinUrl, responseBytes, sha256Hex, toArrayBuffer, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest, whyNotFetched } from '../image.ts';
+import { sha256Hex } from '../../storage/hash.ts';
+import { fetchOk, ImageError, isPackedState, joinUrl, responseBytes, toArrayBuffer, unpackSavedState, type DiskChunk, type FetchLike, type ImageManifest, whyNotFetched } from '../image.ts';
 import type { ChunkFiles } from './chunk-files.ts';
 
 /** Gzip bytes of chunks kept in memory, and the share of them a start loads ahead (warm()). */

@@ -1,7 +1,7 @@
 // Where the image's chunks are kept (`ChunkFiles`): OPFS `base/`, one file per chunk by its
 // sha256, shared by every stack of this browser. A stored image's own chunks are read from its
 // packed file instead (stored-image.ts).
-import { writeBytes } from '../opfs-write.ts';
+import { writeBytes } from '../../storage/atomic-write.ts';
 
 /** Where the chunks are kept: OPFS `base/` in the browser, a folder or a Map in tests. */
 export interface ChunkFiles {

@@ -8,7 +8,7 @@ import type { StackFolders } from '../stack-folders.ts';
 import { foldersIn } from './test-folders.ts';
 import { exportStack } from './export.ts';
 import { exportContents } from './export-plan.ts';
-import { sha256Hex } from '../../vm/image.ts';
+import { sha256Hex } from '../../storage/hash.ts';
 
 const IMAGE = 'fd64fdc78ca0f2c7';
 let area = '';

@@ -8,7 +8,7 @@ import { createStackFolders, type StackFolders } from '../stack-folders.ts';
 import { exportStack } from './export.ts';
 import type { StorageEstimateLike } from '../../storage/quota.ts';
 import { unpackStackFile } from '../../tests/support/stack-zip.ts';
-import { sha256Hex } from '../../vm/image.ts';
+import { sha256Hex } from '../../storage/hash.ts';
 import { LEFT_OUT } from '../mcp/config.ts';
 
 const IMAGE = 'fd64fdc78ca0f2c7';

@@ -2,11 +2,11 @@
 // new empty one while the bytes are on their way, and a failed write leaves nothing behind.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { cdp } from 'vitest/browser';
-import { isPartialWrite, PARTIAL_PREFIX, sweepPartialWrites, writeWholeFile } from './opfs-write.ts';
+import { isPartialWrite, PARTIAL_PREFIX, sweepPartialWrites, writeWholeFile } from '../storage/atomic-write.ts';
 import { opfsWorkspaceFs } from './opfs-workspace-fs.ts';
 
 let dir: FileSystemDirectoryHandle;
-const folderName = `opfs-write-${crypto.randomUUID()}`;
+const folderName = `workspace-writes-${crypto.randomUUID()}`;
 
 async function names(of = dir): Promise<string[]> {
   const found: string[] = [];

@@ -1,7 +1,7 @@
 // writeBytes through a sync access handle (a worker's path; the page's, through a writable, is in
-// opfs-write.browser.test.ts, which runs where there are no sync handles).
+// vm/workspace-writes.browser.test.ts, which runs where there are no sync handles).
 import { describe, expect, it } from 'vitest';
-import { writeBytes } from './opfs-write.ts';
+import { writeBytes } from './atomic-write.ts';
 
 /** A file handle with a sync access handle that records what is done to it. */
 function syncFile(options: { shortAt?: number } = {}) {
