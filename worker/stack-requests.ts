@@ -61,3 +61,10 @@ function describeRequestError(error: unknown, method: string, params: unknown): 
   const shape = toErrorShape(error);
   return { ...shape, message: `${notDone}: ${shape.message}` };
 }
+
+/** Why the work under way stopped when the event log could not store its progress. */
+export function stoppedForStorage(error: unknown): ErrorShape {
+  return isStorageFull(error)
+    ? { code: 'storage', message: storageFullMessage('This request stopped because nothing more could be saved') }
+    : { code: 'storage', message: `This request stopped because its progress could not be saved: ${toErrorShape(error).message}` };
+}

@@ -2,13 +2,12 @@
 // Framework-free and DOM-free; the worker entry wires it to OPFS, fetch and comlink.
 import { DEFAULT_PROCESSOR_MODEL } from '../memory/index.ts';
 import type { ComputerStatus } from '../protocol/computer.ts';
-import type { ErrorShape } from '../protocol/errors.ts';
-import type { EventListener } from '../protocol/events.ts';
+import type { EventListener, StackEventBody } from '../protocol/events.ts';
 import type { StackApi } from '../protocol/stack-api.ts';
-import { toErrorShape } from './agent/errors.ts';
 import { startAgentMemory } from './agent-memory.ts';
 import { loadCanvas } from './canvas.ts';
 import { createCheckpoints, type Checkpoints } from './checkpoints/checkpoints.ts';
+import type { Computer, ComputerNetwork } from './computer.ts';
 import { loadConversation } from './conversation.ts';
 import { deviceCredentials } from './device.ts';
 import { createPipeline } from './documents/pipeline.ts';
@@ -24,9 +23,8 @@ import { loadSettings } from './settings.ts';
 import { createSkills, parseSkill } from './skills.ts';
 import type { StackDeps } from './stack-deps.ts';
 import { mountAgent } from './stack-agent.ts';
-import { serveRequests } from './stack-requests.ts';
+import { serveRequests, stoppedForStorage } from './stack-requests.ts';
 import { createStackTools } from './stack-tools.ts';
-import { isStorageFull, storageFullMessage } from './storage-full.ts';
 import { createMemoryStorage } from '../storage/json-files.ts';
 import { createOutputCoalescer } from './tools/output-coalescer.ts';
 import { loadTrust } from './trust.ts';
@@ -66,15 +64,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     // A local server has only the model the user named; Anthropic has the cheap one.
     processorModel: () => (settings.provider === 'openai' ? settings.model : DEFAULT_PROCESSOR_MODEL),
   });
-  // While the computer runs (its emulator holds 300-400 MB of the tab), the OCR engine keeps no
-  // idle workers (100-200 MB each): they end once the documents queued are read, or when the
-  // computer starts, and the next scan starts one again (about 0.6 s, begun as it is attached).
-  let wasRunning = false;
-  const computer = deps.createComputer?.((status) => {
-    emit({ type: 'computer_status', status });
-    if (computerRunning(status) && !wasRunning) deps.ocr.release?.();
-    wasRunning = computerRunning(status);
-  }, session.computerNetwork);
+  const computer = startComputer(deps, emit, session.computerNetwork);
   // Every file the stack worker writes or removes also reaches /workspace in the computer.
   const files = computer ? notifyingFiles(deps.files, (path) => computer.workspaceChanged(path)) : deps.files;
   const pipeline = createPipeline({
@@ -143,12 +133,7 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
     return {};
   });
 
-  stopForStorage = (error) => {
-    const shape: ErrorShape = isStorageFull(error)
-      ? { code: 'storage', message: storageFullMessage('This request stopped because nothing more could be saved') }
-      : { code: 'storage', message: `This request stopped because its progress could not be saved: ${toErrorShape(error).message}` };
-    missions.abort(undefined, shape);
-  };
+  stopForStorage = (error) => missions.abort(undefined, stoppedForStorage(error));
 
   void session.checkModel();
   heartbeat.schedule();
@@ -185,6 +170,21 @@ export async function createStack(deps: StackDeps): Promise<StackApi> {
       if (Number.isInteger(cols) && Number.isInteger(rows) && cols > 0 && rows > 0 && cols < 1000 && rows < 1000) await computer?.terminalResize(cols, rows);
     },
   };
+}
+
+/**
+ * The stack's computer, if it has one. While it runs (its emulator holds 300-400 MB of the tab),
+ * the OCR engine keeps no idle workers (100-200 MB each): they end once the documents queued are
+ * read, or when the computer starts, and the next scan starts one again (about 0.6 s, begun as it
+ * is attached).
+ */
+function startComputer(deps: StackDeps, emit: (event: StackEventBody) => void, network: () => Promise<ComputerNetwork>): Computer | undefined {
+  let wasRunning = false;
+  return deps.createComputer?.((status) => {
+    emit({ type: 'computer_status', status });
+    if (computerRunning(status) && !wasRunning) deps.ocr.release?.();
+    wasRunning = computerRunning(status);
+  }, network);
 }
 
 /**
