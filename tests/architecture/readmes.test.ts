@@ -1,11 +1,11 @@
 // Each product folder's README tells the truth about the folder: its files, and what it may import
 // (the rules are written at the top of readme-rules.ts).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SourceFile } from './import-rules.ts';
 import { findReadmeProblems, mayImport } from './readme-rules.ts';
-import { root } from './sources.ts';
+import { everyFile, root } from './sources.ts';
 
 /**
  * The folders whose README is checked. bench/ and tests/ list benchmarks and test tiers rather than
@@ -25,27 +25,9 @@ const topFolders = readdirSync(root, { withFileTypes: true })
   .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && !ignored.has(entry.name))
   .map((entry) => entry.name);
 
-/** Every file under a folder (no dependencies, builds or hidden folders), code read. */
-function filesOf(folder: string): SourceFile[] {
-  const out: SourceFile[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue;
-      const full = join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else {
-        const path = relative(root, full).split('\\').join('/');
-        out.push({ path, source: /\.(tsx?|mts|mjs|js)$/.test(entry.name) ? readFileSync(full, 'utf8') : '' });
-      }
-    }
-  };
-  walk(join(root, folder));
-  return out;
-}
-
 describe('folder READMEs', () => {
   it.each(CHECKED)('%s/README.md names every file, no missing one, and every package imported', (folder) => {
-    const files = filesOf(folder);
+    const files = everyFile(folder);
     expect(files.length).toBeGreaterThan(3);
     const readme = readFileSync(join(root, folder, 'README.md'), 'utf8');
     expect(findReadmeProblems({ folder, readme, files, topFolders })).toEqual([]);
