@@ -1,6 +1,7 @@
 // The subbar's +: a small menu of the windows the user can open themselves (notes, the terminal).
 // Arrow keys move between its items, Esc or a click elsewhere closes it.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { usePointerAway } from '../common/usePointerAway.ts';
 
 export interface MenuChoice {
   label: string;
@@ -17,12 +18,8 @@ export function AddWindowMenu({ choices }: { choices: MenuChoice[] }) {
   useEffect(() => {
     if (!open) return;
     items()[0]?.focus();
-    const away = (event: PointerEvent) => {
-      if (!root.current?.contains(event.target as Node)) setOpen(false);
-    };
-    document.addEventListener('pointerdown', away);
-    return () => document.removeEventListener('pointerdown', away);
   }, [open]);
+  usePointerAway(open, root, () => setOpen(false));
 
   const close = () => {
     setOpen(false);

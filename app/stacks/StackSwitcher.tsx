@@ -2,6 +2,7 @@
 // duplicate and delete one, or make a new one. Each stack is a separate workspace with its own
 // computer, memory and canvas.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { usePointerAway } from '../common/usePointerAway.ts';
 import type { StackSummary, StacksReport } from '../../protocol/stacks-api.ts';
 import { formatBytes } from '../../protocol/wording.ts';
 import { persistence, type Persistence } from './persistence.ts';
@@ -61,12 +62,8 @@ export function StackSwitcher({ current, stackFile = null, onStackFileTaken }: {
     if (!open) return;
     void refresh();
     void persistence().then(setKept);
-    const away = (event: PointerEvent) => {
-      if (!root.current?.contains(event.target as Node)) setOpen(false);
-    };
-    document.addEventListener('pointerdown', away);
-    return () => document.removeEventListener('pointerdown', away);
   }, [open]);
+  usePointerAway(open, root, () => setOpen(false));
 
   const close = () => {
     setOpen(false);
